@@ -1,0 +1,107 @@
+"""Execution backends: what runs a compiled kernel on real tensors.
+
+Each backend plugin's ``execution_backend`` module exposes ``EXECUTION_BACKENDS``, a sequence ordered by
+preference, and registers it (usually lazily) for the target kinds it serves. ``execution_backend="auto"``
+takes the first one available here; asking for an unavailable one by name says why it cannot run.
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from typing import Any
+
+from tilelang.backend._registry import Registry
+from tilelang.backend.target import kind_of
+from tilelang.errors import ExecutionBackendUnavailable
+
+__all__ = ["ExecutionBackend", "register_execution_backends", "register_lazy_execution_backends",
+           "execution_backends_for", "resolve_execution_backend"]
+
+
+class ExecutionBackend(ABC):
+    """Runs compiled artifacts of some target kinds.
+
+    Subclasses set `name` and implement `unavailable_reason` (cheap: no device initialisation beyond what is
+    needed to answer) and `load`, which turns a compiled artifact into a callable taking tensors in the
+    kernel's parameter order.
+    """
+
+    name: str = ""
+    description: str = ""
+
+    @abstractmethod
+    def unavailable_reason(self) -> str | None:
+        """None when this backend can run kernels here, else a sentence saying what is missing."""
+
+    def is_available(self) -> bool:
+        """Whether this backend can run kernels on this machine."""
+        return self.unavailable_reason() is None
+
+    @abstractmethod
+    def load(self, artifact: Any) -> Any:
+        """Prepare `artifact` for calls; returns a callable ``launcher(*tensors_and_scalars)``."""
+
+    def __repr__(self) -> str:
+        return f"<ExecutionBackend {self.name}>"
+
+
+def _check(obj: Any) -> None:
+    if not isinstance(obj, ExecutionBackend):
+        raise TypeError(f"expected an ExecutionBackend instance, got {type(obj).__name__}: {obj!r}")
+    if not obj.name:
+        raise TypeError(f"{type(obj).__name__} has an empty name")
+
+
+_EXECUTION: Registry[ExecutionBackend] = Registry("execution backend", validate=_check)
+
+
+def register_execution_backends(target_kind: str, backends: Any, *, override: bool = False) -> None:
+    """Register one backend or a sequence (in preference order) for `target_kind`."""
+    for backend in backends if isinstance(backends, (list, tuple)) else [backends]:
+        _EXECUTION.register(target_kind, backend, override=override)
+
+
+def register_lazy_execution_backends(target_kind: str, import_path: str) -> None:
+    """Register ``"module:EXECUTION_BACKENDS"`` for `target_kind`, imported on first use."""
+    _EXECUTION.register_lazy(target_kind, import_path)
+
+
+def execution_backends_for(target: Any) -> list[ExecutionBackend]:
+    """Every execution backend registered for `target`'s kind, in preference order."""
+    return _EXECUTION.get(kind_of(target))
+
+
+def resolve_execution_backend(target: Any, name: str | None = "auto") -> ExecutionBackend:
+    """The backend called `name`, or with ``"auto"`` the first available one (``TILELANG_EXECUTION_BACKEND``
+    overrides ``"auto"``)."""
+    from tilelang.backend import plugins
+
+    kind = kind_of(target)
+    if name in (None, "auto"):
+        name = os.environ.get("TILELANG_EXECUTION_BACKEND", "auto").strip() or "auto"
+    backends = execution_backends_for(target)
+    if not backends:
+        plugins.check_kind(kind)
+        raise ExecutionBackendUnavailable(f"no execution backend is registered for target kind {kind!r}")
+    if name == "auto":
+        reasons = []
+        for backend in backends:
+            reason = backend.unavailable_reason()
+            if reason is None:
+                return backend
+            reasons.append(f"{backend.name}: {reason}")
+        raise ExecutionBackendUnavailable(
+            f"no execution backend for target kind {kind!r} can run here ({'; '.join(reasons)}). "
+            "The kernel still compiles: its source is available through get_kernel_source()."
+        )
+    for backend in backends:
+        if backend.name == name:
+            reason = backend.unavailable_reason()
+            if reason is not None:
+                raise ExecutionBackendUnavailable(f"execution backend {name!r} cannot run here: {reason}")
+            return backend
+    names = ", ".join(b.name for b in backends)
+    raise ExecutionBackendUnavailable(
+        f"unknown execution backend {name!r} for target kind {kind!r}; available: {names}"
+    )

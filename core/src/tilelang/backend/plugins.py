@@ -1,0 +1,242 @@
+"""Discovering and loading backend plugins through entry points (group ``tilelang.backends``).
+
+The entry point's name is the target kind it serves; its value names the plugin's `Backend` manifest. Nothing
+is imported until a kind is first used: registries call `load_kind` before each lookup. Each plugin loads on
+its own: one that raises is rolled back, reported once (with its name, distribution and error) and skipped;
+its error is raised again only when the user asks for one of its kinds.
+
+Escape hatches: ``TILELANG_DISABLE_PLUGIN_AUTOLOAD=1`` ignores every entry point;
+``TILELANG_BLOCK_PLUGINS=cuda,rocm`` ignores the named backends or kinds.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any
+
+from tilelang.backend import _registry
+from tilelang.backend.manifest import Backend, validate_manifest
+from tilelang.errors import BackendLoadError, BackendNotInstalled, DuplicateRegistrationError
+
+GROUP = "tilelang.backends"
+
+
+class BackendLoadWarning(UserWarning):
+    """A backend plugin failed to load; the other backends keep working."""
+
+
+@dataclass(frozen=True)
+class EntryPointInfo:
+    """One ``tilelang.backends`` entry point, from metadata alone."""
+
+    kind: str
+    value: str
+    distribution: str
+    version: str
+
+    @property
+    def package(self) -> str:
+        """The top-level import package of the plugin (``tilelang_cuda`` for ``tilelang_cuda.backend:BACKEND``)."""
+        return self.value.split(":")[0].split(".")[0]
+
+    def load(self) -> Any:
+        return _registry.import_object(self.value)
+
+
+@dataclass
+class LoadState:
+    """What happened when a manifest (shared by its entry points) was loaded."""
+
+    entry_points: list[EntryPointInfo]
+    backend: Backend | None = None
+    error: BaseException | None = None
+    kinds: list[str] = field(default_factory=list)
+
+
+_lock = threading.RLock()
+_entry_points_cache: list[EntryPointInfo] | None = None
+_states: dict[str, LoadState] = {}  # keyed by entry-point value
+_kinds_done: set[str] = set()
+_reported: set[str] = set()
+_hook_queue: list[tuple[Any, str]] = []
+
+
+# ----------------------------------------------------------------------------- discovery
+def _read_entry_points() -> list[EntryPointInfo]:
+    found = []
+    for ep in metadata.entry_points(group=GROUP):
+        dist = getattr(ep, "dist", None)
+        name = dist.metadata["Name"] if dist is not None else "unknown distribution"
+        version = dist.version if dist is not None else "?"
+        found.append(EntryPointInfo(ep.name, ep.value, name, version))
+    return found
+
+
+def entry_points() -> list[EntryPointInfo]:
+    """Every usable ``tilelang.backends`` entry point (metadata only; honours the escape-hatch variables)."""
+    global _entry_points_cache
+    with _lock:
+        if _entry_points_cache is None:
+            if os.environ.get("TILELANG_DISABLE_PLUGIN_AUTOLOAD", "").strip() not in ("", "0"):
+                _entry_points_cache = []
+            else:
+                blocked = {b.strip() for b in os.environ.get("TILELANG_BLOCK_PLUGINS", "").split(",") if b.strip()}
+                _entry_points_cache = [
+                    ep for ep in _read_entry_points()
+                    if ep.kind not in blocked and ep.package.removeprefix("tilelang_") not in blocked
+                ]
+        return list(_entry_points_cache)
+
+
+def installed_kinds() -> list[str]:
+    """Target kinds that an installed plugin claims or that were registered directly."""
+    from tilelang.backend.target import _KINDS
+
+    return sorted({ep.kind for ep in entry_points()} | set(_KINDS.keys()))
+
+
+def package_for_alias(name: str) -> str | None:
+    """The plugin package that ``tilelang.<name>`` stands for (``cuda`` -> ``tilelang_cuda``), from metadata."""
+    for ep in entry_points():
+        if ep.package == f"tilelang_{name}" or ep.package == name:
+            return ep.package
+    return None
+
+
+# ----------------------------------------------------------------------------- loading
+def report_once(key: str, message: str) -> None:
+    """Warn with `message` the first time `key` is reported in this process."""
+    with _lock:
+        if key in _reported:
+            return
+        _reported.add(key)
+    warnings.warn(message, BackendLoadWarning, stacklevel=3)
+
+
+def _load_entry(ep: EntryPointInfo) -> LoadState:
+    with _lock:
+        state = _states.get(ep.value)
+        if state is not None:
+            if ep not in state.entry_points:
+                state.entry_points.append(ep)
+            return state
+        state = _states[ep.value] = LoadState([ep])
+    owner = None
+    try:
+        backend = validate_manifest(ep.load(), f"{ep.kind} = {ep.value!r} of {ep.distribution}")
+        owner = backend.name
+        if ep.kind not in backend.target_kinds:
+            raise BackendLoadError(
+                f"entry point {ep.kind!r} names backend {backend.name!r}, whose target_kinds "
+                f"{list(backend.target_kinds)} do not include {ep.kind!r}"
+            )
+        for other in _states.values():
+            if other is not state and other.backend is not None and other.backend.name == backend.name:
+                raise DuplicateRegistrationError(
+                    f"backend name {backend.name!r} is already taken by {other.entry_points[0].distribution}"
+                )
+        with _registry.owned_by(backend.name):
+            backend.register()
+        state.backend = backend
+        _register_hooks(backend, ep)
+    except Exception as exc:
+        if owner is not None:
+            _registry.rollback_owner(owner)
+        state.error = exc
+        report_once(
+            f"load:{ep.value}",
+            f"tilelang: backend plugin {ep.kind!r} ({ep.distribution} {ep.version}, {ep.value}) failed to load "
+            f"and is disabled; other backends keep working. Error: {type(exc).__name__}: {exc}",
+        )
+    return state
+
+
+def _register_hooks(backend: Backend, ep: EntryPointInfo) -> None:
+    import importlib
+
+    modules = [ep.value.split(":")[0], *backend.hook_modules]
+    for i, module_name in enumerate(dict.fromkeys(modules)):
+        module = importlib.import_module(module_name)
+        name = backend.name if i == 0 else f"{backend.name}:{module_name}"
+        with _lock:
+            _hook_queue.append((module, name))
+    from tilelang.backend import hooks
+
+    if hooks._pm is not None:
+        register_loaded_hooks(hooks._pm)
+
+
+def register_loaded_hooks(pm: Any) -> None:
+    """Register the hook modules of every plugin loaded so far with `pm`."""
+    with _lock:
+        queued, _hook_queue[:] = list(_hook_queue), []
+    for module, name in queued:
+        if pm.get_plugin(name) is None and not pm.is_registered(module):
+            pm.register(module, name=name)
+
+
+def load_kind(kind: str) -> None:
+    """Load every plugin whose entry point names `kind` (once; failures are recorded, not raised)."""
+    if kind in _kinds_done:
+        return
+    with _lock:
+        if kind in _kinds_done:
+            return
+        _kinds_done.add(kind)
+    for ep in entry_points():
+        if ep.kind == kind:
+            _load_entry(ep)
+
+
+def load_all() -> None:
+    """Load every installed plugin (the CLI and ``target="auto"`` need them all)."""
+    for ep in entry_points():
+        load_kind(ep.kind)
+
+
+def states() -> list[LoadState]:
+    """The load state of every plugin loaded or attempted so far."""
+    with _lock:
+        return list(_states.values())
+
+
+def check_kind(kind: str) -> None:
+    """Raise the error that explains why `kind` has no working backend (nothing when it has one)."""
+    load_kind(kind)
+    failed = [s for s in states() if s.error is not None and any(ep.kind == kind for ep in s.entry_points)]
+    working = [s for s in states() if s.backend is not None and kind in s.backend.target_kinds]
+    if failed and not working:
+        state = failed[0]
+        ep = state.entry_points[0]
+        raise BackendLoadError(
+            f"the backend serving target kind {kind!r} ({ep.distribution} {ep.version}) failed to load: "
+            f"{type(state.error).__name__}: {state.error}. Reinstall it, or block it with TILELANG_BLOCK_PLUGINS."
+        ) from state.error
+    from tilelang.backend.target import _KINDS
+
+    if not working and not _KINDS.get(kind):
+        raise BackendNotInstalled(kind, installed=installed_kinds())
+
+
+def raise_for_missing_kind(kind: str) -> None:
+    """Called when `kind` has no TargetKind: explain (missing or broken plugin, or a plugin that forgot it)."""
+    check_kind(kind)
+    raise BackendLoadError(f"the backend serving {kind!r} loaded but registered no TargetKind for it")
+
+
+def reset() -> None:
+    """Forget discovery and load state (tests; registries are reset separately)."""
+    global _entry_points_cache
+    with _lock:
+        _entry_points_cache = None
+        _states.clear()
+        _kinds_done.clear()
+        _reported.clear()
+        _hook_queue.clear()
+
+
+_registry._key_loader.append(load_kind)

@@ -1,0 +1,114 @@
+"""Every exception TileLang raises on purpose.
+
+Messages name the user's mistake, list what is available and say the fix. Errors about a kernel carry the
+kernel's source location (``file:line``) and the offending expression.
+"""
+
+from __future__ import annotations
+
+# Spellings of the first-party backends, used only to phrase install hints: a third-party kind `x` is
+# published as `tilelang-x` by convention and needs no entry here.
+_DISTRIBUTION_HINTS = {"hip": "tilelang-rocm", "llvm": "tilelang-cpu", "c": "tilelang-cpu"}
+
+
+def distribution_for(kind: str) -> str:
+    """The distribution that conventionally provides target kind or backend `kind`."""
+    return _DISTRIBUTION_HINTS.get(kind, f"tilelang-{kind}")
+
+
+class TileLangError(Exception):
+    """Base class of every error TileLang raises on purpose."""
+
+
+# --------------------------------------------------------------------------- backends and registries
+class BackendError(TileLangError):
+    """A problem with an installed, missing or misbehaving backend."""
+
+
+class BackendNotInstalled(BackendError, ModuleNotFoundError):
+    """No installed distribution provides the requested target kind or ``tilelang.<backend>`` module."""
+
+    def __init__(self, kind: str, *, installed: list[str] | tuple[str, ...] = (), message: str | None = None):
+        self.kind = kind
+        self.distribution = distribution_for(kind)
+        listed = ", ".join(sorted(installed)) or "none"
+        super().__init__(message or (
+            f"No installed backend serves target kind {kind!r} (installed target kinds: {listed}). "
+            f"Install it with `pip install {self.distribution}`."
+        ))
+
+
+class BackendLoadError(BackendError):
+    """A plugin raised while it was imported or registered; the original error is the ``__cause__``."""
+
+
+class InvalidManifestError(BackendError, ValueError):
+    """A plugin's Backend manifest breaks a rule of the plugin contract."""
+
+
+class DuplicateRegistrationError(BackendError, ValueError):
+    """A key was registered twice with different values and without ``override=True``."""
+
+
+class AmbiguousImplementationError(BackendError):
+    """Two registered implementations match the same request with equal priority."""
+
+
+class NoImplementationError(BackendError, LookupError):
+    """No registered implementation matches the request."""
+
+
+class ExecutionBackendUnavailable(BackendError):
+    """The requested execution backend cannot run here (missing device, driver or package)."""
+
+
+class ToolchainMissing(BackendError):
+    """A tool the backend needs (nvcc, ld.lld, a wgpu adapter, ...) is not installed; the message says how."""
+
+
+class TargetError(TileLangError, ValueError):
+    """A target specification that cannot be understood or normalised."""
+
+
+# --------------------------------------------------------------------------- kernels
+class SourceError(TileLangError):
+    """An error in the user's kernel, reported at its ``file:line`` with the offending source line.
+
+    `location` is ``(filename, lineno, col)``; `source_line` the text of that line, when known.
+    """
+
+    def __init__(self, message: str, *, location: tuple[str, int, int] | None = None,
+                 source_line: str | None = None):
+        self.message = message
+        self.location = location
+        self.source_line = source_line
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        if self.location is None:
+            return self.message
+        filename, lineno, col = self.location
+        text = f"{filename}:{lineno}: {self.message}"
+        if self.source_line:
+            stripped = self.source_line.rstrip()
+            indent = len(stripped) - len(stripped.lstrip())
+            text += f"\n    {stripped.lstrip()}"
+            if col >= indent:
+                text += "\n    " + " " * (col - indent) + "^"
+        return text
+
+
+class KernelSyntaxError(SourceError):
+    """The kernel uses Python syntax or a DSL construct that TileLang does not accept."""
+
+
+class KernelTypeError(SourceError, TypeError):
+    """Wrong arity, dtype, shape or scope in a DSL call."""
+
+
+class LoweringError(SourceError):
+    """A pass could not lower the kernel for the requested target."""
+
+
+class KernelArgumentError(TileLangError, ValueError):
+    """A compiled kernel was called with arguments that do not match its parameters."""

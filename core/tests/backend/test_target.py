@@ -1,0 +1,99 @@
+"""Target spellings, normalisers, detectors and determine_target("auto")."""
+
+from __future__ import annotations
+
+import pytest
+
+from tilelang.backend import TargetKind, determine_target, kind_of, normalize_target, register_target_kind
+from tilelang.errors import BackendNotInstalled, TargetError
+
+pytestmark = pytest.mark.usefixtures("fresh_registries")
+
+
+@pytest.fixture
+def kinds(monkeypatch, fresh_registries):
+    from tilelang.backend import plugins
+
+    monkeypatch.setattr(plugins, "_read_entry_points", lambda: [])
+    plugins.reset()
+    monkeypatch.delenv("TILELANG_DEFAULT_TARGET", raising=False)
+    register_target_kind(TargetKind("gpu1", normalize=lambda c: {"arch": "v1", **c}, detect=lambda: None,
+                                    detect_priority=50))
+    register_target_kind(TargetKind("gpu2", detect=lambda: {"kind": "gpu2", "arch": "found"}, detect_priority=40))
+    register_target_kind(TargetKind("slowcpu", detect=lambda: {"kind": "slowcpu"}, detect_priority=-100))
+    register_target_kind(TargetKind("alias1", normalize=lambda c: {**c, "kind": "gpu1"}))
+    yield
+    plugins.reset()
+
+
+@pytest.mark.usefixtures("kinds")
+class TestSpellings:
+    def test_plain_kind(self):
+        assert normalize_target("gpu1") == {"kind": "gpu1", "arch": "v1"}
+
+    def test_dict_keeps_options(self):
+        assert normalize_target({"kind": "gpu1", "arch": "v9"}) == {"kind": "gpu1", "arch": "v9"}
+
+    def test_reference_style_string(self):
+        assert normalize_target("gpu2 -arch=sm_80 -max_threads=512 -fast") == {
+            "kind": "gpu2", "arch": "sm_80", "max_threads": 512, "fast": True}
+
+    def test_alias_kind_is_followed(self):
+        assert normalize_target("alias1") == {"kind": "gpu1", "arch": "v1"}
+
+    def test_bad_spellings(self):
+        with pytest.raises(TargetError, match="needs a 'kind'"):
+            normalize_target({"arch": "x"})
+        with pytest.raises(TargetError, match="expected -key=value"):
+            normalize_target("gpu1 arch")
+        with pytest.raises(TargetError, match="cannot use 3"):
+            normalize_target(3)
+
+    def test_unknown_kind_names_the_distribution(self):
+        with pytest.raises(BackendNotInstalled, match=r"'nosuch'.*pip install tilelang-nosuch"):
+            normalize_target("nosuch")
+
+    def test_first_party_alias_hint(self):
+        with pytest.raises(BackendNotInstalled, match="pip install tilelang-rocm"):
+            normalize_target("hip")
+
+    def test_auto_takes_the_best_detected_device(self):
+        assert determine_target("auto") == {"kind": "gpu2", "arch": "found"}
+        assert determine_target(None) == {"kind": "gpu2", "arch": "found"}
+
+    def test_env_overrides_auto(self, monkeypatch):
+        monkeypatch.setenv("TILELANG_DEFAULT_TARGET", "gpu1 -arch=v7")
+        assert determine_target() == {"kind": "gpu1", "arch": "v7"}
+
+    def test_tvm_target_object_and_context(self):
+        from tvm.target import Target
+
+        register_target_kind(TargetKind("llvm"), override=True)
+        assert determine_target(Target({"kind": "llvm", "mcpu": "znver4"}))["mcpu"] == "znver4"
+        with Target({"kind": "llvm", "mcpu": "skylake"}):
+            assert determine_target("auto")["mcpu"] == "skylake"
+        obj = determine_target({"kind": "llvm"}, return_object=True)
+        assert isinstance(obj, Target) and obj.kind.name == "llvm"
+
+    def test_broken_detector_is_reported_and_skipped(self):
+        def boom():
+            raise RuntimeError("driver exploded")
+
+        register_target_kind(TargetKind("flaky", detect=boom, detect_priority=99))
+        with pytest.warns(UserWarning, match="driver exploded"):
+            assert determine_target("auto")["kind"] == "gpu2"
+
+
+def test_kind_of_accepts_every_spelling():
+    from tvm.target import Target
+
+    assert kind_of("cuda -arch=sm_80") == "cuda"
+    assert kind_of({"kind": "metal"}) == "metal"
+    assert kind_of(Target({"kind": "llvm"})) == "llvm"
+    with pytest.raises(TargetError):
+        kind_of(42)
+
+
+def test_target_kind_validates_its_name():
+    with pytest.raises(TypeError, match="identifier"):
+        TargetKind("not a kind")

@@ -1,0 +1,112 @@
+"""Sessions: `nox` runs lint, tests, one slim-<plugin> per backend, third-party and demo (the CI command).
+
+- tests:        every distribution installed editable in one venv; all tests.
+- slim-<x>:     a fresh venv with tilelang-core and tilelang-<x> only (regular installs); core's and x's tests.
+- third-party:  core + cpu + examples/third_party_backend (a backend published without touching core).
+- lint:         ruff.
+- demo:         core + cpu; runs the README quickstart kernel end to end.
+- bench:        benchmarks/ (not part of the default run).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+import nox
+
+PLUGINS = ("cpu", "cuda", "rocm", "metal", "webgpu")
+TORCH = "torch==2.13.0"  # the CPU wheel this project's machines carry; metadata declares torch>=2.1
+# system packages (Debian) some backends' deepest checks need; installed when we are root with apt-get
+SYSTEM_PACKAGES = {"rocm": ["lld-22"], "webgpu": ["mesa-vulkan-drivers", "libvulkan1"], "metal": ["clang-22"]}
+PYTEST = ("pytest", "-q", "-p", "no:cacheprovider", "-rs")
+
+nox.options.sessions = ["lint", "tests", *(f"slim-{p}" for p in PLUGINS), "third-party", "demo"]
+nox.options.reuse_existing_virtualenvs = False
+
+
+def _system_packages(session: nox.Session, plugins: tuple[str, ...] | list[str]) -> None:
+    wanted = [pkg for p in plugins for pkg in SYSTEM_PACKAGES.get(p, [])]
+    if not wanted or shutil.which("apt-get") is None or os.geteuid() != 0:
+        return
+    missing = [p for p in wanted if not os.path.exists(f"/usr/share/doc/{p}")]
+    if missing:
+        session.run("apt-get", "update", "-qq", external=True, silent=True)
+        session.run("apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing, external=True,
+                    silent=True, env={"DEBIAN_FRONTEND": "noninteractive"})
+
+
+def _install(session: nox.Session, *paths: str, editable: bool = False) -> None:
+    session.install(TORCH, "pytest")
+    args = [a for p in paths for a in (("-e", p) if editable else (p,))]
+    session.install(*args)
+
+
+def _env(session: nox.Session) -> dict[str, str]:
+    runtime = os.path.join(session.create_tmp(), "xdg-runtime")
+    os.makedirs(runtime, mode=0o700, exist_ok=True)
+    return {"TILELANG_CACHE_DIR": os.path.join(session.create_tmp(), "cache"), "XDG_RUNTIME_DIR": runtime}
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff over every distribution."""
+    session.install("ruff")
+    session.run("ruff", "check", ".")
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """All distributions, editable, in one venv; every test."""
+    _system_packages(session, PLUGINS)
+    _install(session, "core", *(f"plugins/tilelang-{p}" for p in PLUGINS), editable=True)
+    session.run(*PYTEST, "core/tests", *(f"plugins/tilelang-{p}/tests" for p in PLUGINS), *session.posargs,
+                env=_env(session))
+
+
+def _slim(plugin: str):
+    def session_func(session: nox.Session) -> None:
+        _system_packages(session, [plugin])
+        _install(session, "./core", f"./plugins/tilelang-{plugin}")
+        # run from outside the checkout so the installed (not the source) packages are imported
+        tests_dirs = [os.path.abspath("core/tests"), os.path.abspath(f"plugins/tilelang-{plugin}/tests")]
+        with session.chdir(session.create_tmp()):
+            session.run(*PYTEST, *tests_dirs, *session.posargs, env=_env(session))
+
+    session_func.__doc__ = f"A fresh venv with tilelang-core and tilelang-{plugin} only."
+    return session_func
+
+
+for _plugin in PLUGINS:
+    nox.session(name=f"slim-{_plugin}")(_slim(_plugin))
+
+
+@nox.session(name="third-party")
+def third_party(session: nox.Session) -> None:
+    """A backend published outside this repository's core/ and plugins/, installed beside core + cpu."""
+    _install(session, "./core", "./plugins/tilelang-cpu", "./examples/third_party_backend")
+    with session.chdir(session.create_tmp()):
+        session.run(*PYTEST, os.path.abspath("examples/third_party_backend/tests"), *session.posargs,
+                    env=_env(session))
+
+
+@nox.session
+def demo(session: nox.Session) -> None:
+    """The README quickstart: install core + cpu, run a real kernel, compare with torch."""
+    _install(session, "./core", "./plugins/tilelang-cpu")
+    session.run("tilelang", "backends")
+    session.run("python", "examples/quickstart.py", env=_env(session))
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks (ratios against baselines measured in the same run)."""
+    _install(session, "./core", "./plugins/tilelang-cpu")
+    for script in sorted(os.listdir("benchmarks")):
+        if script.endswith(".py") and (not session.posargs or script in session.posargs):
+            session.run("python", f"benchmarks/{script}", env=_env(session))
+
+
+if __name__ == "__main__":
+    sys.exit("run me with `nox`")

@@ -1,0 +1,65 @@
+"""The CPU backend's manifest: the single place that registers everything it provides."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+from tilelang.backend import (
+    Backend,
+    TargetKind,
+    ToolStatus,
+    register_lazy_device_codegen,
+    register_lazy_execution_backends,
+    register_lazy_passes,
+    register_target_kind,
+)
+
+KINDS = ("cpu", "llvm", "c")
+
+
+def _normalize_cpu(config: dict) -> dict:
+    """``cpu`` is the friendly spelling of this machine's LLVM target."""
+    return {**config, "kind": "llvm"}
+
+
+def _detect() -> dict:
+    return {"kind": "llvm"}
+
+
+def register() -> None:
+    """Register the CPU target kinds, codegens and execution backends (no heavy imports)."""
+    register_target_kind(TargetKind("cpu", normalize=_normalize_cpu, detect=_detect, detect_priority=-100,
+                                    description="this machine's CPU through LLVM (alias of llvm)"))
+    register_target_kind(TargetKind("llvm", description="CPU code through LLVM; mcpu defaults to the host CPU",
+                                    pipeline_options={"has_threads": False}))
+    register_target_kind(TargetKind("c", description="portable C source compiled by the system C compiler",
+                                    pipeline_options={"has_threads": False, "vectorize": False}))
+    for kind in ("llvm", "c"):
+        register_lazy_device_codegen(kind, f"tilelang_cpu.codegen:{kind.upper()}_CODEGEN")
+        register_lazy_execution_backends(kind, "tilelang_cpu.execution_backend:EXECUTION_BACKENDS")
+        register_lazy_passes(kind, "tilelang_cpu.passes:PASSES")
+
+
+def toolchain() -> list[ToolStatus]:
+    """LLVM inside TVM, the host CPU it targets, the cores used, and a C compiler for the ``c`` target."""
+    lines = []
+    try:
+        from tilelang_cpu.codegen import host_cpu
+
+        lines.append(ToolStatus("llvm (in TVM)", True, f"mcpu={host_cpu()}"))
+    except Exception as exc:
+        lines.append(ToolStatus("llvm (in TVM)", False, repr(exc)))
+    lines.append(ToolStatus("cores", True, str(os.cpu_count())))
+    cc = shutil.which(os.environ.get("CC", "gcc")) or shutil.which("cc")
+    lines.append(ToolStatus("C compiler (target c)", cc is not None, cc or "not found: install gcc"))
+    return lines
+
+
+BACKEND = Backend(
+    name="cpu",
+    target_kinds=KINDS,
+    register=register,
+    toolchain=toolchain,
+    description="Runs every tile program on the host CPU (LLVM, or C via the system compiler).",
+)

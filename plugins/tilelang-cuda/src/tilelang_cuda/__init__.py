@@ -1,0 +1,3 @@
+"""TileLang's CUDA backend (target kind ``cuda``); loaded by tilelang-core through entry points."""
+
+__version__ = "0.1.0"

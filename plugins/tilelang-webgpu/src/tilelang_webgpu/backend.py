@@ -1,0 +1,52 @@
+"""The WebGPU backend's manifest: the single place that registers everything it provides."""
+
+from __future__ import annotations
+
+from tilelang.backend import (
+    Backend,
+    TargetKind,
+    ToolStatus,
+    register_lazy_device_codegen,
+    register_lazy_execution_backends,
+    register_target_kind,
+)
+
+
+def _detect() -> dict | None:
+    """A hardware WebGPU adapter (a software one such as llvmpipe is not chosen by ``target="auto"``)."""
+    try:
+        from tilelang_webgpu.adapter import adapter
+
+        info = adapter().info
+    except Exception:
+        return None
+    return None if str(info.get("adapter_type", "")).lower() == "cpu" else {"kind": "webgpu"}
+
+
+def register() -> None:
+    """Register the ``webgpu`` target kind, its codegen and execution backends (no heavy imports)."""
+    register_target_kind(TargetKind("webgpu", detect=_detect, detect_priority=10,
+                                    description="any GPU through WebGPU (wgpu); Mesa llvmpipe on CPU-only machines",
+                                    pipeline_options={"has_threads": True, "static_shared_memory": True}))
+    register_lazy_device_codegen("webgpu", "tilelang_webgpu.codegen:WEBGPU_CODEGEN")
+    register_lazy_execution_backends("webgpu", "tilelang_webgpu.execution_backend:EXECUTION_BACKENDS")
+
+
+def toolchain() -> list[ToolStatus]:
+    """The wgpu package and its adapter."""
+    try:
+        import wgpu
+    except ImportError:
+        return [ToolStatus("wgpu", False, "not installed: pip install wgpu")]
+    lines = [ToolStatus("wgpu", True, getattr(wgpu, "__version__", "?"))]
+    try:
+        from tilelang_webgpu.adapter import adapter_summary
+
+        lines.append(ToolStatus("adapter", True, adapter_summary()))
+    except Exception as exc:
+        lines.append(ToolStatus("adapter", False, str(exc)))
+    return lines
+
+
+BACKEND = Backend(name="webgpu", target_kinds=("webgpu",), register=register, toolchain=toolchain,
+                  description="WGSL via TVM's WebGPU codegen, executed through wgpu.")
