@@ -86,9 +86,9 @@ for _plugin in PLUGINS:
 def third_party(session: nox.Session) -> None:
     """A backend published outside this repository's core/ and plugins/, installed beside core + cpu."""
     _install(session, "./core", "./plugins/tilelang-cpu", "./examples/third_party_backend")
+    tests_dir = os.path.abspath("examples/third_party_backend/tests")
     with session.chdir(session.create_tmp()):
-        session.run(*PYTEST, os.path.abspath("examples/third_party_backend/tests"), *session.posargs,
-                    env=_env(session))
+        session.run(*PYTEST, tests_dir, *session.posargs, env=_env(session))
 
 
 @nox.session
