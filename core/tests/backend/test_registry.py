@@ -99,7 +99,7 @@ def test_lazy_path_must_name_an_attribute():
 
 
 def test_validation_rejects_wrong_types():
-    with pytest.raises(TypeError, match="expected a HostCodegen"):
+    with pytest.raises(TypeError, match="expected a HostCodegen instance"):
         register_host_codegen("llvm", object())  # type: ignore[arg-type]
 
 

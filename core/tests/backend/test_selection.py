@@ -95,7 +95,7 @@ class TestExecutionBackends:
             resolve_execution_backend({"kind": "exk"}, "nope")
 
     def test_backend_must_be_an_instance_with_a_name(self):
-        with pytest.raises(TypeError, match="ExecutionBackend instance"):
+        with pytest.raises(TypeError, match="expected an ExecutionBackend instance"):
             register_execution_backends("exk", [FakeExec])
         with pytest.raises(TypeError, match="empty name"):
             register_execution_backends("exk", [FakeExec("")])

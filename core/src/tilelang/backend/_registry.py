@@ -88,9 +88,10 @@ class Registry(Generic[T]):
     `keyed_by_kind` says the key is a target kind, so a lookup triggers loading the plugin that serves it.
     """
 
-    def __init__(self, what: str, *, name_of: Callable[[T], str] | None = None,
+    def __init__(self, what: str, entry_type: type | None = None, *, name_of: Callable[[T], str] | None = None,
                  validate: Callable[[Any], None] | None = None, keyed_by_kind: bool = True):
         self.what = what
+        self._entry_type = entry_type
         self._name_of = name_of or (lambda entry: entry.name)  # type: ignore[attr-defined]
         self._validate = validate
         self._keyed_by_kind = keyed_by_kind
@@ -102,6 +103,10 @@ class Registry(Generic[T]):
     # ------------------------------------------------------------------ registration
     def register(self, key: str, entry: T, *, override: bool = False) -> T:
         """Register `entry` under `key`; see the module docstring for the duplicate rules."""
+        if self._entry_type is not None and not isinstance(entry, self._entry_type):
+            name = self._entry_type.__name__
+            article = "an" if name[0] in "AEIOU" else "a"
+            raise TypeError(f"expected {article} {name} instance, got {type(entry).__name__}: {entry!r}")
         if self._validate is not None:
             self._validate(entry)
         name = self._name_of(entry)
@@ -194,6 +199,11 @@ class Registry(Generic[T]):
         with _lock:
             self._entries = {k: list(v) for k, v in snap[0].items()}
             self._lazy = {k: list(v) for k, v in snap[1].items()}
+
+
+def accepts(predicate: Callable[[Any], Any] | None, target: Any) -> bool:
+    """Whether an entry with `predicate` (``supports_target``; None accepts everything) serves `target`."""
+    return predicate is None or bool(predicate(target))
 
 
 def _by(owner: str | None) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tilelang.backend._registry import Registry
+from tilelang.backend._registry import Registry, accepts
 from tilelang.backend.host_codegen import TargetPredicate
 from tilelang.backend.select import select_one
 from tilelang.backend.target import kind_of
@@ -32,19 +32,14 @@ class DeviceCodegen:
 
     def matches(self, target: Any) -> bool:
         """Whether this codegen serves `target` (always, without a predicate)."""
-        return self.supports_target is None or bool(self.supports_target(target))
+        return accepts(self.supports_target, target)
 
     def lower(self, mod: Any, target: Any) -> Any:
         """Build device module `mod` for `target`."""
         return self.build(mod, target)
 
 
-def _check(obj: Any) -> None:
-    if not isinstance(obj, DeviceCodegen):
-        raise TypeError(f"expected a DeviceCodegen, got {type(obj).__name__}: {obj!r}")
-
-
-_DEVICE_CODEGENS: Registry[DeviceCodegen] = Registry("device codegen", validate=_check)
+_DEVICE_CODEGENS: Registry[DeviceCodegen] = Registry("device codegen", DeviceCodegen)
 
 
 def register_device_codegen(target_kind: str, codegen: DeviceCodegen, *, override: bool = False) -> DeviceCodegen:

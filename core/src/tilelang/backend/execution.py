@@ -47,13 +47,11 @@ class ExecutionBackend(ABC):
 
 
 def _check(obj: Any) -> None:
-    if not isinstance(obj, ExecutionBackend):
-        raise TypeError(f"expected an ExecutionBackend instance, got {type(obj).__name__}: {obj!r}")
     if not obj.name:
         raise TypeError(f"{type(obj).__name__} has an empty name")
 
 
-_EXECUTION: Registry[ExecutionBackend] = Registry("execution backend", validate=_check)
+_EXECUTION: Registry[ExecutionBackend] = Registry("execution backend", ExecutionBackend, validate=_check)
 
 
 def register_execution_backends(target_kind: str, backends: Any, *, override: bool = False) -> None:

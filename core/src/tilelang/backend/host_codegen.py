@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tilelang.backend._registry import Registry
+from tilelang.backend._registry import Registry, accepts
 from tilelang.backend.target import kind_of
 from tilelang.errors import AmbiguousImplementationError, NoImplementationError
 
@@ -61,7 +61,7 @@ class HostCodegen:
 
     def matches(self, target_host: Target) -> bool:
         """Whether this codegen serves `target_host` (always, without a predicate)."""
-        return self.supports_target is None or bool(self.supports_target(target_host))
+        return accepts(self.supports_target, target_host)
 
     def lower(self, mod: IRModule, target_host: Target) -> Any:
         """Build `mod` for `target_host`."""
@@ -78,26 +78,16 @@ class HostCodegenHook:
 
     def matches(self, target: Target) -> bool:
         """Whether this hook applies to device target `target` (always, without a predicate)."""
-        return self.supports_target is None or bool(self.supports_target(target))
+        return accepts(self.supports_target, target)
 
     def lower(self, mod: IRModule, target_host: Target, target: Target) -> IRModule:
         """Rewrite host module `mod` for `target_host`, given device target `target`."""
         return self.apply(mod, target_host, target)
 
 
-def _check_codegen(obj: Any) -> None:
-    if not isinstance(obj, HostCodegen):
-        raise TypeError(f"expected a HostCodegen, got {type(obj).__name__}: {obj!r}")
-
-
-def _check_hook(obj: Any) -> None:
-    if not isinstance(obj, HostCodegenHook):
-        raise TypeError(f"expected a HostCodegenHook, got {type(obj).__name__}: {obj!r}")
-
-
 # Host kinds ("llvm", "c") are served by core itself, so this registry does not trigger plugin loading.
-_HOST_CODEGENS: Registry[HostCodegen] = Registry("host codegen", validate=_check_codegen, keyed_by_kind=False)
-_HOST_HOOKS: Registry[HostCodegenHook] = Registry("host codegen hook", validate=_check_hook)
+_HOST_CODEGENS: Registry[HostCodegen] = Registry("host codegen", HostCodegen, keyed_by_kind=False)
+_HOST_HOOKS: Registry[HostCodegenHook] = Registry("host codegen hook", HostCodegenHook)
 
 
 def register_host_codegen(target_host_kind: str, codegen: HostCodegen, *, override: bool = False) -> HostCodegen:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tilelang.backend._registry import Registry
+from tilelang.backend._registry import Registry, accepts
 from tilelang.backend.host_codegen import TargetPredicate
 from tilelang.backend.target import kind_of
 
@@ -51,15 +51,10 @@ class PipelinePass:
 
     def matches(self, target: Any) -> bool:
         """Whether this pass applies to `target` (always, without a predicate)."""
-        return self.supports_target is None or bool(self.supports_target(target))
+        return accepts(self.supports_target, target)
 
 
-def _check(obj: Any) -> None:
-    if not isinstance(obj, PipelinePass):
-        raise TypeError(f"expected a PipelinePass, got {type(obj).__name__}: {obj!r}")
-
-
-_PASSES: Registry[PipelinePass] = Registry("pipeline pass", validate=_check)
+_PASSES: Registry[PipelinePass] = Registry("pipeline pass", PipelinePass)
 
 
 def register_pass(target_kind: str, pipeline_pass: PipelinePass, *, override: bool = False) -> PipelinePass:

@@ -47,12 +47,7 @@ class TargetKind:
             raise TypeError(f"TargetKind.kind must be an identifier-like string, got {self.kind!r}")
 
 
-def _check(obj: Any) -> None:
-    if not isinstance(obj, TargetKind):
-        raise TypeError(f"expected a TargetKind, got {type(obj).__name__}: {obj!r}")
-
-
-_KINDS: Registry[TargetKind] = Registry("target kind", name_of=lambda t: t.kind, validate=_check)
+_KINDS: Registry[TargetKind] = Registry("target kind", TargetKind, name_of=lambda t: t.kind)
 
 
 def register_target_kind(spec: TargetKind, *, override: bool = False) -> TargetKind:

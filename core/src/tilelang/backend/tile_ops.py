@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tilelang.backend._registry import Registry, load_for_key
+from tilelang.backend._registry import Registry, accepts, load_for_key
 from tilelang.backend.host_codegen import TargetPredicate
 from tilelang.backend.select import select_one
 from tilelang.backend.target import kind_of
@@ -40,19 +40,14 @@ class TileOpImpl:
 
     def matches(self, target: Any, ctx: Any = None) -> bool:
         """Whether this implementation serves `target` and, when given, the op instance `ctx`."""
-        if self.supports_target is not None and not self.supports_target(target):
+        if not accepts(self.supports_target, target):
             return False
         return ctx is None or self.applies is None or bool(self.applies(ctx))
 
 
-def _check(obj: Any) -> None:
-    if not isinstance(obj, TileOpImpl):
-        raise TypeError(f"expected a TileOpImpl, got {type(obj).__name__}: {obj!r}")
-
-
 # key: target kind (or ANY_TARGET); entries are named "<op>/<name>" so one kind may hold many ops
 _TILE_OPS: Registry[TileOpImpl] = Registry("tile-op implementation", name_of=lambda i: f"{i.op}/{i.name}",
-                                           validate=_check)
+                                           entry_type=TileOpImpl)
 
 
 def register_tile_op_impl(impl: TileOpImpl, *, target_kind: str = ANY_TARGET, override: bool = False) -> TileOpImpl:
