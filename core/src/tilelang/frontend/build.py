@@ -1,0 +1,159 @@
+"""Building a PrimFunc from a kernel function: the shared driver and the lazy ``T.prim_func`` entry."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from tilelang.errors import KernelSyntaxError, KernelTypeError, SourceError
+from tilelang.frontend import state as _state
+from tilelang.frontend.interpreter import Interpreter, ReturnSignal, StopInterpretation
+from tilelang.frontend.source import FunctionSource
+
+
+def run_kernel(fn: Any, interp: Interpreter, declare: Callable[[Interpreter], None],
+               name: str | None = None) -> tuple[Any, Any]:
+    """Interpret `fn`'s body inside a fresh IRBuilder PrimFunc frame.
+
+    `declare` binds the parameters first. Returns (the builder's PrimFunc or None when stopped early, the
+    value of a top-level ``return``).
+    """
+    from tvm.script.ir_builder import IRBuilder
+    from tvm.script.ir_builder import tirx as B
+
+    from tilelang.ir import ensure_registered
+
+    ensure_registered()
+
+    state, src = interp.state, interp.src
+    prev = _state.push(state)
+    state.interpreters.append(interp)
+    returned = None
+    try:
+        try:
+            with IRBuilder() as ib:
+                with B.prim_func():
+                    B.func_name(name or src.name)
+                    declare(interp)
+                    try:
+                        interp.run_block(src.fdef.body)
+                    except ReturnSignal as r:
+                        returned = r
+            return ib.get(), returned
+        except StopInterpretation:
+            return None, returned
+        except SourceError:
+            raise
+        except Exception as e:
+            raise src.error(KernelSyntaxError, f"the kernel body could not be built: {e}", src.fdef) from None
+    finally:
+        state.interpreters.pop()
+        _state.pop(prev)
+
+
+def finish(func: Any, params: list[Any], fn_name: str, src: FunctionSource) -> Any:
+    """The final PrimFunc: `params`, the built body, and the ``global_symbol`` / ``tl.source`` attributes."""
+    from tvm import tirx
+
+    out = tirx.PrimFunc(params, func.body)
+    return out.with_attr({"global_symbol": fn_name, "tl.source": f"{src.filename}:{src.def_line()}"})
+
+
+def annotation_of(interp: Interpreter, name: str, node: ast.expr) -> Any:
+    """The value of a parameter annotation: Python already evaluated it at ``def`` time unless it is a string."""
+    value = interp.fn.__annotations__.get(name, None)
+    if value is not None and not isinstance(value, str):
+        return value
+    try:
+        return interp.eval(node)
+    except Exception as e:
+        raise interp.located(e, node) from None
+
+
+def _declare_signature(interp: Interpreter, params: list[Any]) -> None:
+    """Bind a ``T.prim_func``'s annotated parameters (tensors become buffers, dtypes scalar Vars)."""
+    from tvm import tirx
+
+    from tilelang.language.dtypes import dtype as DType
+    from tilelang.language.proxy import TensorSpec
+
+    fdef = interp.src.fdef
+    args = fdef.args
+    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
+        raise interp.src.error(KernelSyntaxError, "kernel parameters must be plain positional parameters", fdef)
+    for a in args.args:
+        if a.annotation is None:
+            raise interp.src.error(
+                KernelSyntaxError,
+                f"parameter {a.arg!r} needs an annotation such as T.Tensor((M, N), T.float32) or T.int32", a)
+        ann = annotation_of(interp, a.arg, a.annotation)
+        if isinstance(ann, TensorSpec):
+            value = ann.make_buffer(a.arg)
+        elif isinstance(ann, DType):
+            value = tirx.Var(a.arg, str(ann))
+        elif isinstance(ann, str):
+            try:
+                value = tirx.Var(a.arg, str(DType(ann)))
+            except SourceError as e:
+                raise interp.located(e, a) from None
+        else:
+            raise interp.src.error(KernelTypeError, f"parameter {a.arg!r}: unsupported annotation {ann!r}; use "
+                                   "T.Tensor(shape, dtype), T.Buffer(shape, dtype) or a dtype", a)
+        params.append(value)
+        interp.set_name(a.arg, value)
+
+
+def build_prim_func(fn: Any, outer_locals: dict[str, Any] | None = None) -> Any:
+    """Parse a ``T.prim_func`` kernel into a tirx PrimFunc.
+
+    `outer_locals` (the locals of the function that defines the kernel) resolve names the kernel's closure
+    lacks, such as names used only in string annotations (``from __future__ import annotations``).
+    """
+    src = FunctionSource.of(fn)
+    state = _state.BuildState()
+    interp = Interpreter(src, fn, state, outer_locals)
+    params: list[Any] = []
+    func, returned = run_kernel(fn, interp, lambda it: _declare_signature(it, params))
+    if returned is not None and returned.value is not None:
+        raise src.error(KernelSyntaxError, "a T.prim_func kernel cannot return a value "
+                        "(eager @tilelang.jit kernels return T.empty tensors)", returned.node)
+    return finish(func, params, fn.__name__, src)
+
+
+def prim_func(fn: Any = None, *, private: bool = False, check_well_formed: bool = False) -> Any:
+    """Decorator: parse the function now and return its tirx PrimFunc."""
+    outer = sys._getframe(1)
+
+    def wrap(f: Any) -> Any:
+        if not inspect.isfunction(f):
+            raise KernelSyntaxError(f"T.prim_func decorates a function, got {type(f).__name__}")
+        scope = outer.f_locals if outer.f_code.co_name != "<module>" else None
+        return build_prim_func(f, dict(scope) if scope else None)
+
+    return wrap(fn) if fn is not None else wrap
+
+
+def is_eager_function(fn: Any) -> bool:
+    """Is `fn` an eager kernel (body declares tensors / uses T.const / T.empty / T.Kernel directly)?
+
+    A function that instead defines and returns a ``@T.prim_func`` is a lazy kernel factory.
+    """
+    try:
+        fdef = FunctionSource.of(fn).fdef
+    except SourceError:
+        return False
+    for stmt in fdef.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(stmt, ast.AnnAssign) and stmt.value is None:
+            return True
+        if isinstance(stmt, ast.With):
+            return True
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
+                    "const", "empty", "Kernel"):
+                return True
+    return False

@@ -1,0 +1,215 @@
+"""Scalar expressions: arithmetic helpers, math intrinsics, special values, casts.
+
+Python numbers stay Python numbers where the result is compile-time (``T.ceildiv(1024, 128) == 8``); a number
+combined with an expression takes the expression's dtype.
+"""
+
+from __future__ import annotations
+
+import math as _math
+from typing import Any
+
+from tilelang.errors import KernelTypeError
+from tilelang.language.dtypes import canonical
+from tilelang.language.dtypes import cast as _cast
+
+
+def _is_num(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def expr(x: Any) -> Any:
+    """`x` as a PrimExpr-compatible value (unwraps the lazy results of ``==`` / ``!=``)."""
+    if hasattr(x, "asobject"):
+        return x.asobject()
+    return x
+
+
+def _dtype_of(x: Any) -> str | None:
+    import tvm
+
+    if isinstance(x, tvm.ir.Expr) and tvm.ir.is_prim_expr(x):
+        return str(x.ty.dtype)
+    return None
+
+
+def _coerce(*args: Any) -> list[Any]:
+    """Give Python numbers the dtype of the first expression argument."""
+    from tvm import tirx
+
+    args = [expr(a) for a in args]
+    dt = next((d for d in map(_dtype_of, args) if d is not None), None)
+    if dt is None:
+        return [tirx.const(a, "float32" if isinstance(a, float) else "int32") if _is_num(a) else a for a in args]
+    out = []
+    for a in args:
+        if isinstance(a, bool):
+            a = tirx.const(a, "bool")
+        elif _is_num(a):
+            if isinstance(a, float) and dt.startswith(("int", "uint")):
+                a = tirx.const(a, "float32")
+            else:
+                a = tirx.const(a, dt)
+        out.append(a)
+    return out
+
+
+def ceildiv(a: Any, b: Any) -> Any:
+    """Ceiling division."""
+    if isinstance(a, int) and isinstance(b, int):
+        return -(-a // b)
+    from tvm import tirx
+
+    return tirx.ceildiv(*_coerce(a, b))
+
+
+def floordiv(a: Any, b: Any) -> Any:
+    if isinstance(a, int) and isinstance(b, int):
+        return a // b
+    from tvm import tirx
+
+    return tirx.floordiv(*_coerce(a, b))
+
+
+def floormod(a: Any, b: Any) -> Any:
+    if isinstance(a, int) and isinstance(b, int):
+        return a % b
+    from tvm import tirx
+
+    return tirx.floormod(*_coerce(a, b))
+
+
+def truncdiv(a: Any, b: Any) -> Any:
+    from tvm import tirx
+
+    return tirx.truncdiv(*_coerce(a, b))
+
+
+def truncmod(a: Any, b: Any) -> Any:
+    from tvm import tirx
+
+    return tirx.truncmod(*_coerce(a, b))
+
+
+def max(a: Any, b: Any, *rest: Any) -> Any:
+    """Maximum of two or more values."""
+    if rest:
+        return max(max(a, b), *rest)
+    if _is_num(a) and _is_num(b):
+        return a if a >= b else b
+    from tvm import tirx
+
+    return tirx.max(*_coerce(a, b))
+
+
+def min(a: Any, b: Any, *rest: Any) -> Any:
+    """Minimum of two or more values."""
+    if rest:
+        return min(min(a, b), *rest)
+    if _is_num(a) and _is_num(b):
+        return a if a <= b else b
+    from tvm import tirx
+
+    return tirx.min(*_coerce(a, b))
+
+
+def _unary(name: str, py: Any = None):
+    def fn(x: Any) -> Any:
+        from tvm import tirx
+
+        x = expr(x)
+        if _is_num(x):
+            if py is not None:
+                return py(x)
+            x = tirx.const(float(x), "float32")
+        dt = _dtype_of(x)
+        if dt is None:
+            raise KernelTypeError(f"T.{name} expects a number or a scalar expression, got {x!r}")
+        return getattr(tirx, name)(x)
+
+    fn.__name__ = name
+    fn.__doc__ = f"Element-wise ``{name}``."
+    return fn
+
+
+exp = _unary("exp")
+exp2 = _unary("exp2")
+exp10 = _unary("exp10")
+log = _unary("log")
+log2 = _unary("log2")
+log10 = _unary("log10")
+log1p = _unary("log1p")
+sqrt = _unary("sqrt")
+rsqrt = _unary("rsqrt")
+tanh = _unary("tanh")
+sigmoid = _unary("sigmoid")
+sin = _unary("sin")
+cos = _unary("cos")
+tan = _unary("tan")
+erf = _unary("erf")
+floor = _unary("floor", _math.floor)
+ceil = _unary("ceil", _math.ceil)
+round = _unary("round")
+trunc = _unary("trunc")
+isnan = _unary("isnan")
+isinf = _unary("isinf")
+isfinite = _unary("isfinite")
+
+
+def abs(x: Any) -> Any:
+    """Absolute value."""
+    x = expr(x)
+    if _is_num(x):
+        return -x if x < 0 else x
+    from tvm import tirx
+
+    return tirx.abs(x)
+
+
+def pow(x: Any, y: Any) -> Any:
+    from tvm import tirx
+
+    return tirx.pow(*_coerce(x, y))
+
+
+def if_then_else(cond: Any, then_value: Any, else_value: Any) -> Any:
+    """``then_value`` where `cond` holds, else ``else_value`` (only the chosen side is evaluated)."""
+    cond = expr(cond)
+    if isinstance(cond, (bool, int)):
+        return then_value if cond else else_value
+    from tvm import tirx
+
+    t, f = _coerce(then_value, else_value)
+    if _dtype_of(t) != _dtype_of(f):
+        raise KernelTypeError(f"T.if_then_else branches have different dtypes: {_dtype_of(t)} and {_dtype_of(f)}")
+    return tirx.if_then_else(cond, t, f)
+
+
+def infinity(dtype: Any) -> Any:
+    """+inf of a float dtype."""
+    from tvm import tirx
+
+    return tirx.infinity(canonical(dtype))
+
+
+def max_value(dtype: Any) -> Any:
+    """The largest finite value of `dtype`."""
+    from tvm import tirx
+
+    return tirx.max_value(canonical(dtype))
+
+
+def min_value(dtype: Any) -> Any:
+    """The lowest finite value of `dtype`."""
+    from tvm import tirx
+
+    return tirx.min_value(canonical(dtype))
+
+
+def cast(value: Any, dtype: Any) -> Any:
+    """`value` converted to `dtype`."""
+    return _cast(expr(value), dtype)
+
+
+def Cast(dtype: Any, value: Any) -> Any:
+    return _cast(expr(value), dtype)

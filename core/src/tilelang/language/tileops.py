@@ -1,0 +1,227 @@
+"""Tile operators: ``copy``, ``fill``, ``clear``, ``gemm``, ``reduce_*``, ``cumsum``, ``atomic_*``.
+
+Each checks its operands (shapes, scopes, dtypes) and emits one ``Evaluate(tl.<op>(...))`` (see docs/ir.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilelang.errors import KernelTypeError
+from tilelang.frontend import state as _state
+from tilelang.ir import ops as _ops
+from tilelang.ir import region as R
+from tilelang.ir.ops import GemmWarpPolicy
+from tilelang.language.dtypes import cast
+
+
+def _emit(name: str, args: list[Any]) -> None:
+    from tvm.script.ir_builder import tirx as B
+
+    B.evaluate(_ops.tile_call(name, args))
+
+
+def _i32(v: Any) -> Any:
+    from tvm import tirx
+
+    return tirx.IntImm("int32", int(v))
+
+
+def _str(v: str) -> Any:
+    import tvm
+
+    return tvm.ir.StringImm(v)
+
+
+def _operand(x: Any, what: str, op: str) -> Any:
+    if R.is_buffer(x) or R.is_load(x) or R.is_region(x):
+        if R.is_load(x) and len(x.indices) != len(R.buffer_shape(x.source)):
+            raise KernelTypeError(f"{op}: {what} {R.describe(x)} has {len(x.indices)} indices for "
+                                  f"{len(R.buffer_shape(x.source))} dimensions")
+        return x
+    raise KernelTypeError(f"{op}: {what} must be a buffer, a buffer element or a region, got {R.describe(x)}")
+
+
+def _same_extents(a: list[Any], b: list[Any]) -> bool:
+    sa, sb = R.squeeze(a), R.squeeze(b)
+    return len(sa) == len(sb) and not any(R.provably_different(x, y) for x, y in zip(sa, sb))
+
+
+def _pair(src: Any, dst: Any, op: str) -> tuple[Any, Any]:
+    """Regions for a (src, dst) pair where either side may be an element corner ``A[i, j]``."""
+    try:
+        if R.is_load(src) and not R.is_load(dst):
+            dst_r = R.to_region(dst)
+            src_r = R.to_region(src, R.region_extents(dst_r))
+        else:
+            src_r = R.to_region(src)
+            dst_r = R.to_region(dst, R.region_extents(src_r))
+    except ValueError as e:
+        raise KernelTypeError(f"{op}: {e}") from None
+    return src_r, dst_r
+
+
+def copy(src: Any, dst: Any, *, coalesced_width: int | None = None, disable_tma: bool = False,
+         eviction_policy: Any = None, loop_layout: Any = None) -> None:
+    """Copy `src` to `dst` (buffers, regions ``A[a:b, c]`` or corners ``A[i, j]``), casting to dst's dtype."""
+    _state.require("T.copy")
+    src, dst = _operand(src, "src", "T.copy"), _operand(dst, "dst", "T.copy")
+    src_r, dst_r = _pair(src, dst, "T.copy")
+    se, de = R.region_extents(src_r), R.region_extents(dst_r)
+    if not _same_extents(se, de):
+        raise KernelTypeError(
+            f"T.copy shape mismatch: src {R.describe(src_r)} has extents {R.format_extents(se)} but dst "
+            f"{R.describe(dst_r)} has {R.format_extents(de)}"
+        )
+    _emit("tl.copy", [src_r, dst_r])
+
+
+def fill(buffer: Any, value: Any) -> None:
+    """Set every element of `buffer` (a buffer or region) to `value`."""
+    _state.require("T.fill")
+    region = R.to_region(_operand(buffer, "buffer", "T.fill"))
+    _emit("tl.fill", [region, cast(value, R.buffer_dtype(region.source))])
+
+
+def clear(buffer: Any) -> None:
+    """``T.fill(buffer, 0)``."""
+    fill(buffer, 0)
+
+
+def _matrix(r: Any, op: str, what: str) -> list[Any]:
+    ext = R.region_extents(r)
+    lead, last2 = ext[:-2], ext[-2:]
+    if len(ext) < 2 or not all(R.is_one(e) for e in lead):
+        raise KernelTypeError(f"{op}: {what} {R.describe(r)} must be a 2-D tile, has extents {R.format_extents(ext)}")
+    return last2
+
+
+_GEMM_SCOPES = ("shared", "shared.dyn", "local.fragment", "local")
+
+
+def gemm(A: Any, B: Any, C: Any, transpose_A: bool = False, transpose_B: bool = False,
+         policy: Any = GemmWarpPolicy.Square, clear_accum: bool = False, k_pack: int = 1, wg_wait: int = 0,
+         **_ignored: Any) -> None:
+    """``C (+)= op(A) @ op(B)``: A (shared or fragment) is MxK, B KxN, C (fragment or local) MxN."""
+    _state.require("T.gemm")
+    regions = []
+    for name, x, scopes in (("A", A, _GEMM_SCOPES), ("B", B, _GEMM_SCOPES), ("C", C, ("local.fragment", "local"))):
+        r = R.to_region(_operand(x, name, "T.gemm"))
+        scope = R.buffer_scope(r.source)
+        if scope not in scopes:
+            raise KernelTypeError(f"T.gemm: {name} is {R.describe(r.source)}; it must be in scope "
+                                  f"{' or '.join(scopes)} (copy it there first)")
+        regions.append(r)
+    a, b, c = (_matrix(r, "T.gemm", n) for r, n in zip(regions, "ABC"))
+    m, k = (a[1], a[0]) if transpose_A else (a[0], a[1])
+    k2, n = (b[1], b[0]) if transpose_B else (b[0], b[1])
+    problems = []
+    if R.provably_different(k, k2):
+        problems.append(f"K differs: A gives {k}, B gives {k2}")
+    if R.provably_different(m, c[0]):
+        problems.append(f"M differs: A gives {m}, C has {c[0]} rows")
+    if R.provably_different(n, c[1]):
+        problems.append(f"N differs: B gives {n}, C has {c[1]} columns")
+    if problems:
+        raise KernelTypeError(
+            f"T.gemm shape mismatch (transpose_A={bool(transpose_A)}, transpose_B={bool(transpose_B)}): "
+            f"A {R.format_extents(a)}, B {R.format_extents(b)}, C {R.format_extents(c)}: " + "; ".join(problems)
+        )
+    da, db = R.buffer_dtype(regions[0].source), R.buffer_dtype(regions[1].source)
+    if da != db:
+        raise KernelTypeError(f"T.gemm: A is {da} but B is {db}; both operands must have the same dtype")
+    pol = int(policy.value if hasattr(policy, "value") else policy)
+    if pol not in tuple(int(p) for p in GemmWarpPolicy):
+        raise KernelTypeError(f"T.gemm: unknown policy {policy!r}; use T.GemmWarpPolicy.Square/FullRow/FullCol")
+    _emit("tl.gemm", [*regions, _i32(bool(transpose_A)), _i32(bool(transpose_B)), _i32(pol), _i32(bool(clear_accum))])
+
+
+def _match(a: list[Any], b: list[Any]) -> bool:
+    return len(a) == len(b) and not any(R.provably_different(x, y) for x, y in zip(a, b))
+
+
+def _norm_dim(dim: int, ndim: int, op: str) -> int:
+    if isinstance(dim, bool) or not isinstance(dim, int) or not -ndim <= dim < ndim:
+        raise KernelTypeError(f"{op}: dim={dim!r} is out of range for a {ndim}-D tile")
+    return dim % ndim
+
+
+def reduce(buffer: Any, out: Any, reduce_type: str, dim: int = -1, clear: bool = True) -> None:
+    """Reduce `buffer` along `dim` into `out` (`reduce_type` in sum max min abssum absmax)."""
+    op = f"T.reduce_{reduce_type}"
+    _state.require(op)
+    if reduce_type not in _ops.REDUCE_KINDS:
+        raise KernelTypeError(f"unknown reduction {reduce_type!r}; use one of {', '.join(_ops.REDUCE_KINDS)}")
+    src = R.to_region(_operand(buffer, "src", op))
+    dst = R.to_region(_operand(out, "dst", op))
+    se, de = R.region_extents(src), R.region_extents(dst)
+    d = _norm_dim(dim, len(se), op)
+    dropped, kept = se[:d] + se[d + 1:], [*se[:d], 1, *se[d + 1:]]
+    if not (_match(de, dropped) or _match(de, kept) or _same_extents(de, dropped)):
+        raise KernelTypeError(
+            f"{op} shape mismatch: reducing {R.describe(src)} {R.format_extents(se)} along dim {d} gives "
+            f"{R.format_extents(dropped)}, but dst {R.describe(dst)} has {R.format_extents(de)}"
+        )
+    _emit("tl.reduce", [src, dst, _str(reduce_type), _i32(d), _i32(bool(clear))])
+
+
+def reduce_max(buffer: Any, out: Any, dim: int = -1, clear: bool = True) -> None:
+    reduce(buffer, out, "max", dim, clear)
+
+
+def reduce_min(buffer: Any, out: Any, dim: int = -1, clear: bool = True) -> None:
+    reduce(buffer, out, "min", dim, clear)
+
+
+def reduce_sum(buffer: Any, out: Any, dim: int = -1, clear: bool = True) -> None:
+    reduce(buffer, out, "sum", dim, clear)
+
+
+def reduce_abssum(buffer: Any, out: Any, dim: int = -1, clear: bool = True) -> None:
+    reduce(buffer, out, "abssum", dim, clear)
+
+
+def reduce_absmax(buffer: Any, out: Any, dim: int = -1, clear: bool = True) -> None:
+    reduce(buffer, out, "absmax", dim, clear)
+
+
+def cumsum(src: Any, dst: Any = None, dim: int = 0, reverse: bool = False) -> None:
+    """Inclusive prefix sum of `src` along `dim` into `dst` (default: in place)."""
+    _state.require("T.cumsum")
+    s = R.to_region(_operand(src, "src", "T.cumsum"))
+    d = s if dst is None else R.to_region(_operand(dst, "dst", "T.cumsum"))
+    se, de = R.region_extents(s), R.region_extents(d)
+    if not _match(se, de):
+        raise KernelTypeError(f"T.cumsum shape mismatch: src {R.format_extents(se)}, dst {R.format_extents(de)}")
+    _emit("tl.cumsum", [s, d, _i32(_norm_dim(dim, len(se), "T.cumsum")), _i32(bool(reverse))])
+
+
+def _atomic(kind: str, dst: Any, value: Any) -> None:
+    op = f"T.atomic_{kind}"
+    _state.require(op)
+    dst = _operand(dst, "dst", op)
+    if R.is_buffer(value) or R.is_region(value):
+        src_r, dst_r = _pair(value, dst, op)
+        se, de = R.region_extents(src_r), R.region_extents(dst_r)
+        if not _same_extents(se, de):
+            raise KernelTypeError(f"{op} shape mismatch: value {R.format_extents(se)}, dst {R.format_extents(de)}")
+        _emit("tl.atomic", [dst_r, src_r, _str(kind)])
+        return
+    dst_r = R.to_region(dst)
+    if R.squeeze(R.region_extents(dst_r)):
+        raise KernelTypeError(f"{op}: a scalar value needs a single-element dst such as C[i, j], "
+                              f"got {R.describe(dst_r)}")
+    _emit("tl.atomic", [dst_r, cast(value, R.buffer_dtype(dst_r.source)), _str(kind)])
+
+
+def atomic_add(dst: Any, value: Any, memory_order: Any = None, return_prev: bool = False, **_ignored: Any) -> None:
+    """Atomically ``dst += value`` (element-wise for regions)."""
+    _atomic("add", dst, value)
+
+
+def atomic_max(dst: Any, value: Any, memory_order: Any = None, return_prev: bool = False, **_ignored: Any) -> None:
+    _atomic("max", dst, value)
+
+
+def atomic_min(dst: Any, value: Any, memory_order: Any = None, return_prev: bool = False, **_ignored: Any) -> None:
+    _atomic("min", dst, value)

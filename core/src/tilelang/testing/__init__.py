@@ -1,0 +1,1 @@
+"""Helpers for TileLang's own tests and for backend authors' tests (kernel corpus, hand-written tirx)."""

@@ -1,0 +1,217 @@
+"""Bad kernels raise KernelSyntaxError / KernelTypeError at the user's file:line, never with TVM's C++ text."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+import tilelang.language as T
+from tilelang.errors import KernelSyntaxError, KernelTypeError, SourceError
+
+HERE = __file__
+
+
+def line_of(fn, marker: str) -> int:
+    """The line number of the first source line of `fn` containing `marker`."""
+    lines, first = inspect.getsourcelines(fn)
+    for i, text in enumerate(lines):
+        if marker in text:
+            return first + i
+    raise AssertionError(marker)
+
+
+def expect(cls: type[SourceError], body, marker: str, *fragments: str) -> SourceError:
+    with pytest.raises(cls) as info:
+        T.prim_func(body)
+    err = info.value
+    assert f"{HERE}:{line_of(body, marker)}:" in str(err), str(err)
+    assert err.location[0] == HERE and err.location[1] == line_of(body, marker)
+    assert marker.strip() in str(err)  # the offending source line is shown
+    for frag in fragments:
+        assert frag in str(err), str(err)
+    for cxx in ("Check failed", "/project/src/", "tvm::", "ffi::"):
+        assert cxx not in str(err)
+    return err
+
+
+def test_unknown_name():
+    def k(A: T.Tensor((4,), T.float32)):
+        with T.Kernel(1) as _:
+            A[0] = undefined_thing + 1  # noqa: F821
+
+    expect(KernelSyntaxError, k, "undefined_thing + 1", "'undefined_thing' is not defined")
+
+
+def test_unknown_dsl_function():
+    def k(A: T.Tensor((4,), T.float32)):
+        with T.Kernel(1) as _:
+            T.not_a_function(A)
+
+    expect(KernelSyntaxError, k, "T.not_a_function(A)", "not_a_function")
+
+
+def test_wrong_index_arity():
+    def k(A: T.Tensor((4, 4), T.float32)):
+        with T.Kernel(1) as _:
+            A[0] = 1.0
+
+    expect(KernelTypeError, k, "A[0] = 1.0", "2 dimensions", "1 index")
+
+
+def test_wrong_index_arity_in_load():
+    def k(A: T.Tensor((4, 4), T.float32), B: T.Tensor((4,), T.float32)):
+        with T.Kernel(1) as _:
+            B[0] = A[1, 2, 3]
+
+    expect(KernelTypeError, k, "B[0] = A[1, 2, 3]", "3 indices")
+
+
+def test_wrong_call_arity():
+    def k(A: T.Tensor((4, 4), T.float32)):
+        with T.Kernel(1, 2, 3, 4) as _:
+            A[0, 0] = 1.0
+
+    expect(KernelTypeError, k, "T.Kernel(1, 2, 3, 4)", "1 to 3 grid extents")
+
+
+def test_copy_shape_mismatch():
+    def k(A: T.Tensor((64, 64), T.float16)):
+        with T.Kernel(1) as _:
+            S = T.alloc_shared((32, 32), T.float16)
+            T.copy(A[0:32, 0:16], S)
+
+    expect(KernelTypeError, k, "T.copy(A[0:32, 0:16], S)", "T.copy shape mismatch", "(32, 16)", "(32, 32)")
+
+
+def test_copy_unit_dims_are_ignored():
+    @T.prim_func
+    def k(Q: T.Tensor((2, 64, 4, 32), T.float16)):
+        with T.Kernel(1) as _:
+            S = T.alloc_shared((64, 32), T.float16)
+            T.copy(Q[1, :, 2, :], S)
+
+    assert "T.tl.copy" in k.script()
+
+
+def test_gemm_k_mismatch():
+    def k(A: T.Tensor((4,), T.float32)):
+        with T.Kernel(1) as _:
+            As = T.alloc_shared((64, 32), T.float16)
+            Bs = T.alloc_shared((16, 64), T.float16)
+            C = T.alloc_fragment((64, 64), T.float32)
+            T.gemm(As, Bs, C)
+
+    expect(KernelTypeError, k, "T.gemm(As, Bs, C)", "K differs")
+
+
+def test_gemm_transpose_mismatch():
+    def k(A: T.Tensor((4,), T.float32)):
+        with T.Kernel(1) as _:
+            As = T.alloc_shared((64, 32), T.float16)
+            Bs = T.alloc_shared((32, 64), T.float16)
+            C = T.alloc_fragment((64, 64), T.float32)
+            T.gemm(As, Bs, C, transpose_B=True)
+
+    expect(KernelTypeError, k, "transpose_B=True)", "transpose_B=True", "differs")
+
+
+def test_gemm_mn_mismatch_and_scope():
+    def k(A: T.Tensor((4,), T.float32)):
+        with T.Kernel(1) as _:
+            As = T.alloc_shared((64, 32), T.float16)
+            Bs = T.alloc_shared((32, 64), T.float16)
+            C = T.alloc_fragment((32, 64), T.float32)
+            T.gemm(As, Bs, C)
+
+    expect(KernelTypeError, k, "T.gemm(As, Bs, C)", "M differs")
+
+    def g(A: T.Tensor((64, 32), T.float16)):
+        with T.Kernel(1) as _:
+            Bs = T.alloc_shared((32, 64), T.float16)
+            C = T.alloc_fragment((64, 64), T.float32)
+            T.gemm(A, Bs, C)
+
+    expect(KernelTypeError, g, "T.gemm(A, Bs, C)", "scope")
+
+
+def test_reduce_shape_mismatch():
+    def k(A: T.Tensor((4,), T.float32)):
+        with T.Kernel(1) as _:
+            F = T.alloc_fragment((64, 32), T.float32)
+            r = T.alloc_fragment((32,), T.float32)
+            T.reduce_sum(F, r, dim=1)
+
+    expect(KernelTypeError, k, "T.reduce_sum(F, r, dim=1)", "shape mismatch")
+
+
+def test_unsupported_dtype():
+    def k(A: T.Tensor((4,), T.float32)):
+        with T.Kernel(1) as _:
+            S = T.alloc_shared((4,), "flaot16")  # noqa: F841
+
+    expect(KernelTypeError, k, 'T.alloc_shared((4,), "flaot16")', "unsupported dtype 'flaot16'")
+
+
+def test_unsupported_dtype_in_signature():
+    def k(A: T.Tensor((4,), "complex64")):
+        pass
+
+    with pytest.raises(KernelTypeError, match="unsupported dtype"):
+        T.prim_func(k)
+
+
+def test_missing_annotation():
+    def k(A):
+        with T.Kernel(1) as _:
+            pass
+
+    expect(KernelSyntaxError, k, "def k(A):", "needs an annotation")
+
+
+def test_unsupported_statement():
+    def k(A: T.Tensor((4,), T.float32)):
+        with T.Kernel(1) as _:
+            try:
+                A[0] = 1.0
+            except Exception:
+                pass
+
+    expect(KernelSyntaxError, k, "try:", "Try")
+
+
+def test_tile_op_outside_kernel():
+    with pytest.raises(KernelSyntaxError, match="inside a kernel"):
+        T.copy(None, None)
+
+
+def test_tvm_error_is_translated():
+    def k(A: T.Tensor((4,), T.float32), B: T.Tensor((4,), T.float32)):
+        with T.Kernel(1) as _:
+            A[0] = A + B
+
+    expect(KernelTypeError, k, "A[0] = A + B")
+
+
+def test_error_inside_macro_points_at_macro_line():
+    @T.macro
+    def bad(buf):
+        T.fill(buf, missing_value)  # noqa: F821
+
+    def k(A: T.Tensor((4,), T.float32)):
+        with T.Kernel(1) as _:
+            bad(A)
+
+    with pytest.raises(KernelSyntaxError) as info:
+        T.prim_func(k)
+    assert f"{HERE}:{line_of(bad.fn, 'missing_value')}:" in str(info.value)
+
+
+def test_error_in_loop_body_has_inner_line():
+    def k(A: T.Tensor((4, 4), T.float32)):
+        with T.Kernel(1) as _:
+            for i, j in T.Parallel(4, 4):
+                A[i, j] = 0.0
+                A[i] = 1.0
+
+    expect(KernelTypeError, k, "A[i] = 1.0", "2 dimensions")
