@@ -76,20 +76,34 @@ def _read_entry_points() -> list[EntryPointInfo]:
     return found
 
 
+def read_entry_points() -> list[EntryPointInfo]:
+    """Scan installed distributions for ``tilelang.backends`` entry points (no filtering, no caching)."""
+    return _read_entry_points()
+
+
+def _usable(found: list[EntryPointInfo]) -> list[EntryPointInfo]:
+    """`found` less what the escape-hatch variables exclude."""
+    if os.environ.get("TILELANG_DISABLE_PLUGIN_AUTOLOAD", "").strip() not in ("", "0"):
+        return []
+    blocked = {b.strip() for b in os.environ.get("TILELANG_BLOCK_PLUGINS", "").split(",") if b.strip()}
+    return [ep for ep in found if ep.kind not in blocked and ep.package.removeprefix("tilelang_") not in blocked]
+
+
 def entry_points() -> list[EntryPointInfo]:
     """Every usable ``tilelang.backends`` entry point (metadata only; honours the escape-hatch variables)."""
     global _entry_points_cache
     with _lock:
         if _entry_points_cache is None:
-            if os.environ.get("TILELANG_DISABLE_PLUGIN_AUTOLOAD", "").strip() not in ("", "0"):
-                _entry_points_cache = []
-            else:
-                blocked = {b.strip() for b in os.environ.get("TILELANG_BLOCK_PLUGINS", "").split(",") if b.strip()}
-                _entry_points_cache = [
-                    ep for ep in _read_entry_points()
-                    if ep.kind not in blocked and ep.package.removeprefix("tilelang_") not in blocked
-                ]
+            _entry_points_cache = _usable(_read_entry_points())
         return list(_entry_points_cache)
+
+
+def prime_entry_points(found: list[EntryPointInfo]) -> None:
+    """Use `found` (e.g. a snapshot cached on disk) instead of scanning distributions; no-op once discovered."""
+    global _entry_points_cache
+    with _lock:
+        if _entry_points_cache is None:
+            _entry_points_cache = _usable(list(found))
 
 
 def installed_kinds() -> list[str]:
