@@ -23,7 +23,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "errors": ("tilelang.errors", None),
     "env": ("tilelang.env", None),
     "lower": ("tilelang.engine", "lower"),
-    "jit": ("tilelang.jit", "jit"),
+    "jit": ("tilelang.jit", None),  # the module is callable: `tilelang.jit(...)` is `tilelang.jit.jit(...)`
     "compile": ("tilelang.jit", "compile"),
     "par_compile": ("tilelang.jit", "par_compile"),
     "JITKernel": ("tilelang.jit", "JITKernel"),

@@ -12,6 +12,7 @@ from tilelang.backend import (
     register_lazy_device_codegen,
     register_lazy_execution_backends,
     register_lazy_passes,
+    register_lazy_tile_op_impls,
     register_target_kind,
 )
 
@@ -39,6 +40,8 @@ def register() -> None:
         register_lazy_device_codegen(kind, f"tilelang_cpu.codegen:{kind.upper()}_CODEGEN")
         register_lazy_execution_backends(kind, "tilelang_cpu.execution_backend:EXECUTION_BACKENDS")
         register_lazy_passes(kind, "tilelang_cpu.passes:PASSES")
+        register_lazy_tile_op_impls(kind, "tilelang_cpu.tileops:IMPLS")
+    register_lazy_tile_op_impls("llvm", "tilelang_cpu.gemm:IMPLS")
 
 
 def toolchain() -> list[ToolStatus]:

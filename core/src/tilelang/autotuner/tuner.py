@@ -1,0 +1,252 @@
+"""`AutoTuner` and ``@tilelang.autotune``: compile every configuration in parallel, check, time, keep the best.
+
+Compiles fan out through an executor (`tilelang.autotuner.executors`); benchmarking runs here, one kernel at a
+time. A configuration whose compile fails, whose outputs differ from `ref_prog`, or whose run raises is
+disqualified (reported through the ``tilelang_autotune_result`` hook). The best configuration and its latency
+are kept on disk, keyed like the JIT's source key plus the configurations, so a later process compiles (or
+loads) only the winner.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, as_completed
+from dataclasses import dataclass, field
+from typing import Any
+
+from tilelang import env
+from tilelang.artifact import CompiledArtifact
+from tilelang.autotuner import executors
+from tilelang.cache.keys import Unkeyable, canonical, digest, function_fingerprint
+from tilelang.cache.manager import kernel_cache
+from tilelang.jit.decorator import JITImpl
+from tilelang.jit.kernel import JITKernel
+from tilelang.profiler import Profiler
+
+__all__ = ["AutoTuner", "AutoTuneResult", "autotune"]
+
+logger = logging.getLogger("tilelang.autotuner")
+RECORDS = "autotune"
+
+
+@dataclass
+class AutoTuneResult:
+    """The winner (`config`, `latency` in ms, `kernel`), the reference's latency, and every trial."""
+
+    config: dict[str, Any] | None
+    latency: float | None
+    kernel: JITKernel | None
+    ref_latency: float | None = None
+    trials: list[dict[str, Any]] = field(default_factory=list)
+    from_cache: bool = False
+
+
+@dataclass
+class _ProfileArgs:
+    warmup: float = 25
+    rep: float = 100
+    ref_prog: Callable[..., Any] | None = None
+    supply_type: Any = "auto"
+    rtol: float = 1e-2
+    atol: float = 1e-2
+    max_mismatched_ratio: float = 0.01
+    skip_check: bool = False
+    dims: dict[str, int] | None = None
+
+
+class AutoTuner:
+    """Tunes a ``@tilelang.jit`` lazy kernel factory over `configs` (dicts of its keyword arguments, or a
+    callable returning them for the call's arguments)."""
+
+    def __init__(self, fn: Any, configs: Sequence[dict[str, Any]] | Callable[..., Sequence[dict[str, Any]]], *,
+                 executor: Executor | None = None, max_workers: int | None = None, progress: bool = True,
+                 cache_results: bool = True, **profile: Any):
+        self.jit_impl = fn if isinstance(fn, JITImpl) else JITImpl(fn, _default_options())
+        self.configs = configs
+        self.executor = executor
+        self.max_workers = max_workers
+        self.progress = progress
+        self.cache_results = cache_results
+        self.profile = _ProfileArgs(**profile)
+
+    @classmethod
+    def from_kernel(cls, kernel: Any, configs: Any) -> AutoTuner:
+        """Reference spelling: ``AutoTuner.from_kernel(kernel=fn, configs=...)``."""
+        return cls(kernel, configs)
+
+    def set_compile_args(self, **options: Any) -> AutoTuner:
+        """Override the jit options (out_idx, target, execution_backend, pass_configs, ...)."""
+        from dataclasses import replace
+
+        self.jit_impl = JITImpl(self.jit_impl.fn, replace(self.jit_impl.options, **options))
+        return self
+
+    def set_profile_args(self, **profile: Any) -> AutoTuner:
+        """Override warmup, rep, ref_prog, supply_type, rtol, atol, max_mismatched_ratio, skip_check, dims."""
+        for key, value in profile.items():
+            if not hasattr(self.profile, key):
+                raise TypeError(f"unknown profile argument {key!r}")
+            setattr(self.profile, key, value)
+        return self
+
+    # ------------------------------------------------------------------------------------------ running
+    def _configs(self, args: tuple, kwargs: dict) -> list[dict[str, Any]]:
+        configs = self.configs(*args, **kwargs) if callable(self.configs) else self.configs
+        configs = [dict(c) for c in configs]
+        if not configs:
+            raise ValueError("autotune needs at least one configuration")
+        return configs
+
+    def _record_key(self, args: tuple, kwargs: dict, configs: list[dict[str, Any]]) -> str | None:
+        if not (self.cache_results and kernel_cache.enabled):
+            return None
+        options = self.jit_impl.options
+        try:
+            target = options.resolved_target()
+            return digest("autotune", function_fingerprint(self.jit_impl.fn), canonical([list(args), kwargs]),
+                          canonical(configs), canonical(options.out_idx), options.fingerprint(target),
+                          canonical(self.profile.supply_type), self.profile.ref_prog is not None)
+        except Unkeyable:
+            return None
+
+    def run(self, *args: Any, **kwargs: Any) -> AutoTuneResult:
+        """Tune for these call arguments (configs supply the remaining keyword arguments)."""
+        if self.jit_impl.mode != "lazy":
+            raise TypeError("autotune works on lazy @tilelang.jit kernel factories (functions returning a PrimFunc)")
+        configs = self._configs(args, kwargs)
+        record_key = self._record_key(args, kwargs, configs)
+        if record_key is not None:
+            record = kernel_cache.get_record(RECORDS, record_key)
+            if isinstance(record, dict) and record.get("config") is not None:
+                kernel = self.jit_impl.compile(*args, **{**kwargs, **record["config"]})
+                kernel.config, kernel.latency = record["config"], record["latency"]
+                kernel.ref_latency = record.get("ref_latency")
+                return AutoTuneResult(record["config"], record["latency"], kernel, record.get("ref_latency"),
+                                      record.get("trials", []), from_cache=True)
+        kernels, trials = self._compile_all(args, kwargs, configs)
+        result = self._benchmark(kernels, trials)
+        if record_key is not None and result.config is not None:
+            kernel_cache.put_record(RECORDS, record_key, {
+                "config": result.config, "latency": result.latency, "ref_latency": result.ref_latency,
+                "trials": result.trials})
+        return result
+
+    def _compile_all(self, args: tuple, kwargs: dict,
+                     configs: list[dict[str, Any]]) -> tuple[list[JITKernel | None], list[dict[str, Any]]]:
+        from tqdm.auto import tqdm
+
+        token = executors.register_job(self.jit_impl)
+        fn = self.jit_impl.fn
+        tasks = [executors.CompileTask(token, fn.__module__, fn.__qualname__, args, {**kwargs, **c}) for c in configs]
+        trials: list[dict[str, Any]] = [{"config": c, "latency": None, "error": None} for c in configs]
+        kernels: list[JITKernel | None] = [None] * len(configs)
+        own = self.executor is None
+        workers = min(self.max_workers or env.autotune_workers(), len(tasks))
+        pool = executors.SerialExecutor() if own and workers <= 1 else (
+            executors.local_process_executor(workers) if own else self.executor)
+        try:
+            futures = {pool.submit(executors.compile_task, t): i for i, t in enumerate(tasks)}
+            bar = tqdm(as_completed(futures), total=len(futures), desc="autotune: compiling", disable=not self.progress)
+            for future in bar:
+                i = futures[future]
+                try:
+                    kernels[i] = self._rebuild(future.result())
+                except Exception as exc:
+                    trials[i]["error"] = f"compile failed: {type(exc).__name__}: {exc}"
+                    logger.debug("config %s failed to compile:\n%s", configs[i], traceback.format_exc())
+        finally:
+            if own:
+                pool.shutdown(wait=True)
+        return kernels, trials
+
+    def _rebuild(self, payload: dict[str, Any]) -> JITKernel:
+        files = {k: (v if isinstance(v, bytes) else bytes(v)) for k, v in payload["files"].items()}
+        artifact = CompiledArtifact.from_json(payload["artifact"], files)
+        options = self.jit_impl.options
+        return JITKernel(artifact, options.out_idx, options.execution_backend, cache_key=payload.get("cache_key"),
+                         pass_configs=options.pass_configs, compile_flags=options.compile_flags)
+
+    def _benchmark(self, kernels: list[JITKernel | None], trials: list[dict[str, Any]]) -> AutoTuneResult:
+        from tqdm.auto import tqdm
+
+        from tilelang.backend.hooks import plugin_manager
+
+        p = self.profile
+        hook = plugin_manager().hook.tilelang_autotune_result
+        inputs = None
+        ref_latency = None
+        best: tuple[float, int] | None = None
+        for i, kernel in enumerate(tqdm(kernels, desc="autotune: benchmarking", disable=not self.progress)):
+            trial = trials[i]
+            if kernel is not None:
+                try:
+                    profiler = Profiler(kernel, p.supply_type, p.dims)
+                    if inputs is None:
+                        inputs = profiler._get_inputs()
+                        if p.ref_prog is not None:
+                            ref_latency = profiler.do_bench(p.ref_prog, warmup=p.warmup, rep=p.rep,
+                                                            input_tensors=inputs)
+                    if p.ref_prog is not None and not p.skip_check:
+                        profiler.assert_allclose(p.ref_prog, inputs, atol=p.atol, rtol=p.rtol,
+                                                 max_mismatched_ratio=p.max_mismatched_ratio)
+                    trial["latency"] = profiler.do_bench(warmup=p.warmup, rep=p.rep, input_tensors=inputs)
+                except Exception as exc:
+                    trial["error"] = f"{type(exc).__name__}: {exc}"
+            hook(config=trial["config"], latency=trial["latency"], error=trial["error"])
+            if trial["latency"] is not None and (best is None or trial["latency"] < best[0]):
+                best = (trial["latency"], i)
+        if best is None:
+            errors = "; ".join(f"{t['config']}: {t['error']}" for t in trials[:5])
+            raise RuntimeError(f"autotune: no configuration compiled and ran correctly ({errors})")
+        latency, index = best
+        kernel = kernels[index]
+        kernel.config, kernel.latency, kernel.ref_latency = trials[index]["config"], latency, ref_latency
+        return AutoTuneResult(trials[index]["config"], latency, kernel, ref_latency, trials)
+
+
+def _default_options() -> Any:
+    from tilelang.jit.compiler import CompileOptions
+
+    return CompileOptions()
+
+
+class _AutoTuned:
+    """What ``@tilelang.autotune`` returns: calling it tunes (once per arguments) and returns the best kernel."""
+
+    def __init__(self, tuner: AutoTuner):
+        self.tuner = tuner
+        self.jit_impl = tuner.jit_impl
+        self._results: dict[Any, AutoTuneResult] = {}
+        self.__wrapped__ = tuner.jit_impl.fn
+        self.__doc__ = tuner.jit_impl.fn.__doc__
+        self.__name__ = tuner.jit_impl.fn.__name__
+
+    def tune(self, *args: Any, **kwargs: Any) -> AutoTuneResult:
+        """Tune (or recall) for these arguments and return the full result."""
+        key = digest(canonical([list(args), kwargs]))
+        if key not in self._results:
+            self._results[key] = self.tuner.run(*args, **kwargs)
+        return self._results[key]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> JITKernel:
+        return self.tune(*args, **kwargs).kernel  # type: ignore[return-value]
+
+
+def autotune(configs: Any = None, warmup: float = 25, rep: float = 100, ref_prog: Callable[..., Any] | None = None,
+             supply_type: Any = "auto", rtol: float = 1e-2, atol: float = 1e-2, max_mismatched_ratio: float = 0.01,
+             skip_check: bool = False, executor: Executor | None = None, max_workers: int | None = None,
+             progress: bool = True, cache_results: bool = True, dims: dict[str, int] | None = None) -> Any:
+    """Decorator stacked on ``@tilelang.jit``: ``fn(*args)`` tunes over `configs` and returns the best kernel
+    (with ``.config``, ``.latency``, ``.ref_latency``); ``fn.tune(*args)`` returns the `AutoTuneResult`."""
+    def wrap(fn: Any) -> _AutoTuned:
+        tuner = AutoTuner(fn, configs, executor=executor, max_workers=max_workers, progress=progress,
+                          cache_results=cache_results, warmup=warmup, rep=rep, ref_prog=ref_prog,
+                          supply_type=supply_type, rtol=rtol, atol=atol, max_mismatched_ratio=max_mismatched_ratio,
+                          skip_check=skip_check, dims=dims)
+        return _AutoTuned(tuner)
+
+    if callable(configs) and not isinstance(configs, (list, tuple)) and hasattr(configs, "mode"):
+        raise TypeError("use @tilelang.autotune(configs=...) with arguments")
+    return wrap

@@ -1,0 +1,49 @@
+"""The kernel cache: compiled kernels in memory and on disk under ``TILELANG_CACHE_DIR`` (``~/.tilelang/cache``).
+
+Keys cover the program, the call arguments, the target (with a host-CPU fingerprint when no ``mcpu`` is
+given), pass configs, compile flags and the versions of core, plugins and TVM (`tilelang.cache.keys`).
+Writes are atomic and crash-safe (`tilelang.cache.store`). ``TILELANG_DISABLE_CACHE=1`` or `disable_cache`
+turns it off.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilelang.cache.manager import KernelCache, kernel_cache
+
+__all__ = ["cached", "disable_cache", "enable_cache", "clear_cache", "is_cache_enabled", "KernelCache",
+           "kernel_cache"]
+
+
+def cached(func: Any = None, out_idx: Any = None, *args: Any, target: Any = "auto", target_host: Any = None,
+           execution_backend: str = "auto", verbose: bool = False, pass_configs: dict[str, Any] | None = None,
+           compile_flags: Any = None) -> Any:
+    """Compile `func` (a PrimFunc) through the cache and return its `JITKernel` (reference-compatible)."""
+    from tilelang.jit import compile as jit_compile
+
+    if args:
+        raise TypeError("cached() takes no extra positional arguments besides func and out_idx")
+    return jit_compile(func, out_idx=out_idx, target=target, target_host=target_host,
+                       execution_backend=execution_backend, verbose=verbose, pass_configs=pass_configs,
+                       compile_flags=compile_flags)
+
+
+def disable_cache() -> None:
+    """Turn the kernel cache off in this process (memory and disk)."""
+    kernel_cache.disable()
+
+
+def enable_cache() -> None:
+    """Turn the kernel cache back on (``TILELANG_DISABLE_CACHE`` still wins)."""
+    kernel_cache.enable()
+
+
+def clear_cache() -> None:
+    """Forget cached kernels in memory and delete the on-disk cache."""
+    kernel_cache.clear()
+
+
+def is_cache_enabled() -> bool:
+    """Whether compiled kernels are looked up in and stored to the cache."""
+    return kernel_cache.enabled

@@ -1,0 +1,201 @@
+"""Cache keys: stable digests of programs, Python values, targets and the versions that produced a kernel.
+
+Two kinds of key:
+
+- the *program key* hashes the compiled program itself (the PrimFunc's script text and structural hash) with
+  the target, pass configs, compile flags and versions. It needs the PrimFunc, hence TVM.
+- the *source key* hashes what a ``@tilelang.jit`` function was called with instead: its source, the values
+  of the closure cells and globals it reads (recursively for user functions), the call arguments and the
+  same options. It is computed without TVM, so a new process finds its kernel on disk without importing the
+  compiler. A value that has no stable spelling makes the source key unavailable (`Unkeyable`); the program
+  key then decides.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import hashlib
+import inspect
+import json
+import linecache
+import os
+import sys
+import types
+from collections.abc import Mapping
+from typing import Any
+
+from tilelang._version import __version__
+
+__all__ = ["Unkeyable", "canonical", "digest", "versions", "host_fingerprint", "target_fingerprint",
+           "program_text", "function_fingerprint"]
+
+# Modules whose objects are part of the library, not of the user's program: referenced by name only.
+_LIBRARY_ROOTS = {"tilelang", "tvm", "tvm_ffi", "torch", "numpy", "builtins", "math", "operator", "functools",
+                  "itertools", "typing", "dataclasses", "collections", "enum"}
+_MAX_DEPTH = 8
+
+
+class Unkeyable(TypeError):
+    """A value without a stable, process-independent spelling."""
+
+
+def digest(*parts: Any) -> str:
+    """sha256 hex digest of the canonical JSON of `parts`."""
+    text = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=_json_default)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _json_default(value: Any) -> Any:
+    return canonical(value)
+
+
+def _is_library(module_name: str | None) -> bool:
+    return bool(module_name) and module_name.split(".")[0] in _LIBRARY_ROOTS  # type: ignore[union-attr]
+
+
+def canonical(value: Any, _depth: int = 0) -> Any:
+    """A JSON-able spelling of `value` that is the same in every process, or raise `Unkeyable`."""
+    if _depth > _MAX_DEPTH:
+        raise Unkeyable("value nested too deeply to key")
+    if value is None or isinstance(value, (bool, int, str)):
+        return value if not isinstance(value, str) or type(value) is str else ["str", type(value).__name__, value]
+    if isinstance(value, float):
+        return ["float", repr(value)]
+    if isinstance(value, (list, tuple)):
+        return [type(value).__name__, [canonical(v, _depth + 1) for v in value]]
+    if isinstance(value, (set, frozenset)):
+        return ["set", sorted(json.dumps(canonical(v, _depth + 1), sort_keys=True) for v in value)]
+    if isinstance(value, Mapping):
+        items = [[json.dumps(canonical(k, _depth + 1), sort_keys=True), canonical(v, _depth + 1)]
+                 for k, v in value.items()]
+        return ["dict", sorted(items)]
+    if isinstance(value, enum.Enum):
+        return ["enum", type(value).__module__, type(value).__qualname__, value.name]
+    if isinstance(value, bytes):
+        return ["bytes", hashlib.sha256(value).hexdigest()]
+    if isinstance(value, types.ModuleType):
+        return ["module", value.__name__]
+    if isinstance(value, type):
+        return ["type", value.__module__, value.__qualname__]
+    if isinstance(value, functools.partial):
+        return ["partial", canonical(value.func, _depth + 1), canonical(value.args, _depth + 1),
+                canonical(value.keywords, _depth + 1)]
+    module = type(value).__module__
+    if module == "torch" and type(value).__name__ in ("dtype", "device"):
+        return ["torch", str(value)]
+    jit_func = getattr(value, "__tilelang_jit_function__", None)
+    if jit_func is not None:
+        return ["jit", function_fingerprint(jit_func, _depth + 1)]
+    if isinstance(value, (types.FunctionType, types.MethodType)) or inspect.isbuiltin(value):
+        if _is_library(getattr(value, "__module__", None)) or inspect.isbuiltin(value):
+            return ["callable", getattr(value, "__module__", None), getattr(value, "__qualname__", repr(value))]
+        return ["function", function_fingerprint(value, _depth + 1)]
+    raise Unkeyable(f"cannot key a value of type {type(value).__module__}.{type(value).__qualname__}")
+
+
+def _names(code: types.CodeType) -> set[str]:
+    """Names `code` (and nested code) may read as globals: a superset (attribute names are included)."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names(const)
+    return names
+
+
+def _last_line(code: types.CodeType) -> int:
+    last = max((line for _, _, line in code.co_lines() if line is not None), default=code.co_firstlineno)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            last = max(last, _last_line(const))
+    return last
+
+
+@functools.lru_cache(maxsize=256)
+def _source_of(code: types.CodeType) -> str:
+    """The source lines of `code`, decorators included (read through linecache, no tokenizing)."""
+    lines = linecache.getlines(code.co_filename)
+    if not lines:
+        raise Unkeyable(f"no source for {code.co_name} ({code.co_filename}:{code.co_firstlineno})")
+    return "".join(lines[code.co_firstlineno - 1:_last_line(code)])
+
+
+def function_fingerprint(func: Any, _depth: int = 0) -> Any:
+    """What determines a user function's behaviour: its source, defaults, closure values and the globals it
+    reads (user functions among them fingerprinted recursively; library objects by name)."""
+    func = inspect.unwrap(func)
+    if isinstance(func, types.MethodType):
+        return ["method", canonical(func.__self__, _depth + 1), function_fingerprint(func.__func__, _depth + 1)]
+    code = getattr(func, "__code__", None)
+    if code is None:
+        raise Unkeyable(f"cannot key callable {func!r}")
+    closure = {}
+    for name, cell in zip(code.co_freevars, func.__closure__ or ()):
+        try:
+            closure[name] = canonical(cell.cell_contents, _depth + 1)
+        except ValueError:  # empty cell
+            closure[name] = ["empty"]
+    globals_used = {}
+    func_globals = getattr(func, "__globals__", {})
+    for name in sorted(_names(code)):
+        if name in func_globals:
+            value = func_globals[name]
+            globals_used[name] = canonical(value, _depth + 1) if value is not func else ["self"]
+    return {
+        "module": func.__module__, "qualname": func.__qualname__, "source": _source_of(code),
+        "defaults": canonical(func.__defaults__, _depth + 1),
+        "kwdefaults": canonical(func.__kwdefaults__, _depth + 1),
+        "closure": closure, "globals": globals_used,
+    }
+
+
+@functools.cache
+def versions() -> dict[str, str]:
+    """Versions of everything that shapes compiled code: core, TVM, tvm_ffi and every installed backend."""
+    from tilelang.cache.environment import snapshot
+
+    snap = snapshot()
+    found = {"tilelang-core": __version__, "python": ".".join(map(str, sys.version_info[:2])), **snap["versions"]}
+    for _kind, _value, distribution, version in snap["entry_points"]:
+        found[distribution] = version
+    return found
+
+
+@functools.cache
+def host_fingerprint() -> str:
+    """The host CPU (model and ISA flags), for targets whose code depends on it."""
+    model, flags = "", ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key in ("model name", "cpu model", "Hardware") and not model:
+                    model = value.strip()
+                elif key in ("flags", "Features") and not flags:
+                    flags = " ".join(sorted(value.split()))
+                if not line.strip() and flags:
+                    break
+    except OSError:
+        pass
+    uname = os.uname() if hasattr(os, "uname") else None
+    text = f"{uname.machine if uname else sys.platform}|{uname.sysname if uname else ''}|{model}|{flags}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _host_dependent(config: Any) -> bool:
+    return isinstance(config, Mapping) and config.get("kind") in ("llvm", "c", "cpu") and not config.get("mcpu")
+
+
+def target_fingerprint(target: Mapping[str, Any], target_host: Any = None) -> Any:
+    """The target and host configs, plus the host CPU when the code depends on it (no explicit ``mcpu``)."""
+    host = target.get("host", target_host)
+    extra = host_fingerprint() if _host_dependent(target) or _host_dependent(host) else None
+    return [canonical(dict(target)), canonical(target_host), extra]
+
+
+def program_text(func: Any) -> list[Any]:
+    """A PrimFunc's identity: TVMScript text and structural hash (``tvm.ir.save_json`` crashes on tirx)."""
+    import tvm_ffi
+
+    return [func.script(), str(tvm_ffi.structural_hash(func, map_free_vars=True))]

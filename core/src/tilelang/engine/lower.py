@@ -1,0 +1,161 @@
+"""`lower`: compile a tile program for one target into a `CompiledArtifact`.
+
+The PrimFunc goes through core's pipeline (`tilelang.transform.pipeline`) with the backends' passes at each
+extension point, is split into host and device halves, and each half is built by the codegen registered for
+its target kind: device code by ``resolve_device_codegen(target)``; host code after the host-codegen hooks and
+the ``tilelang_prepare_host_codegen`` hook chain, by ``resolve_host_codegen(target_host)``. For a target
+whose code runs on the host (no device functions after the split) the device codegen builds the host module.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tilelang.artifact import CompiledArtifact, ParamInfo
+from tilelang.errors import LoweringError, TileLangError
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-able copy of a target config (tvm_ffi containers -> dict / list / str)."""
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if hasattr(value, "items"):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) or hasattr(value, "__iter__"):
+        return [_plain(v) for v in value]
+    if hasattr(value, "value"):
+        return value.value
+    return str(value)
+
+
+def _dim(e: Any) -> int | str:
+    from tilelang.transform._common import as_int
+
+    v = as_int(e)
+    return v if v is not None else str(e)
+
+
+def param_infos(func: Any) -> list[ParamInfo]:
+    from tvm import tirx
+
+    infos = []
+    for p in func.params:
+        if tirx.is_buffer_var(p):
+            infos.append(ParamInfo(str(p.name), str(p.ty.dtype), tuple(_dim(s) for s in p.ty.shape)))
+        else:
+            dtype = str(p.ty.dtype) if hasattr(p.ty, "dtype") else str(p.dtype)
+            infos.append(ParamInfo(str(p.name), dtype, (), is_tensor=False))
+    return infos
+
+
+def launch_metadata(func: Any) -> dict[str, Any]:
+    from tilelang.transform import _common as C
+
+    ext = C.launch_extents(func)
+    meta: dict[str, Any] = {
+        "grid": [_dim(ext[t][1]) for t in C.BLOCK_TAGS if t in ext],
+        "threads": [_dim(ext[t][1]) for t in C.THREAD_TAGS if t in ext],
+    }
+    return meta
+
+
+def _as_module(func_or_mod: Any) -> tuple[Any, str, Any]:
+    import tvm
+    from tvm import tirx
+
+    if isinstance(func_or_mod, tvm.IRModule):
+        funcs = [(gv, f) for gv, f in func_or_mod.functions.items() if isinstance(f, tirx.PrimFunc)]
+        if len(funcs) != 1:
+            raise LoweringError(f"tilelang.lower expects one PrimFunc, the module holds {len(funcs)}")
+        gv, func = funcs[0]
+        name = str(func.attrs["global_symbol"]) if func.attrs and "global_symbol" in func.attrs else gv.name_hint
+    elif isinstance(func_or_mod, tirx.PrimFunc):
+        func = func_or_mod
+        name = (str(func.attrs["global_symbol"]) if func.attrs and "global_symbol" in func.attrs
+                else getattr(func, "__name__", "main"))
+    else:
+        inner = getattr(func_or_mod, "prim_func", None) or getattr(func_or_mod, "func", None)
+        if isinstance(inner, (tirx.PrimFunc, tvm.IRModule)):
+            return _as_module(inner)
+        raise LoweringError(f"tilelang.lower expects a PrimFunc or an IRModule, got {type(func_or_mod).__name__}")
+    func = func.with_attr("global_symbol", name)
+    return tvm.IRModule({name: func}), name, func
+
+
+def _inspect(rt_mod: Any, fmt: str) -> str:
+    try:
+        return str(rt_mod.inspect_source(fmt))
+    except Exception:
+        return ""
+
+
+def lower(func: Any, target: Any = None, target_host: Any = None,
+          pass_configs: dict[str, Any] | None = None) -> CompiledArtifact:
+    """Compile `func` (a PrimFunc or a one-function IRModule) for `target` (``"auto"``/None: see
+    `tilelang.backend.determine_target`; an enclosing ``with tvm.target.Target(...)`` sets the default)."""
+    from tvm.target import Target
+
+    from tilelang.backend import hooks
+    from tilelang.backend.device_codegen import resolve_device_codegen
+    from tilelang.backend.host_codegen import apply_host_codegen_hooks, resolve_host_codegen
+    from tilelang.backend.target import determine_target
+    from tilelang.transform import _common as C
+    from tilelang.transform import pipeline
+    from tilelang.transform.config import normalize_pass_configs
+
+    config = determine_target("auto" if target is None else target)
+    host_spec = target_host if target_host is not None else config.get("host")
+    device_config = {k: v for k, v in config.items() if k != "host"}
+    tgt = Target(device_config)
+    on_host = int(tgt.get_target_device_type()) == 1  # kDLCPU: the kernel itself is host code
+    if host_spec is None:
+        host_config = dict(device_config) if on_host else {"kind": "llvm"}
+    else:
+        host_config = determine_target(host_spec) if not isinstance(host_spec, dict) or "kind" not in host_spec \
+            else dict(host_spec)
+    th = Target(host_config)
+    mod, name, prim = _as_module(func)
+    configs = normalize_pass_configs(pass_configs)
+
+    C.take_pending_error()
+    try:
+        with pipeline.pass_context(configs):
+            lowered = pipeline.lower_tile_program(mod, tgt, th)
+            host_mod, device_mod = pipeline.split(lowered, tgt)
+            host_mod = apply_host_codegen_hooks(host_mod, th, tgt)
+            host_mod = hooks.chain("tilelang_prepare_host_codegen", host_mod, target_host=th, target=tgt)
+            if device_mod is None:
+                rt_mod = resolve_device_codegen(tgt).lower(host_mod, tgt)
+                source = _inspect(rt_mod, "ll") or _inspect(rt_mod, "")
+                host_source = None
+            else:
+                dev_rt = resolve_device_codegen(tgt).lower(device_mod, tgt)
+                source = _inspect(dev_rt, "")
+                rt_mod = resolve_host_codegen(th).lower(host_mod, th)
+                rt_mod.import_module(dev_rt)
+                host_source = _inspect(rt_mod, "ll") or None
+            source = hooks.chain("tilelang_postprocess_kernel_source", source, target=tgt)
+    except TileLangError:
+        raise
+    except Exception as exc:
+        pending = C.take_pending_error()
+        if pending is not None:
+            raise pending from None
+        raise LoweringError(f"{name}: lowering for {config.get('kind')} failed: {C.short_error(exc)}",
+                            location=C.source_location(prim)) from None
+
+    metadata = launch_metadata(prim)
+    dev_funcs = list((device_mod or host_mod).functions.values())
+    shared = [int(f.attrs["tl.shared_bytes"]) for f in lowered.functions.values()
+              if f.attrs is not None and "tl.shared_bytes" in f.attrs]
+    if shared:
+        metadata["shared_bytes"] = max(shared)
+    metadata["device_functions"] = [str(gv.name_hint) for gv in (device_mod or host_mod).functions.keys()]
+    del dev_funcs
+    artifact = CompiledArtifact(
+        name=name, target=_plain(config), target_host=_plain(host_config), params=param_infos(prim),
+        kernel_source=source, host_source=host_source, device_mod=device_mod if device_mod is not None else host_mod,
+        host_mod=host_mod, rt_mod=rt_mod, metadata=json.loads(json.dumps(metadata)),
+    )
+    return artifact

@@ -1,0 +1,191 @@
+"""The call path of a compiled kernel: cheap argument checks, output allocation, and precise diagnoses.
+
+`make_caller` generates (once per kernel) a Python function specialised to the kernel's parameters: it checks
+the argument count, device, alignment (LLVM code may assume aligned buffers: a misaligned pointer would crash)
+and, unless the launcher checks them itself, dtype, shape (symbolic dims included) and contiguity; allocates
+the outputs; and calls the launcher. Any failed check, or an error raised by the launcher, goes to
+`diagnose`, which names the parameter and what was expected in a `KernelArgumentError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tilelang.artifact import ParamInfo
+from tilelang.errors import KernelArgumentError
+
+__all__ = ["torch_dtype", "make_caller", "diagnose", "normalize_out_idx", "param_alignment"]
+
+_DEVICE_ATTR = {"cpu": "is_cpu", "cuda": "is_cuda", "mps": "is_mps", "xpu": "is_xpu", "meta": "is_meta"}
+_TORCH_NAMES = {"bool": "bool", "float8_e4m3": "float8_e4m3fn", "float8_e5m2": "float8_e5m2"}
+
+
+def torch_dtype(name: str) -> Any:
+    """The torch dtype for a TVM dtype string (``"float16"`` -> ``torch.float16``)."""
+    import torch
+
+    value = getattr(torch, _TORCH_NAMES.get(name, name), None)
+    if not isinstance(value, torch.dtype):
+        raise KernelArgumentError(f"dtype {name!r} has no torch equivalent")
+    return value
+
+
+def normalize_out_idx(out_idx: int | Sequence[int] | None, n_params: int) -> list[int]:
+    """``out_idx`` as sorted non-negative indices (``-1`` is the last parameter)."""
+    if out_idx is None:
+        return []
+    items = [out_idx] if isinstance(out_idx, int) else list(out_idx)
+    result = []
+    for idx in items:
+        if not isinstance(idx, int) or not -n_params <= idx < n_params:
+            raise KernelArgumentError(f"out_idx entry {idx!r} is out of range for a kernel with {n_params} parameters")
+        result.append(idx % n_params)
+    if len(set(result)) != len(result):
+        raise KernelArgumentError(f"out_idx {out_idx!r} names a parameter twice")
+    return sorted(result)
+
+
+def param_alignment(params: Sequence[ParamInfo], metadata: dict[str, Any], default: int) -> list[int]:
+    """Byte alignment each tensor parameter's data pointer must have (``metadata["param_align"]`` or `default`)."""
+    declared = metadata.get("param_align") or {}
+    return [int(declared.get(p.name, default)) if p.is_tensor else 1 for p in params]
+
+
+def _describe(value: Any) -> str:
+    cls = type(value)
+    if cls.__name__ == "Tensor" and hasattr(value, "dtype"):
+        return f"Tensor(shape={tuple(value.shape)}, dtype={value.dtype}, device={value.device})"
+    return f"{cls.__module__}.{cls.__qualname__}" if cls.__module__ != "builtins" else f"{cls.__name__} {value!r}"
+
+
+def diagnose(kernel_name: str, params: Sequence[ParamInfo], inputs: Sequence[int], args: Sequence[Any],
+             align: Sequence[int], device_type: str | None, cause: BaseException | None = None) -> None:
+    """Raise a KernelArgumentError describing the first argument that does not fit; return when all fit."""
+    import torch
+
+    def fail(idx: int, what: str) -> None:
+        p = params[idx]
+        raise KernelArgumentError(f"kernel {kernel_name!r}, argument {p.name!r}: {what}") from cause
+
+    if len(args) != len(inputs):
+        names = ", ".join(params[i].name for i in inputs)
+        raise KernelArgumentError(
+            f"kernel {kernel_name!r} takes {len(inputs)} argument(s) ({names}), got {len(args)}"
+        ) from cause
+    dims: dict[str, tuple[int, str]] = {}
+    for idx, value in zip(inputs, args):
+        p = params[idx]
+        if not p.is_tensor:
+            if isinstance(value, torch.Tensor) or not isinstance(value, (int, float, bool)):
+                fail(idx, f"expected a {p.dtype} scalar, got {_describe(value)}")
+            dims[p.name] = (int(value), p.name)
+            continue
+        if not isinstance(value, torch.Tensor):
+            fail(idx, f"expected a torch.Tensor of dtype {p.dtype} and shape {list(p.shape)}, got {_describe(value)}")
+        if device_type is not None and value.device.type != device_type:
+            fail(idx, f"expected a tensor on device {device_type!r}, got one on {str(value.device)!r}")
+        expected = torch_dtype(p.dtype)
+        if value.dtype != expected:
+            fail(idx, f"expected dtype {p.dtype}, got {value.dtype}")
+        if value.dim() != len(p.shape):
+            fail(idx, f"expected {len(p.shape)} dimension(s) {list(p.shape)}, got shape {list(value.shape)}")
+        for axis, (want, got) in enumerate(zip(p.shape, value.shape)):
+            if isinstance(want, int):
+                if got != want:
+                    fail(idx, f"expected shape {list(p.shape)}, got {list(value.shape)} (dim {axis})")
+            elif want in dims and dims[want][0] != got:
+                bound, where = dims[want]
+                fail(idx, f"dim {axis} is symbolic {want!r} = {bound} (bound by {where}), but this tensor has {got}")
+            else:
+                dims.setdefault(want, (got, f"{p.name}.shape[{axis}]"))
+        if not value.is_contiguous():
+            fail(idx, f"expected a contiguous tensor, got strides {list(value.stride())} for shape "
+                      f"{list(value.shape)}; call .contiguous() first")
+        if value.data_ptr() % align[idx]:
+            fail(idx, f"data pointer {value.data_ptr():#x} is not {align[idx]}-byte aligned (an offset view such as "
+                      "t[1:]?); the compiled code assumes aligned buffers: pass a fresh tensor or .clone() it")
+
+
+def make_caller(kernel_name: str, params: Sequence[ParamInfo], out_idx: Sequence[int], launcher: Callable[..., Any],
+                *, device_type: str | None, launcher_checks: bool, align: Sequence[int]) -> Callable[..., Any]:
+    """Generate the specialised ``call(*inputs)`` of one kernel (see the module docstring)."""
+    import torch
+
+    inputs = [i for i in range(len(params)) if i not in set(out_idx)]
+    ns: dict[str, Any] = {"_launch": launcher, "_empty": torch.empty, "_diagnose": diagnose, "_params": params,
+                          "_inputs": inputs, "_Error": KernelArgumentError, "_align": list(align),
+                          "_name": kernel_name, "_dev_type": device_type}
+    var = {i: f"a{i}" for i in range(len(params))}
+    lines = ["def call(*args):", f"    if len(args) != {len(inputs)}:",
+             "        _diagnose(_name, _params, _inputs, args, _align, _dev_type)"]
+    if inputs:
+        lines.append(f"    {', '.join(var[i] for i in inputs)}, = args")
+    conds: list[str] = []
+    setup: list[str] = []
+    where: dict[str, str] = {}  # symbolic dim -> expression giving its value
+    tensor_inputs = [i for i in inputs if params[i].is_tensor]
+    for i in inputs:
+        p = params[i]
+        if not p.is_tensor:
+            where.setdefault(p.name, var[i])
+            continue
+        if device_type in _DEVICE_ATTR:
+            conds.append(f"not {var[i]}.{_DEVICE_ATTR[device_type]}")
+        if align[i] > 1:
+            conds.append(f"{var[i]}.data_ptr() & {align[i] - 1}")
+        need_shape = any(isinstance(d, str) for d in p.shape) or not launcher_checks
+        if need_shape:
+            setup.append(f"s{i} = {var[i]}.shape")
+        for axis, d in enumerate(p.shape):
+            if isinstance(d, str) and d not in where:
+                where[d] = f"s{i}[{axis}]"
+            elif isinstance(d, str) and not launcher_checks:
+                conds.append(f"s{i}[{axis}] != {where[d]}")
+        if not launcher_checks:
+            ns[f"_dt{i}"] = torch_dtype(p.dtype)
+            conds.append(f"{var[i]}.dtype is not _dt{i}")
+            conds.append(f"len(s{i}) != {len(p.shape)}")
+            conds.extend(f"s{i}[{axis}] != {d}" for axis, d in enumerate(p.shape) if isinstance(d, int))
+            conds.append(f"not {var[i]}.is_contiguous()")
+    # shape of outputs: every symbolic dim must be bound by an input
+    out_lines = []
+    for i in out_idx:
+        p = params[i]
+        if not p.is_tensor:
+            raise KernelArgumentError(f"kernel {kernel_name!r}: out_idx names scalar parameter {p.name!r}")
+        dims = []
+        for d in p.shape:
+            if isinstance(d, str) and d not in where:
+                raise KernelArgumentError(
+                    f"kernel {kernel_name!r}: cannot allocate output {p.name!r}: its dim {d!r} is not the dim of "
+                    "any input; pass it as an input instead (drop it from out_idx)")
+            dims.append(str(d) if isinstance(d, int) else where[d])
+        ns[f"_dt{i}"] = torch_dtype(p.dtype)
+        device = "_device" if device_type == "cpu" or not tensor_inputs else f"{var[tensor_inputs[0]]}.device"
+        out_lines.append(f"    {var[i]} = _empty(({', '.join(dims)}{',' if len(dims) == 1 else ''}), "
+                         f"dtype=_dt{i}, device={device})")
+    ns["_device"] = torch.device(device_type if device_type in ("cpu", "cuda", "mps", "xpu") else "cpu")
+    if setup or conds:
+        lines.append("    try:")
+        lines.extend(f"        {s}" for s in setup)
+        if conds:
+            lines.append(f"        bad = {' or '.join(f'({c})' for c in conds)}")
+        else:
+            lines.append("        bad = False")
+        lines.append("    except Exception:")
+        lines.append("        bad = True")
+        lines.append("    if bad:")
+        lines.append("        _diagnose(_name, _params, _inputs, args, _align, _dev_type)")
+        lines.append("        raise _Error(f'kernel {_name!r}: arguments rejected')")
+    lines.extend(out_lines)
+    all_args = ", ".join(var[i] for i in range(len(params)))
+    lines += ["    try:", f"        _launch({all_args})", "    except Exception as exc:",
+              "        _diagnose(_name, _params, _inputs, args, _align, _dev_type, exc)", "        raise"]
+    outs = [var[i] for i in out_idx]
+    lines.append(f"    return {outs[0] if len(outs) == 1 else '[' + ', '.join(outs) + ']' if outs else 'None'}")
+    source = "\n".join(lines)
+    exec(compile(source, f"<tilelang call {kernel_name}>", "exec"), ns)
+    call = ns["call"]
+    call.__source__ = source
+    return call

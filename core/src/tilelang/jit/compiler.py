@@ -1,0 +1,206 @@
+"""`compile` and `par_compile`: PrimFunc -> `JITKernel`, through the kernel cache.
+
+`CompileOptions` carries what a ``@tilelang.jit`` decorator or a ``compile`` call fixes besides the program;
+its `fingerprint` is the non-program part of every cache key.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import logging
+import time
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from tilelang import env
+from tilelang.artifact import CompiledArtifact
+from tilelang.backend.execution import resolve_execution_backend
+from tilelang.backend.target import determine_target
+from tilelang.cache.environment import prime_plugin_discovery
+from tilelang.cache.keys import canonical, digest, program_text, target_fingerprint, versions
+from tilelang.cache.manager import kernel_cache
+from tilelang.errors import ExecutionBackendUnavailable
+from tilelang.jit.kernel import JITKernel
+
+__all__ = ["CompileOptions", "compile", "par_compile", "kernel_from_cache"]
+
+logger = logging.getLogger("tilelang.jit")
+
+
+def _plain_configs(configs: dict[Any, Any] | None) -> dict[str, Any]:
+    return {(k.value if isinstance(k, enum.Enum) else str(k)): v for k, v in (configs or {}).items()}
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """How to compile: out_idx, target(s), execution backend, pass configs, compile flags, verbosity."""
+
+    out_idx: Any = None
+    target: Any = "auto"
+    target_host: Any = None
+    execution_backend: str = "auto"
+    pass_configs: dict[str, Any] = field(default_factory=dict)
+    compile_flags: Any = None
+    verbose: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "pass_configs", _plain_configs(self.pass_configs))
+        if isinstance(self.compile_flags, str):
+            object.__setattr__(self, "compile_flags", [self.compile_flags])
+
+    def with_out_idx(self, out_idx: Any) -> CompileOptions:
+        return replace(self, out_idx=out_idx)
+
+    def resolved_target(self) -> dict[str, Any]:
+        """The normalised target config (``"auto"`` resolved now: env var, ``with Target``, detection)."""
+        if kernel_cache.enabled:
+            prime_plugin_discovery()
+        return determine_target(self.target)
+
+    def fingerprint(self, target: dict[str, Any]) -> list[Any]:
+        """Everything but the program that shapes the compiled code."""
+        host = self.target_host
+        return [target_fingerprint(target, host if not hasattr(host, "export") else dict(host.export())),
+                canonical(self.pass_configs), canonical(self.compile_flags), versions()]
+
+    def log(self, message: str, *args: Any) -> None:
+        if self.verbose or env.verbose():
+            print("[tilelang.jit] " + message % args)
+        logger.debug(message, *args)
+
+
+def _prim_func(func: Any) -> Any:
+    """The tirx PrimFunc of `func` (a PrimFunc, or an object carrying one as ``prim_func`` / ``func``)."""
+    for attr in ("prim_func", "func"):
+        inner = getattr(func, attr, None)
+        if inner is not None and hasattr(inner, "script") and hasattr(inner, "params"):
+            return inner
+    if hasattr(func, "script") and hasattr(func, "params"):
+        return func
+    raise TypeError(f"expected a tirx PrimFunc (e.g. from @T.prim_func), got {type(func).__name__}: {func!r}")
+
+
+def _param_align(prim: Any) -> dict[str, int]:
+    """Each buffer parameter's declared data alignment (what generated code may assume)."""
+    found = {}
+    for p in prim.params:
+        align = getattr(getattr(p, "ty", None), "data_alignment", None)
+        if align is not None:
+            found[str(p.name)] = int(align)
+    return found
+
+
+def _lower(prim: Any, target: dict[str, Any], options: CompileOptions) -> CompiledArtifact:
+    from tilelang.engine import lower
+
+    kwargs: dict[str, Any] = {"target": target, "target_host": options.target_host,
+                              "pass_configs": options.pass_configs or None}
+    if options.compile_flags and "compile_flags" in inspect.signature(lower).parameters:
+        kwargs["compile_flags"] = options.compile_flags
+    artifact = lower(prim, **kwargs)
+    if "param_align" not in artifact.metadata:
+        artifact.metadata["param_align"] = _param_align(prim)
+    return artifact
+
+
+def _out_key(out_idx: Any) -> tuple[int, ...]:
+    if out_idx is None:
+        return ()
+    return (out_idx,) if isinstance(out_idx, int) else tuple(out_idx)
+
+
+def _backend_for(target: dict[str, Any], name: Any) -> Any:
+    try:
+        return resolve_execution_backend(target, name)
+    except ExecutionBackendUnavailable:
+        if name not in (None, "auto"):
+            raise
+        return None  # the kernel still compiles; calling it explains why it cannot run here
+
+
+def kernel_from_cache(key: str, options: CompileOptions, target: dict[str, Any], backend: Any = None,
+                      prim_func: Any = None) -> JITKernel | None:
+    """The kernel for program key `key` from memory or disk, or None."""
+    if backend is None:
+        backend = _backend_for(target, options.execution_backend)
+    mem_key = (key, _out_key(options.out_idx), getattr(backend, "name", None))
+    kernel = kernel_cache.get_kernel(mem_key)
+    if kernel is not None:
+        return kernel
+    artifact = kernel_cache.load_artifact(key)
+    if artifact is None:
+        return None
+    kernel = JITKernel(artifact, options.out_idx, backend or options.execution_backend, cache_key=key,
+                       from_cache=True, prim_func=prim_func, pass_configs=options.pass_configs,
+                       compile_flags=options.compile_flags)
+    options.log("loaded %s from the disk cache (%s)", artifact.name, key[:16])
+    kernel_cache.put_kernel(mem_key, kernel)
+    return kernel
+
+
+def compile_with(func: Any, options: CompileOptions, target: dict[str, Any] | None = None) -> JITKernel:
+    """Compile `func` with `options`, through the cache (the engine behind `compile`)."""
+    from tilelang.backend import hooks
+
+    prim = _prim_func(func)
+    target = target if target is not None else options.resolved_target()
+    backend = _backend_for(target, options.execution_backend)
+    key = None
+    if kernel_cache.enabled:
+        key = digest("program", program_text(prim), options.fingerprint(target))
+        kernel = kernel_from_cache(key, options, target, backend, prim)
+        if kernel is not None:
+            return kernel
+    start = time.perf_counter()
+    artifact = _lower(prim, target, options)
+    kernel = JITKernel(artifact, options.out_idx, backend or options.execution_backend, cache_key=key,
+                       prim_func=prim, pass_configs=options.pass_configs, compile_flags=options.compile_flags)
+    options.log("compiled %s for %s in %.3f s", artifact.name, target.get("kind"), time.perf_counter() - start)
+    hooks.plugin_manager().hook.tilelang_kernel_compiled(kernel=kernel)
+    if key is not None:
+        kernel_cache.save_artifact(key, artifact, kernel._backend)
+        kernel_cache.put_kernel((key, _out_key(options.out_idx), getattr(backend, "name", None)), kernel)
+    return kernel
+
+
+def compile(func: Any, out_idx: int | Sequence[int] | None = None, execution_backend: str = "auto",
+            target: Any = "auto", target_host: Any = None, verbose: bool = False,
+            pass_configs: dict[str, Any] | None = None, compile_flags: Any = None) -> JITKernel:
+    """Compile a PrimFunc into a callable `JITKernel` (cached in memory and on disk).
+
+    `out_idx`: parameters the kernel allocates and returns (``-1`` = last). `target`: ``"auto"``, a kind,
+    a dict or a ``tvm.target.Target``. `execution_backend`: a name, or ``"auto"`` for the first available.
+    """
+    options = CompileOptions(out_idx, target, target_host, execution_backend, pass_configs or {}, compile_flags,
+                             verbose)
+    return compile_with(func, options)
+
+
+def par_compile(funcs: Iterable[Any], out_idx: int | Sequence[int] | None = None, execution_backend: str = "auto",
+                target: Any = "auto", target_host: Any = None, verbose: bool = False,
+                pass_configs: dict[str, Any] | None = None, compile_flags: Any = None,
+                num_workers: int | None = None, ignore_error: bool = False) -> list[JITKernel | None]:
+    """`compile` every PrimFunc in `funcs` on a thread pool (TVM's builders release the GIL); results in
+    order. With `ignore_error`, a failed compile gives None (and is logged) instead of raising."""
+    funcs = list(funcs)
+    options = CompileOptions(out_idx, target, target_host, execution_backend, pass_configs or {}, compile_flags,
+                             verbose)
+    resolved = options.resolved_target()
+    workers = max(1, min(num_workers or env.usable_cores(), len(funcs) or 1))
+
+    def one(func: Any) -> JITKernel | None:
+        try:
+            return compile_with(func, options, resolved)
+        except Exception as exc:
+            if not ignore_error:
+                raise
+            logger.warning("par_compile: %r failed: %s", getattr(func, "__name__", func), exc)
+            return None
+
+    if workers == 1:
+        return [one(f) for f in funcs]
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tilelang-compile") as pool:
+        return list(pool.map(one, funcs))

@@ -1,0 +1,259 @@
+"""``@tilelang.jit``: lazy kernel factories and eager kernels, each compiled once per call signature.
+
+Lazy: the decorated function returns a PrimFunc (``@T.prim_func def main(...)`` inside, ``return main``);
+calling it with compile-time parameters returns a `JITKernel`. Eager: the body is the kernel (``T.const``,
+``A: T.Tensor(...)`` annotations, ``T.empty`` outputs, ``return C``); calling it with tensors compiles for
+their shapes and dtypes and runs.
+
+Lookups, cheapest first: this decorator's dict (call arguments -> kernel, same process); then the *source
+key* (function source + closure/globals + arguments + options, `tilelang.cache.keys`) to the on-disk record
+naming the program key, which loads the stored kernel without building the PrimFunc or importing TVM; then
+building the PrimFunc and `compile_with` (memory, disk by program key, or a real compile).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from tilelang.cache.keys import Unkeyable, canonical, digest, function_fingerprint
+from tilelang.cache.manager import kernel_cache
+from tilelang.jit.compiler import CompileOptions, compile_with, kernel_from_cache
+from tilelang.jit.kernel import JITKernel
+
+__all__ = ["jit", "JITImpl"]
+
+RECORDS = "jit"
+
+
+_TENSOR_TYPES: tuple[type, ...] = ()
+
+
+def _is_tensor(value: Any) -> bool:
+    cls = type(value)
+    if cls in _TENSOR_TYPES:
+        return True
+    if hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, (int, float, bool, str)):
+        _remember_tensor_type(cls)
+        return True
+    return False
+
+
+def _remember_tensor_type(cls: type) -> None:
+    global _TENSOR_TYPES
+    if cls.__module__.startswith("torch"):
+        _TENSOR_TYPES = (*_TENSOR_TYPES, cls)
+
+
+class _EagerEntry:
+    """One compiled specialisation of an eager kernel: the kernel and where its inputs come from in a call."""
+
+    __slots__ = ("as_tuple", "kernel", "picks")
+
+    def __init__(self, kernel: JITKernel, picks: list[tuple[str, Any]] | None, as_tuple: bool):
+        self.kernel = kernel
+        self.picks = picks  # None: the call's positional args are exactly the kernel inputs
+        self.as_tuple = as_tuple
+
+    def __call__(self, args: tuple, kwargs: dict) -> Any:
+        if self.picks is None:
+            out = self.kernel(*args)
+        else:
+            out = self.kernel(*[args[v] if where == "pos" else kwargs[v] if where == "kw" else v
+                                for where, v in self.picks])
+        return tuple(out) if self.as_tuple and out is not None else out
+
+
+class JITImpl:
+    """What ``@tilelang.jit`` returns; see the module docstring. ``.compile(*args)`` returns the kernel of a
+    call without running it (both modes); ``.get_tir(*args)`` the PrimFunc."""
+
+    def __init__(self, fn: Callable[..., Any], options: CompileOptions):
+        from tilelang.frontend import is_eager_function
+
+        self.fn = fn
+        self.options = options
+        self.mode = "eager" if is_eager_function(fn) else "lazy"
+        self.__tilelang_jit_function__ = fn
+        self._kernels: dict[Any, Any] = {}
+        self._program: Any = None
+        self._fingerprint: Any = None
+        functools.update_wrapper(self, fn)
+
+    # ------------------------------------------------------------------------------------------ calling
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.mode == "lazy":
+            return self.compile(*args, **kwargs)
+        key = self._eager_signature(args, kwargs)
+        entry = self._kernels.get(key)
+        if entry is None:
+            entry = self._eager_entry(args, kwargs, key)
+        return entry(args, kwargs)
+
+    def compile(self, *args: Any, **kwargs: Any) -> JITKernel:
+        """The kernel for these call arguments (compiled, or found in a cache)."""
+        if self.mode == "eager":
+            key = self._eager_signature(args, kwargs)
+            entry = self._kernels.get(key) or self._eager_entry(args, kwargs, key)
+            return entry.kernel
+        try:
+            key = (args, tuple(sorted(kwargs.items())))
+            kernel = self._kernels.get(key)
+        except TypeError:  # unhashable arguments: no in-process memo
+            key, kernel = None, None
+        if kernel is None:
+            kernel = self._lazy_kernel(args, kwargs)
+            if key is not None:
+                self._kernels[key] = kernel
+        return kernel
+
+    def get_tir(self, *args: Any, **kwargs: Any) -> Any:
+        """The PrimFunc this call compiles."""
+        if self.mode == "eager":
+            return self._eager_program().specialize(*args, **kwargs).func
+        return self.fn(*args, **kwargs)
+
+    def clear_kernels(self) -> None:
+        """Forget this function's compiled kernels (the process-wide cache keeps its own)."""
+        self._kernels.clear()
+
+    # ------------------------------------------------------------------------------------------ keys
+    def _source_key(self, kind: str, call: Any, options: CompileOptions, target: dict[str, Any]) -> str | None:
+        """The TVM-free key of a call (None when a value cannot be keyed or the cache is off)."""
+        if not kernel_cache.enabled:
+            return None
+        try:
+            if self._fingerprint is None:
+                self._fingerprint = function_fingerprint(self.fn)
+            return digest(kind, self._fingerprint, call, canonical(options.out_idx), options.execution_backend,
+                          options.fingerprint(target))
+        except Unkeyable as exc:
+            options.log("no source key for %s: %s", self.fn.__qualname__, exc)
+            return None
+
+    def _from_record(self, source_key: str | None, options: CompileOptions, target: dict[str, Any]) -> Any:
+        if source_key is None:
+            return None, None
+        record = kernel_cache.get_record(RECORDS, source_key)
+        if not isinstance(record, dict) or "key" not in record:
+            return None, None
+        kernel = kernel_from_cache(record["key"], options.with_out_idx(record.get("out_idx", options.out_idx)),
+                                   target)
+        return kernel, record
+
+    def _remember(self, source_key: str | None, kernel: JITKernel, **extra: Any) -> None:
+        if source_key is not None and kernel.cache_key is not None:
+            kernel_cache.put_record(RECORDS, source_key, {"key": kernel.cache_key, "out_idx": kernel.out_idx,
+                                                          **extra})
+
+    # ------------------------------------------------------------------------------------------ lazy
+    def _lazy_kernel(self, args: tuple, kwargs: dict) -> JITKernel:
+        options = self.options
+        target = options.resolved_target()
+        try:
+            call = canonical([list(args), kwargs])
+        except Unkeyable:
+            call = None
+        source_key = self._source_key("lazy", call, options, target) if call is not None else None
+        kernel, _ = self._from_record(source_key, options, target)
+        if kernel is not None:
+            return kernel
+        prim = self.fn(*args, **kwargs)
+        if isinstance(prim, JITKernel):
+            return prim
+        kernel = compile_with(prim, options, target)
+        self._remember(source_key, kernel)
+        return kernel
+
+    # ------------------------------------------------------------------------------------------ eager
+    def _eager_program(self) -> Any:
+        if self._program is None:
+            from tilelang.frontend import EagerProgram
+
+            self._program = EagerProgram(self.fn)
+        return self._program
+
+    @staticmethod
+    def _eager_signature(args: tuple, kwargs: dict) -> Any:
+        """A cheap in-process key of a call: (shape, dtype) of tensors, other values as they are."""
+        sig = tuple([(a.shape, a.dtype) if _is_tensor(a) else a for a in args])
+        if kwargs:
+            sig += tuple([(k, (v.shape, v.dtype) if _is_tensor(v) else v) for k, v in sorted(kwargs.items())])
+        try:
+            hash(sig)
+        except TypeError:  # e.g. a list argument: key by its canonical spelling (by identity if it has none)
+            try:
+                sig = ("canonical", digest(JITImpl._canonical_call(args, kwargs)))
+            except Unkeyable:
+                sig = tuple([id(a) for a in args]) + tuple([(k, id(v)) for k, v in sorted(kwargs.items())])
+        return sig
+
+    @staticmethod
+    def _canonical_call(args: tuple, kwargs: dict) -> Any:
+        def one(value: Any) -> Any:
+            if _is_tensor(value):
+                return ["tensor", [int(d) for d in value.shape], str(value.dtype)]
+            return canonical(value)
+
+        return [[one(a) for a in args], sorted([k, one(v)] for k, v in kwargs.items())]
+
+    def _picks(self, inputs: list[str], args: tuple, kwargs: dict) -> list[tuple[str, Any]] | None:
+        program = self._eager_program()
+        values, _ = program.bind(args, kwargs)
+        positions = {name: i for i, name in enumerate(program.param_names)}
+        picks: list[tuple[str, Any]] = []
+        for name in inputs:
+            pos = positions[name]
+            if pos < len(args):
+                picks.append(("pos", pos))
+            elif name in kwargs:
+                picks.append(("kw", name))
+            else:
+                picks.append(("const", values[name]))
+        if [v for w, v in picks if w == "pos"] == list(range(len(args))) and len(picks) == len(args):
+            return None
+        return picks
+
+    def _eager_entry(self, args: tuple, kwargs: dict, sig: Any) -> _EagerEntry:
+        options = self.options
+        target = options.resolved_target()
+        try:
+            call = self._canonical_call(args, kwargs)
+        except Unkeyable:
+            call = None
+        source_key = self._source_key("eager", call, options, target) if call is not None else None
+        kernel, record = self._from_record(source_key, options, target)
+        if kernel is not None:
+            inputs, as_tuple = record["inputs"], record["as_tuple"]
+        else:
+            spec = self._eager_program().specialize(*args, **kwargs)
+            kernel = compile_with(spec.func, options.with_out_idx(spec.out_idx), target)
+            inputs, as_tuple = list(spec.inputs), len(spec.out_idx) > 1
+            self._remember(source_key, kernel, inputs=inputs, as_tuple=as_tuple)
+        entry = _EagerEntry(kernel, self._picks(inputs, args, kwargs), as_tuple)
+        self._kernels[sig] = entry
+        return entry
+
+    def __repr__(self) -> str:
+        return f"<tilelang.jit {self.mode} {self.fn.__module__}.{self.fn.__qualname__}>"
+
+
+def jit(func: Callable[..., Any] | None = None, *, out_idx: Any = None, target: Any = "auto",
+        target_host: Any = None, execution_backend: str = "auto", pass_configs: dict[str, Any] | None = None,
+        compile_flags: Any = None, verbose: bool = False, debug_root_path: str | None = None) -> Any:
+    """Decorate a kernel function (lazy factory or eager kernel); see the module docstring.
+
+    ``@tilelang.jit`` and ``@tilelang.jit(out_idx=[-1], target="cpu", ...)`` both work. Applied to a
+    PrimFunc it compiles it right away and returns the `JITKernel`.
+    """
+    del debug_root_path  # accepted for reference compatibility
+    options = CompileOptions(out_idx, target, target_host, execution_backend, pass_configs or {}, compile_flags,
+                             verbose)
+
+    def wrap(fn: Any) -> Any:
+        if hasattr(fn, "script") and hasattr(fn, "params"):  # a PrimFunc
+            return compile_with(fn, options)
+        return JITImpl(fn, options)
+
+    return wrap(func) if func is not None else wrap

@@ -1,0 +1,154 @@
+"""`JITKernel`: a compiled kernel bound to an execution backend, called with torch tensors."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tilelang.artifact import CompiledArtifact, ParamInfo
+from tilelang.backend.execution import ExecutionBackend, resolve_execution_backend
+from tilelang.errors import ExecutionBackendUnavailable, TileLangError
+from tilelang.jit.arguments import make_caller, normalize_out_idx, param_alignment
+
+__all__ = ["JITKernel"]
+
+
+class JITKernel:
+    """A compiled kernel. Call it with the input tensors (every parameter not in ``out_idx``); outputs are
+    allocated on the inputs' device and returned (one tensor, a list, or None without outputs).
+
+    Attributes: `artifact` (the `CompiledArtifact`), `params`, `out_idx`, `target`, `execution_backend` (its
+    name), `cache_key` (program key, when cached), `from_cache`; after autotuning also `config`, `latency`
+    and `ref_latency`.
+    """
+
+    def __init__(self, artifact: CompiledArtifact, out_idx: int | Sequence[int] | None = None,
+                 execution_backend: str | ExecutionBackend | None = "auto", *, cache_key: str | None = None,
+                 from_cache: bool = False, prim_func: Any = None, pass_configs: dict[str, Any] | None = None,
+                 compile_flags: Any = None):
+        self.artifact = artifact
+        self.params: list[ParamInfo] = list(artifact.params)
+        self.out_idx = normalize_out_idx(out_idx, len(self.params))
+        self.target = artifact.target
+        self.target_host = artifact.target_host
+        self.cache_key = cache_key
+        self.from_cache = from_cache
+        self.prim_func = prim_func
+        self.pass_configs = dict(pass_configs or {})
+        self.compile_flags = compile_flags
+        self.config: dict[str, Any] | None = None
+        self.latency: float | None = None
+        self.ref_latency: float | None = None
+        self._backend: ExecutionBackend | None = None
+        self._unavailable: ExecutionBackendUnavailable | None = None
+        try:
+            if isinstance(execution_backend, ExecutionBackend):
+                self._backend = execution_backend
+            else:
+                self._backend = resolve_execution_backend(artifact.target, execution_backend)
+            self._call = self._make_caller()
+        except ExecutionBackendUnavailable as exc:
+            self._unavailable = exc
+            self._call = self._raise_unavailable
+
+    # ------------------------------------------------------------------------------------------ calling
+    def _make_caller(self) -> Any:
+        backend = self._backend
+        launcher = backend.load(self.artifact)
+        align = param_alignment(self.params, self.artifact.metadata, getattr(backend, "default_alignment", 64))
+        return make_caller(self.artifact.name, self.params, self.out_idx, launcher,
+                           device_type=getattr(backend, "torch_device_type", None),
+                           launcher_checks=bool(getattr(backend, "launcher_checks_arguments", False)), align=align)
+
+    def _raise_unavailable(self, *args: Any) -> Any:
+        raise ExecutionBackendUnavailable(str(self._unavailable)) from self._unavailable
+
+    def __call__(self, *args: Any) -> Any:
+        return self._call(*args)
+
+    @property
+    def execution_backend(self) -> str | None:
+        """The name of the execution backend that runs this kernel (None when none can run here)."""
+        return self._backend.name if self._backend is not None else None
+
+    @property
+    def backend(self) -> ExecutionBackend:
+        """The `ExecutionBackend` instance (raises when none can run this kernel here)."""
+        if self._backend is None:
+            self._raise_unavailable()
+        return self._backend  # type: ignore[return-value]
+
+    @property
+    def is_runnable(self) -> bool:
+        return self._unavailable is None
+
+    @property
+    def name(self) -> str:
+        return self.artifact.name
+
+    # ------------------------------------------------------------------------------------------ sources
+    @property
+    def kernel_source(self) -> str:
+        return self.artifact.kernel_source
+
+    def get_kernel_source(self, kernel_only: bool = True) -> str:
+        """The device source (LLVM IR, C, CUDA C, MSL, WGSL, ...); with ``kernel_only=False`` plus the host's."""
+        if kernel_only or not self.artifact.host_source:
+            return self.artifact.kernel_source
+        return f"{self.artifact.kernel_source}\n\n// ---- host ----\n{self.artifact.host_source}"
+
+    def get_host_source(self) -> str:
+        """The host side's source; a clear error for targets whose host code is not kept as text."""
+        if self.artifact.host_source is None:
+            raise TileLangError(f"kernel {self.name!r} ({self.target.get('kind')}) has no separate host source")
+        return self.artifact.host_source
+
+    # ------------------------------------------------------------------------------------------ exports
+    def export_library(self, path: str | os.PathLike[str]) -> None:
+        """Write the compiled kernel as a shared library (loadable by ``tvm_ffi.load_module``)."""
+        exporter = getattr(self._backend, "export_library", None)
+        if exporter is not None:
+            exporter(self.artifact, path)
+        elif self.artifact.rt_mod is not None and hasattr(self.artifact.rt_mod, "export_library"):
+            self.artifact.rt_mod.export_library(os.fspath(path))
+        else:
+            libs = [n for n in self.artifact.files if n.endswith((".so", ".dylib", ".dll"))]
+            if not libs:
+                raise TileLangError(f"kernel {self.name!r}: no library to export for target {self.target}")
+            Path(path).write_bytes(self.artifact.files[libs[0]])
+
+    def _export(self, what: str) -> str:
+        method = getattr(self._backend, f"export_{what}", None)
+        if method is not None:
+            return method(self.artifact)
+        for name, blob in self.artifact.files.items():
+            if name.endswith(f".{what}"):
+                return blob.decode() if isinstance(blob, bytes) else str(blob)
+        kind = self.target.get("kind")
+        raise TileLangError(
+            f"export_{what}() is not available for kernel {self.name!r}: target kind {kind!r} "
+            f"(execution backend {self.execution_backend!r}) produces no {what.upper()}; it exists for CUDA targets"
+        )
+
+    def export_ptx(self) -> str:
+        """The PTX of a CUDA kernel (where the backend provides it)."""
+        return self._export("ptx")
+
+    def export_sass(self) -> str:
+        """The SASS of a CUDA kernel (where the backend provides it)."""
+        return self._export("sass")
+
+    # ------------------------------------------------------------------------------------------ tools
+    def get_profiler(self, tensor_supply_type: Any = "auto") -> Any:
+        """A `tilelang.profiler.Profiler` for this kernel."""
+        from tilelang.profiler import Profiler
+
+        return Profiler(self, tensor_supply_type)
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{p.name}: {p.dtype}{list(p.shape)}" if p.is_tensor else f"{p.name}: {p.dtype}"
+                           for p in self.params)
+        return (f"<JITKernel {self.name}({params}) out_idx={self.out_idx} target={self.target.get('kind')} "
+                f"backend={self.execution_backend}>")

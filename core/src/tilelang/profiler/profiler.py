@@ -1,0 +1,88 @@
+"""`Profiler`: run a `JITKernel` on supplied inputs, check it against a reference, and time it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tilelang.profiler.bench import do_bench
+from tilelang.profiler.supply import TensorSupplyType, supply_inputs
+
+__all__ = ["Profiler"]
+
+
+class Profiler:
+    """Inputs for `kernel` are made once per profiler (by `tensor_supply_type`, hook first) and reused.
+
+    `dims` gives values to symbolic dims (``{"m": 1024}``) for inputs and reference calls.
+    """
+
+    def __init__(self, kernel: Any, tensor_supply_type: Any = TensorSupplyType.Auto,
+                 dims: dict[str, int] | None = None):
+        self.kernel = kernel
+        self.supply_type = TensorSupplyType.of(tensor_supply_type)
+        self.dims = dict(dims or {})
+        self._inputs: list[Any] | None = None
+
+    @property
+    def device(self) -> str:
+        return getattr(self.kernel.backend, "torch_device_type", None) or "cpu"
+
+    @property
+    def inputs(self) -> list[int]:
+        """Indices of the kernel's input parameters."""
+        return [i for i in range(len(self.kernel.params)) if i not in set(self.kernel.out_idx)]
+
+    def _get_inputs(self, with_output: bool = False) -> list[Any]:
+        """The kernel's input tensors (made on first use); with `with_output`, freshly made outputs too."""
+        if self._inputs is None:
+            self._inputs = supply_inputs(self.kernel.params, self.inputs, self.supply_type, self.device, self.dims)
+        if not with_output:
+            return list(self._inputs)
+        outs = supply_inputs(self.kernel.params, self.kernel.out_idx, TensorSupplyType.Zero, self.device, self.dims)
+        merged, it_in, it_out = [], iter(self._inputs), iter(outs)
+        for i in range(len(self.kernel.params)):
+            merged.append(next(it_out) if i in self.kernel.out_idx else next(it_in))
+        return merged
+
+    def run_once(self, func: Callable[..., Any] | None = None) -> Any:
+        """Call `func` (default: the kernel) once on the inputs."""
+        return (func or self.kernel)(*self._get_inputs())
+
+    def assert_allclose(self, reference_program: Callable[..., Any], input_tensors: Sequence[Any] | None = None,
+                        atol: float = 1e-2, rtol: float = 1e-2, max_mismatched_ratio: float = 0.01) -> None:
+        """Compare the kernel's outputs with ``reference_program(*inputs)`` (a tensor or a sequence of tensors).
+
+        Passes when at most `max_mismatched_ratio` of the elements fall outside ``atol + rtol * |ref|``.
+        """
+        import torch
+
+        inputs = list(input_tensors) if input_tensors is not None else self._get_inputs()
+        got = self.kernel(*inputs)
+        expected = reference_program(*inputs)
+        got_list = [] if got is None else list(got) if isinstance(got, (list, tuple)) else [got]
+        ref_list = [] if expected is None else list(expected) if isinstance(expected, (list, tuple)) else [expected]
+        if len(got_list) != len(ref_list):
+            raise AssertionError(f"kernel returned {len(got_list)} output(s), the reference {len(ref_list)}")
+        for n, (out, ref) in enumerate(zip(got_list, ref_list)):
+            ref = torch.as_tensor(ref).to(device=out.device)
+            if out.shape != ref.shape:
+                raise AssertionError(f"output {n}: shape {tuple(out.shape)} != reference {tuple(ref.shape)}")
+            a, b = out.double(), ref.double()
+            bad = ~torch.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
+            ratio = bad.float().mean().item() if bad.numel() else 0.0
+            if ratio > max_mismatched_ratio:
+                worst = (a - b).abs().max().item()
+                raise AssertionError(
+                    f"output {n}: {bad.sum().item()} of {bad.numel()} elements ({ratio:.2%}) differ beyond "
+                    f"atol={atol}, rtol={rtol} (allowed {max_mismatched_ratio:.2%}); max abs diff {worst:.4g}")
+
+    def do_bench(self, func: Callable[..., Any] | None = None, warmup: float = 25, rep: float = 100,
+                 n_warmup: int = 0, n_repeat: int = 0, input_tensors: Sequence[Any] | None = None,
+                 quantiles: list[float] | None = None, return_mode: str = "mean") -> Any:
+        """Milliseconds per call of `func` (default: the kernel) on the inputs (wall clock on CPU, device
+        events on GPUs)."""
+        target = func or self.kernel
+        inputs = list(input_tensors) if input_tensors is not None else self._get_inputs()
+        return do_bench(lambda: target(*inputs), warmup=warmup, rep=rep, device_type=self.device,
+                        n_warmup=n_warmup, n_repeat=n_repeat, quantiles=quantiles, return_mode=return_mode)

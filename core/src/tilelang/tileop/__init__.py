@@ -1,0 +1,18 @@
+"""Core's generic, correct implementation of every tile operator (priority 0, any target).
+
+Each lowers one ``tl.*`` call to parallel loop nests (``tl.parallel`` loops, partitioned over threads later) of
+plain loads and stores, so a new backend works before it writes its own. `GENERIC_IMPLS` is what core
+registers (lazily) under `tilelang.backend.tile_ops.ANY_TARGET`.
+"""
+
+from tilelang.tileop.atomic import ATOMIC
+from tilelang.tileop.context import TileOpContext
+from tilelang.tileop.copy import COPY
+from tilelang.tileop.cumsum import CUMSUM
+from tilelang.tileop.fill import FILL
+from tilelang.tileop.gemm import GEMM
+from tilelang.tileop.reduce import REDUCE
+
+GENERIC_IMPLS = (COPY, FILL, GEMM, REDUCE, CUMSUM, ATOMIC)
+
+__all__ = ["GENERIC_IMPLS", "TileOpContext"]

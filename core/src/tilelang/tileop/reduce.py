@@ -1,0 +1,80 @@
+"""Generic ``tl.reduce``: a parallel nest over the kept dimensions, a serial fold along the reduced one.
+
+Kinds ``sum max min abssum absmax``; ``clear`` starts from the kind's identity, otherwise the fold continues
+from the destination's values. A partitioned-fragment source is staged through shared memory first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tvm import tirx
+
+from tilelang.backend.tile_ops import TileOpImpl
+from tilelang.tileop._util import cast
+from tilelang.transform import _common as C
+
+
+def identity_value(kind: str, dtype: str) -> Any:
+    is_float = dtype.startswith(("float", "bfloat"))
+    if kind in ("sum", "abssum", "absmax"):
+        return tirx.const(0, dtype)
+    if kind == "max":
+        return tirx.const(float("-inf"), dtype) if is_float else tirx.min_value(dtype)
+    if kind == "min":
+        return tirx.const(float("inf"), dtype) if is_float else tirx.max_value(dtype)
+    raise ValueError(kind)
+
+
+def combine(kind: str, acc: Any, x: Any) -> Any:
+    if kind in ("abssum", "absmax"):
+        x = tirx.abs(x)
+    if kind in ("sum", "abssum"):
+        return acc + x
+    if kind in ("max", "absmax"):
+        return tirx.Max(acc, x)
+    return tirx.Min(acc, x)
+
+
+def lower_reduce(ctx: Any) -> Any:
+    if len(ctx.args) < 4:
+        raise ctx.error("expects (src, dst, kind, dim, clear)")
+    src, dst = ctx.region(0), ctx.region(1)
+    kind = ctx.str_arg(2)
+    if kind not in ("sum", "max", "min", "abssum", "absmax"):
+        raise ctx.error(f"unknown reduction kind {kind!r}; expected one of sum, max, min, abssum, absmax")
+    nd = len(src.region)
+    dim = ctx.int_arg(3)
+    dim = dim + nd if dim < 0 else dim
+    if not 0 <= dim < nd:
+        raise ctx.error(f"dim {ctx.int_arg(3)} is out of range for a {nd}-D source")
+    clear = bool(ctx.int_arg(4, 1))
+    keep = [d for d in range(nd) if d != dim]
+    keepdim = len(dst.region) == nd
+    if not keepdim and len(dst.region) != nd - 1:
+        raise ctx.error(f"destination must have {nd - 1} or {nd} dimensions, got {len(dst.region)}")
+    pre, src = ctx.staged(src)
+    dtype = str(dst.source.ty.dtype)
+    ext = [src.region[d].extent for d in keep]
+
+    def body(vs: list[Any]) -> Any:
+        r = tirx.Var("r", "int32")
+        si = [rg.min for rg in src.region]
+        for d, v in zip(keep, vs):
+            si[d] = C.add(src.region[d].min, v)
+        si[dim] = C.add(src.region[dim].min, r)
+        dvs = list(vs)
+        if keepdim:
+            dvs.insert(dim, 0)
+        di = [C.add(rg.min, v) for rg, v in zip(dst.region, dvs)]
+        cur = tirx.BufferLoad(dst.source, di)
+        x = cast(dtype, tirx.BufferLoad(src.source, si))
+        fold = tirx.For(r, 0, src.region[dim].extent, tirx.ForKind.SERIAL,
+                        tirx.BufferStore(dst.source, combine(kind, cur, x), di))
+        init = [tirx.BufferStore(dst.source, identity_value(kind, dtype), di)] if clear else []
+        return C.seq([*init, fold])
+
+    return C.seq([*pre, C.make_parallel_nest(ext, body)])
+
+
+REDUCE = TileOpImpl("tl.reduce", "generic", lower_reduce)

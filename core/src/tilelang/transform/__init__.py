@@ -1,0 +1,31 @@
+"""The target-neutral lowering pipeline (one pass per module; see `tilelang.transform.pipeline`).
+
+Each pass is a PascalCase factory taking the target (or None) and returning a ``tvm.transform.Pass``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_PASSES = {
+    "CheckSemantics": "check_semantics",
+    "LayoutInference": "layout_inference",
+    "LowerTileOps": "lower_tile_ops",
+    "PartitionParallel": "partition_parallel",
+    "InjectSoftwarePipeline": "inject_software_pipeline",
+    "PlanSharedMemory": "plan_shared_memory",
+    "FinalizeTileIR": "finalize_tile_ir",
+    "InsertBarriers": "insert_barriers",
+    "HostChecks": "host_checks",
+    "PassConfigKey": "config",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _PASSES:
+        raise AttributeError(f"module 'tilelang.transform' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"tilelang.transform.{_PASSES[name]}"), name)
+
+
+__all__ = list(_PASSES)

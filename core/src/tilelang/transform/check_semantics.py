@@ -1,0 +1,58 @@
+"""CheckSemantics: reject kernels the pipeline cannot lower, before any rewriting, with the kernel's location.
+
+Checks: every ``tl.*`` call is a known tile operator with enough arguments; its region operands are regions,
+buffers or elements; a ``local.fragment`` tile has a constant shape; thread extents are constants; tile ops
+and fragments appear only inside a ``T.Kernel`` launch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tvm
+from tvm import tirx
+
+from tilelang.transform import _common as C
+
+_MIN_ARGS = {"tl.copy": 2, "tl.fill": 2, "tl.gemm": 3, "tl.reduce": 4, "tl.cumsum": 2, "tl.atomic": 2}
+
+
+def _operand_ok(arg: Any) -> bool:
+    return isinstance(arg, (tvm.ir.TensorRegion, tvm.ir.TensorLoad)) or (
+        isinstance(arg, tvm.ir.Var) and tirx.is_buffer_var(arg))
+
+
+def check(func: tirx.PrimFunc) -> None:
+    """Raise `LoweringError` for the first problem found."""
+    launched = bool(C.launch_extents(func))
+    C.block_threads(func)  # constant thread extents
+    for ev in C.collect(func.body, tirx.Evaluate):
+        found = C.tile_op_of(ev)
+        if found is None:
+            continue
+        name, call = found
+        if name not in _MIN_ARGS:
+            raise C.lowering_error(func, f"unknown tile operator {name!r}; known: {', '.join(sorted(_MIN_ARGS))}")
+        args = list(call.args)
+        if len(args) < _MIN_ARGS[name]:
+            raise C.lowering_error(func, f"{name} needs at least {_MIN_ARGS[name]} arguments, got {len(args)}")
+        if not launched:
+            raise C.lowering_error(func, f"{name} is used outside a T.Kernel launch")
+        if not _operand_ok(args[0]):
+            raise C.lowering_error(func, f"{name}: the first operand must be a buffer region, got {args[0]}")
+    for alloc in C.allocations(func.body):
+        buf = alloc.buffer
+        if C.scope_of(buf) == "local.fragment" and C.num_elements(buf.ty.shape) is None:
+            raise C.lowering_error(func, f"fragment {buf.name} must have a constant shape, got "
+                                         f"{[str(s) for s in buf.ty.shape]}")
+
+
+def CheckSemantics(target: Any = None) -> tvm.transform.Pass:
+    """Validate the tile IR (see the module docstring); the function is returned unchanged."""
+
+    @C.prim_func_pass("tl.CheckSemantics")
+    def check_semantics(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
+        check(func)
+        return func
+
+    return check_semantics

@@ -1,0 +1,191 @@
+"""LayoutInference: decide how every ``local.fragment`` tile is spread over the threads of its block.
+
+A fragment is *partitioned* (cyclic: element ``f`` of the row-major tile lives in thread ``f % threads``) when
+every parallel loop nest and tile operator touches it element-for-element with the nest's own iteration (the
+nest is then split over the threads with the same cyclic rule, so each thread only touches its registers).
+Any other access -- a row vector broadcast along a tile (``m[i]`` inside ``Parallel(M, N)``), a nest that must
+run whole on every thread, plain code in the kernel body -- makes it *replicated*: every thread holds it all.
+The decision is a fixpoint (demoting one fragment can force a nest to run whole). Tile-operator operands that
+are read across elements (gemm A/B, reduce/cumsum sources) impose nothing: their implementation stages a
+partitioned fragment through shared memory. On targets without threads every fragment is one block-local tile.
+
+Writes: the annotation ``{"tl.fragment": "partitioned" | "replicated"}`` on each fragment's ``AllocBuffer``.
+Consumes the user's ``tl.layout_map`` / ``tl.swizzle`` attributes: they only change performance, and this
+generic pipeline keeps row-major storage (a backend that implements swizzles runs before this, ``pre_layout``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import tvm
+import tvm_ffi
+from tvm import tirx
+
+from tilelang.transform import _common as C
+
+# per tile op: (operand index, role); role "w" = element-wise write, "r" = element-wise read,
+# "s" = read across elements (staged), "x" = arbitrary access
+_TILE_OP_ROLES: dict[str, list[tuple[int, str]]] = {
+    "tl.copy": [(0, "r"), (1, "w")],
+    "tl.fill": [(0, "w")],
+    "tl.gemm": [(0, "s"), (1, "s"), (2, "w")],
+    "tl.reduce": [(0, "s"), (1, "w")],
+    "tl.cumsum": [(0, "s"), (1, "x")],
+    "tl.atomic": [(1, "r"), (0, "x")],
+}
+
+
+@dataclass
+class _Nest:
+    """One unit of work that the partitioner splits over threads: a parallel nest or a tile op."""
+
+    extents: list[Any]
+    writes: dict[Any, bool] = field(default_factory=dict)  # fragment -> accessed element-for-element
+    reads: dict[Any, bool] = field(default_factory=dict)
+
+
+def _squeezed(extents: list[Any]) -> list[int | None]:
+    return [C.as_int(e) for e in extents if not C.is_const(e, 1)]
+
+
+def _same_elements(shape: list[Any], extents: list[Any]) -> bool:
+    a, b = _squeezed(list(shape)), _squeezed(list(extents))
+    return None not in a and a == b
+
+
+def _region_is_full(region: Any) -> bool:
+    buf = region.source
+    return all(C.is_const(r.min, 0) and C.as_int(r.extent) is not None and C.as_int(r.extent) == C.as_int(s)
+               for r, s in zip(region.region, buf.ty.shape))
+
+
+def _note(table: dict[Any, bool], buf: Any, identity: bool) -> None:
+    table[buf] = table.get(buf, True) and identity
+
+
+def _nest_of_loops(loops: list[Any], body: Any, fragments: set[Any]) -> _Nest:
+    nest = _Nest([lp.extent for lp in loops])
+    lvars = [lp.loop_var for lp in loops]
+
+    def identity(buf: Any, indices: Any) -> bool:
+        idx = [i for i in indices]
+        shape = list(buf.ty.shape)
+        if not _same_elements(shape, nest.extents):
+            return False
+        # unit dims of the fragment are indexed by 0, the others by the loop vars in order
+        loop_it = iter(v for v, e in zip(lvars, nest.extents) if not C.is_const(e, 1))
+        for i, s in zip(idx, shape):
+            if C.is_const(s, 1):
+                if not C.is_const(i, 0):
+                    return False
+            elif not i.same_as(next(loop_it, None)):
+                return False
+        return True
+
+    def on_load(ld: Any) -> None:
+        if ld.source in fragments:
+            _note(nest.reads, ld.source, identity(ld.source, ld.indices))
+
+    def on_store(st: Any) -> None:
+        if st.buffer in fragments:
+            _note(nest.writes, st.buffer, identity(st.buffer, st.indices))
+
+    C.walk(body, [(tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store)])
+    return nest
+
+
+def _nest_of_tile_op(name: str, call: Any, fragments: set[Any]) -> _Nest:
+    args = list(call.args)
+    nest = _Nest([])
+    for index, role in _TILE_OP_ROLES.get(name, []):
+        if index >= len(args) or not isinstance(args[index], tvm.ir.TensorRegion):
+            continue
+        region = args[index]
+        if region.source not in fragments or role == "s":
+            continue
+        full = _region_is_full(region)
+        if role == "w":
+            _note(nest.writes, region.source, full)
+        elif role == "r":
+            _note(nest.reads, region.source, full)
+        else:
+            _note(nest.writes, region.source, False)
+    return nest
+
+
+def scan(body: Any, fragments: set[Any]) -> tuple[list[_Nest], set[Any]]:
+    """The work units of `body` and the fragments touched outside any of them."""
+    nests: list[_Nest] = []
+
+    def on_for(loop: Any, mutator: Any) -> Any:
+        if C.is_parallel(loop):
+            loops, inner = C.parallel_nest(loop)
+            nests.append(_nest_of_loops(loops, inner, fragments))
+            return tirx.Evaluate(0)
+        return mutator.default_mutate(loop)
+
+    def on_eval(ev: Any, mutator: Any) -> Any:
+        found = C.tile_op_of(ev)
+        if found is not None:
+            nests.append(_nest_of_tile_op(found[0], found[1], fragments))
+            return tirx.Evaluate(0)
+        return ev
+
+    rest = tvm_ffi.structural_mutate(body, [(tirx.For, on_for), (tirx.Evaluate, on_eval)])
+    outside: set[Any] = set()
+
+    def on_buf(v: Any) -> None:
+        if v in fragments:
+            outside.add(v)
+
+    C.walk(rest, [(tvm.ir.TensorLoad, lambda ld: on_buf(ld.source)), (tirx.BufferStore, lambda st: on_buf(st.buffer))])
+    return nests, outside
+
+
+def infer_fragment_kinds(body: Any, fragments: set[Any], threads: int) -> dict[Any, str]:
+    """The fixpoint described in the module docstring."""
+    if threads <= 1:
+        return {f: "replicated" for f in fragments}
+    nests, outside = scan(body, fragments)
+    kind = {f: ("replicated" if f in outside else "partitioned") for f in fragments}
+    changed = True
+    while changed:
+        changed = False
+        for nest in nests:
+            whole = any(kind[f] == "replicated" for f in nest.writes)
+            for table in (nest.writes, nest.reads):
+                for frag, ident in table.items():
+                    if kind[frag] == "partitioned" and (whole or not ident):
+                        kind[frag] = "replicated"
+                        changed = True
+    return kind
+
+
+def LayoutInference(target: Any = None) -> tvm.transform.Pass:
+    """Annotate every fragment allocation with its thread distribution (see the module docstring)."""
+    threaded = target is None or C.has_threads(target)
+
+    @C.prim_func_pass("tl.LayoutInference")
+    def layout_inference(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
+        body = tvm_ffi.structural_map(
+            func.body,
+            (tirx.AttrStmt, lambda s: s.body if str(s.attr_key) in ("tl.layout_map", "tl.swizzle") else s),
+        )
+        allocs = [a for a in C.allocations(body) if C.scope_of(a.buffer) == "local.fragment"]
+        if not allocs:
+            return C.with_body(func, body)
+        threads = C.block_threads(func) if threaded else 1
+        kinds = infer_fragment_kinds(body, {a.buffer for a in allocs}, threads)
+
+        def on_alloc(a: Any) -> Any:
+            if a.buffer in kinds:
+                ann = dict(a.annotations or {})
+                ann[C.FRAGMENT_ANN] = kinds[a.buffer]
+                return tirx.AllocBuffer(a.buffer, ann)
+            return a
+
+        return C.with_body(func, tvm_ffi.structural_map(body, (tirx.AllocBuffer, on_alloc)))
+
+    return layout_inference

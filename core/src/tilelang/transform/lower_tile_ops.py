@@ -1,0 +1,73 @@
+"""LowerTileOps: replace every ``tl.*`` tile-operator call by the loops its registered implementation emits.
+
+For each call the pass builds a `tilelang.tileop.TileOpContext` (regions, target, thread count, the fragment
+layouts decided by LayoutInference, an analyzer that knows the enclosing loop ranges) and asks
+`tilelang.backend.resolve_tile_op_impl` which implementation serves it: the highest-priority match among the
+backends' impls and core's generic ones. The result is ordinary tirx plus ``tl.parallel`` loop nests.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tvm
+import tvm_ffi
+from tvm import tirx
+
+from tilelang.backend.tile_ops import ANY_TARGET, register_lazy_tile_op_impls, resolve_tile_op_impl
+from tilelang.errors import LoweringError, TileLangError
+from tilelang.layout import Fragment
+from tilelang.transform import _common as C
+
+register_lazy_tile_op_impls(ANY_TARGET, "tilelang.tileop:GENERIC_IMPLS")
+
+
+def fragment_layouts(body: Any, threads: int) -> dict[Any, Fragment]:
+    """The `Fragment` of every fragment allocation annotated by LayoutInference (replicated when not)."""
+    out = {}
+    for alloc in C.allocations(body):
+        if C.scope_of(alloc.buffer) == "local.fragment":
+            kind = str((alloc.annotations or {}).get(C.FRAGMENT_ANN, "replicated"))
+            out[alloc.buffer] = Fragment.from_ir(list(alloc.buffer.ty.shape), threads, kind)
+    return out
+
+
+def LowerTileOps(target: Any = None) -> tvm.transform.Pass:
+    """Lower tile-op calls through the tile-operator registry (see the module docstring)."""
+
+    @C.prim_func_pass("tl.LowerTileOps")
+    def lower_tile_ops(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
+        from tilelang.tileop import TileOpContext
+
+        tgt = target if target is not None else func.attrs.get("target") if func.attrs else None
+        if tgt is None:
+            raise C.lowering_error(func, "LowerTileOps needs a target")
+        options = C.pipeline_options(tgt)
+        threads = C.block_threads(func) if options.get("has_threads", True) else 1
+        fragments = fragment_layouts(func.body, threads)
+        analyzer = tvm.sym.Analyzer()
+        for var, extent in C.launch_extents(func).values():
+            analyzer.bind(var, tvm.ir.Range.from_min_extent(0, extent))
+
+        def on_for(loop: Any, mutator: Any) -> Any:
+            analyzer.bind(loop.loop_var, tvm.ir.Range.from_min_extent(loop.min, loop.extent))
+            return mutator.default_mutate(loop)
+
+        def on_eval(ev: Any, mutator: Any) -> Any:
+            found = C.tile_op_of(ev)
+            if found is None:
+                return ev
+            name, call = found
+            op_ctx = TileOpContext(name, call, tgt, options, threads, fragments, analyzer, func)
+            try:
+                impl = resolve_tile_op_impl(name, tgt, op_ctx)
+                return impl.lower(op_ctx)
+            except TileLangError as exc:
+                if isinstance(exc, LoweringError):
+                    raise
+                raise C.lowering_error(func, f"{name}: {exc}") from None
+
+        body = tvm_ffi.structural_mutate(func.body, [(tirx.For, on_for), (tirx.Evaluate, on_eval)])
+        return C.with_body(func, body)
+
+    return lower_tile_ops

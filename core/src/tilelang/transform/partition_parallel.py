@@ -1,0 +1,129 @@
+"""PartitionParallel: split ``T.Parallel`` nests over the threads of a block and give fragments real storage.
+
+A nest over extents ``(e0, e1, ..)`` that writes no replicated fragment is *partitioned*: with ``T`` threads
+and ``E = e0 * e1 * ..`` iterations, thread ``t`` runs ``for k in range(ceil(E / T)): f = k * T + t`` and
+unravels ``f`` back to the loop indices (guarded by ``f < E`` when ``T`` does not divide ``E``). This is the
+cyclic layout LayoutInference chose, so a partitioned fragment ``F[i, j]`` becomes the thread's register
+``F_local[k]`` (scope ``local``, ``ceil(numel / T)`` elements). Any other nest runs whole on every thread,
+and replicated fragments become whole per-thread ``local`` tiles. With one thread (targets without threads)
+every nest runs whole; its innermost loop is marked vectorised when the target vectorises and the body is a
+single plain store. Afterwards no ``tl.parallel`` loop and no ``local.fragment`` buffer remains (the new
+``local`` allocations keep the ``tl.fragment`` annotation until FinalizeTileIR).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tvm
+import tvm_ffi
+from tvm import tirx
+
+from tilelang.layout import unravel
+from tilelang.transform import _common as C
+from tilelang.transform.lower_tile_ops import fragment_layouts
+
+_VECTOR_LIMIT = 64
+
+
+def _vectorizable(loop: Any) -> bool:
+    extent = C.as_int(loop.extent)
+    if extent is None or extent > _VECTOR_LIMIT or extent & (extent - 1) or extent < 2:
+        return False
+    body = loop.body
+    if not isinstance(body, tirx.BufferStore):
+        return False
+    calls = C.collect(body, tvm.ir.Call)
+    return not calls
+
+
+def _serial(loops: list[Any], body: Any, vectorize: bool) -> Any:
+    stmt = body
+    for n, lp in enumerate(reversed(loops)):
+        kind = tirx.ForKind.SERIAL
+        if n == 0 and vectorize and _vectorizable(tirx.For(lp.loop_var, lp.min, lp.extent, kind, stmt)):
+            kind = tirx.ForKind.VECTORIZED
+        stmt = tirx.For(lp.loop_var, lp.min, lp.extent, kind, stmt)
+    return stmt
+
+
+def PartitionParallel(target: Any = None) -> tvm.transform.Pass:
+    """Partition parallel nests over threads (see the module docstring)."""
+
+    @C.prim_func_pass("tl.PartitionParallel")
+    def partition_parallel(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
+        tgt = target if target is not None else (func.attrs.get("target") if func.attrs else None)
+        options = C.pipeline_options(tgt) if tgt is not None else {}
+        threaded = bool(options.get("has_threads", True))
+        vectorize = bool(options.get("vectorize", True))
+        threads = C.block_threads(func) if threaded else 1
+        layouts = fragment_layouts(func.body, threads)
+        local: dict[Any, Any] = {}
+        for buf, frag in layouts.items():
+            if frag.replicated:
+                local[buf] = C.buffer_with(buf, scope="local")
+            else:
+                local[buf] = tirx.decl_buffer((frag.local_size,), str(buf.ty.dtype), name=f"{buf.name}_local",
+                                              scope="local")
+        partitioned = {b for b, f in layouts.items() if not f.replicated}
+        tid = C.linear_thread(func)
+
+        def lower_nest(loop: Any) -> Any:
+            loops, body = C.parallel_nest(loop)
+            writes = {st.buffer for st in C.collect(body, tirx.BufferStore)}
+            whole = threads == 1 or any(b in layouts and b not in partitioned for b in writes)
+            if whole:
+                touched = {ld.source for ld in C.collect(body, tvm.ir.TensorLoad)} | writes
+                bad = touched & partitioned
+                if bad:
+                    raise C.lowering_error(func, "a parallel loop that every thread runs whole touches the "
+                                                 f"partitioned fragment(s) {sorted(str(b.name) for b in bad)}")
+                return _serial(loops, body, vectorize and threads == 1)
+            extents = [lp.extent for lp in loops]
+            total = extents[0]
+            for e in extents[1:]:
+                total = total * e
+            k = tirx.Var("k", "int32")
+            fused = k * threads + tid
+            ana = tvm.sym.Analyzer()
+            idx = [ana.simplify(e) for e in unravel(fused, extents)]
+            lvars = [lp.loop_var for lp in loops]
+
+            def frag_index(buf: Any, indices: Any) -> list[Any]:
+                return [k]
+
+            def on_load(ld: Any) -> Any:
+                return tirx.BufferLoad(local[ld.source], frag_index(ld.source, ld.indices)) \
+                    if ld.source in partitioned else ld
+
+            def on_store(st: Any) -> Any:
+                return tirx.BufferStore(local[st.buffer], st.value, frag_index(st.buffer, st.indices)) \
+                    if st.buffer in partitioned else st
+
+            body = tvm_ffi.structural_map(body, [(tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store)])
+            body = C.substitute(body, dict(zip(lvars, idx)))
+            iters = ana.simplify((total + threads - 1) // threads)
+            if not ana.can_prove(total % threads == 0):
+                body = tirx.IfThenElse(fused < total, body, None)
+            return tirx.For(k, 0, iters, tirx.ForKind.SERIAL, body)
+
+        def on_for(loop: Any, mutator: Any) -> Any:
+            if C.is_parallel(loop):
+                return lower_nest(loop)
+            return mutator.default_mutate(loop)
+
+        body = tvm_ffi.structural_mutate(func.body, [(tirx.For, on_for)])
+        # stray tl.parallel loops nested inside another nest's body run serially
+        body = tvm_ffi.structural_map(body, (tirx.For, lambda lp: tirx.For(
+            lp.loop_var, lp.min, lp.extent, tirx.ForKind.SERIAL, lp.body) if C.is_parallel(lp) else lp))
+        leftover = {ld.source for ld in C.collect(body, tvm.ir.TensorLoad)} | {
+            st.buffer for st in C.collect(body, tirx.BufferStore)}
+        leftover &= partitioned
+        if leftover:
+            raise C.lowering_error(func, f"fragment(s) {sorted(str(b.name) for b in leftover)} are used outside "
+                                         "parallel loops; write such code inside T.Parallel")
+        # remaining replicated accesses and the AllocBuffers (which keep their tl.fragment annotation, so later
+        # passes can tell a block's tiles from per-thread locals; FinalizeTileIR drops it)
+        return C.with_body(func, C.substitute(body, local))
+
+    return partition_parallel

@@ -1,0 +1,125 @@
+"""The target-neutral lowering pipeline: tile IR in, host and device IRModules out.
+
+Order (``[point]`` = `tilelang.backend.passes` extension point where backends' passes run)::
+
+    CheckSemantics [pre_layout] LayoutInference [post_layout] LowerTileOps [post_tile_lowering]
+    PartitionParallel [post_parallel] InjectSoftwarePipeline [post_pipelining] PlanSharedMemory [post_storage]
+    FinalizeTileIR (TVM: FlattenBuffer, VectorizeLoop, StorageRewrite, simplification) InsertBarriers [post_barriers]
+    HostChecks, (TVM: MergeSharedMemoryAllocations, SplitHostDevice, MakePackedAPI)
+    split -> device module [device_module] + host module [host_module] -> TVM finalize passes
+
+Core never names a target: differences come from ``TargetKind.pipeline_options`` (``has_threads``,
+``vectorize``, ``static_shared_memory``, ``software_pipeline``) and the passes backends register.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import tvm
+
+from tilelang.backend.passes import passes_at
+from tilelang.transform import _common as C
+from tilelang.transform.check_semantics import CheckSemantics
+from tilelang.transform.config import PrintIRInstrument, print_ir_target
+from tilelang.transform.finalize_tile_ir import FinalizeTileIR
+from tilelang.transform.host_checks import HostChecks
+from tilelang.transform.inject_software_pipeline import InjectSoftwarePipeline
+from tilelang.transform.insert_barriers import InsertBarriers
+from tilelang.transform.layout_inference import LayoutInference
+from tilelang.transform.lower_tile_ops import LowerTileOps
+from tilelang.transform.partition_parallel import PartitionParallel
+from tilelang.transform.plan_shared_memory import PlanSharedMemory
+
+# (core pass factory or None, extension point run after it)
+CORE_STAGES: tuple[tuple[Callable[[Any], Any] | None, str], ...] = (
+    (CheckSemantics, "pre_layout"),
+    (LayoutInference, "post_layout"),
+    (LowerTileOps, "post_tile_lowering"),
+    (PartitionParallel, "post_parallel"),
+    (InjectSoftwarePipeline, "post_pipelining"),
+    (PlanSharedMemory, "post_storage"),
+)
+
+
+def _tvm_legalize(target: Any) -> list[Any]:
+    """TVM's generic passes that turn our tirx into codegen-ready tirx."""
+    from tvm import s_tir, tirx
+
+    config = tvm.transform.PassContext.current().config
+    vectorize = bool(C.pipeline_options(target).get("vectorize", True)) and not bool(
+        config.get("tirx.disable_vectorize", False))
+    return [
+        tirx.transform.FlattenBuffer(),
+        tirx.transform.BF16ComputeLegalize(),
+        tirx.transform.NarrowDataType(32),
+        s_tir.transform.LoopPartition(),
+        tirx.transform.VectorizeLoop(vectorize),
+        tirx.transform.StorageRewrite(),
+        tirx.transform.UnrollLoop(),
+        tirx.transform.StmtSimplify(),
+        tirx.transform.RemoveNoOp(),
+    ]
+
+
+def _run(mod: tvm.IRModule, passes: list[Any]) -> tvm.IRModule:
+    for p in passes:
+        mod = p(mod)
+    return mod
+
+
+def lower_tile_program(mod: tvm.IRModule, target: Any, target_host: Any) -> tvm.IRModule:
+    """Run the pipeline up to (and including) MakePackedAPI; the result still holds host and device functions.
+
+    `target` / `target_host` are ``tvm.target.Target``; functions get ``target`` bound here.
+    """
+    from tvm import s_tir, tirx
+
+    mod = tirx.transform.BindTarget(target.with_host(target_host))(mod)
+    for factory, point in CORE_STAGES:
+        if factory is not None:
+            mod = factory(target)(mod)
+        mod = _run(mod, passes_at(point, target))
+    mod = FinalizeTileIR(target)(mod)
+    mod = _run(mod, _tvm_legalize(target))
+    mod = InsertBarriers(target)(mod)
+    mod = _run(mod, passes_at("post_barriers", target))
+    mod = HostChecks(target)(mod)
+    tail = [
+        tirx.transform.AnnotateEntryFunc(),
+        s_tir.transform.MergeSharedMemoryAllocations(),
+        tirx.transform.SplitHostDevice(),
+        tirx.transform.MakePackedAPI(),
+        tirx.transform.FP8StorageLegalize(),
+        tirx.transform.BF16StorageLegalize(),
+    ]
+    return _run(mod, tail)
+
+
+def split(mod: tvm.IRModule, target: Any) -> tuple[tvm.IRModule, tvm.IRModule | None]:
+    """``(host module, device module or None)`` after the split, each through its extension point and TVM's
+    finalize passes."""
+    from tvm.s_tir.pipeline import finalize_device_passes, finalize_host_passes
+    from tvm.tirx.build import split_host_device_mods
+
+    host_mod, device_mods = split_host_device_mods(mod)
+    device_mod = None
+    nonempty = [m for m in device_mods.values() if len(m.functions)]
+    if len(nonempty) > 1:
+        raise RuntimeError(f"expected one device module, got {len(nonempty)}")
+    if nonempty:
+        device_mod = _run(nonempty[0], passes_at("device_module", target))
+        device_mod = finalize_device_passes()(device_mod)
+    host_mod = _run(host_mod, passes_at("host_module", target))
+    host_mod = finalize_host_passes()(host_mod)
+    return host_mod, device_mod
+
+
+def pass_context(configs: dict[str, Any]) -> tvm.transform.PassContext:
+    """A PassContext with TVM's share of `configs` and, under ``TILELANG_PRINT_IR``, the printing instrument."""
+    from tilelang.transform.config import tvm_pass_configs
+
+    which = print_ir_target()
+    instruments = [PrintIRInstrument(which)] if which else []
+    return tvm.transform.PassContext(opt_level=3, config=tvm_pass_configs(configs), instruments=instruments)

@@ -1,0 +1,51 @@
+"""PlanSharedMemory: give shared tiles the storage scope the target can allocate.
+
+``T.alloc_shared`` emits ``"shared.dyn"`` (one dynamically sized pool per block, sized at launch). Targets
+whose ``pipeline_options["static_shared_memory"]`` is true (Metal, WebGPU: their codegens need compile-time
+sizes) get ``"shared"`` instead. The pass also records the block's shared bytes in the function attribute
+``tl.shared_bytes`` (static sizes only) for the artifact's metadata.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tvm
+from tvm import tirx
+
+from tilelang.transform import _common as C
+
+_BITS = {"bool": 8}
+
+
+def dtype_bytes(dtype: str) -> int:
+    if dtype in _BITS:
+        return _BITS[dtype] // 8
+    bits = int("".join(ch for ch in dtype.split("x")[0] if ch.isdigit()) or 32)
+    lanes = int(dtype.split("x")[1]) if "x" in dtype else 1
+    return max(1, bits // 8) * lanes
+
+
+def PlanSharedMemory(target: Any = None) -> tvm.transform.Pass:
+    """Rewrite shared scopes for the target and count shared bytes (see the module docstring)."""
+
+    @C.prim_func_pass("tl.PlanSharedMemory")
+    def plan_shared_memory(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
+        tgt = target if target is not None else (func.attrs.get("target") if func.attrs else None)
+        static = bool(C.pipeline_options(tgt).get("static_shared_memory", False)) if tgt is not None else False
+        remap = {}
+        total = 0
+        for alloc in C.allocations(func.body):
+            buf = alloc.buffer
+            scope = C.scope_of(buf)
+            if scope not in ("shared", "shared.dyn"):
+                continue
+            n = C.num_elements(buf.ty.shape)
+            if n is not None:
+                total += n * dtype_bytes(str(buf.ty.dtype))
+            if static and scope == "shared.dyn":
+                remap[buf] = C.buffer_with(buf, scope="shared")
+        out = C.with_body(func, C.substitute(func.body, remap))
+        return out.with_attr("tl.shared_bytes", total) if total else out
+
+    return plan_shared_memory

@@ -1,0 +1,107 @@
+"""The call path: outputs per out_idx, symbolic dims, scalars, and every bad argument -> KernelArgumentError."""
+
+from __future__ import annotations
+
+import artifacts
+import pytest
+import torch
+
+from tilelang.errors import KernelArgumentError
+from tilelang.jit import JITKernel
+
+pytestmark = pytest.mark.backend("llvm")
+
+
+@pytest.fixture(scope="module")
+def vadd_artifact():
+    return artifacts.vadd(16)
+
+
+@pytest.fixture(scope="module")
+def rowsum_artifact():
+    return artifacts.rowsum_dyn()
+
+
+def test_all_params_passed(vadd_artifact):
+    kernel = JITKernel(vadd_artifact)
+    a, b, c = torch.randn(16), torch.randn(16), torch.empty(16)
+    assert kernel(a, b, c) is None
+    torch.testing.assert_close(c, a + b)
+
+
+def test_out_idx_allocates_and_returns(vadd_artifact):
+    kernel = JITKernel(vadd_artifact, out_idx=[-1])
+    a, b = torch.randn(16), torch.randn(16)
+    c = kernel(a, b)
+    assert c.shape == (16,) and c.dtype == torch.float32 and c.device.type == "cpu"
+    torch.testing.assert_close(c, a + b)
+    assert kernel(a, b).data_ptr() != c.data_ptr()  # a fresh output per call
+
+
+def test_symbolic_dims_and_scalars(rowsum_artifact):
+    kernel = JITKernel(rowsum_artifact, out_idx=-1)
+    for m in (1, 5, 33):
+        x = torch.randn(m, 8)
+        s = kernel(x, 2.0)
+        assert s.shape == (m,)
+        torch.testing.assert_close(s, 2.0 * x.sum(1))
+
+
+def test_zero_copy(vadd_artifact):
+    kernel = JITKernel(vadd_artifact)
+    a, b, c = torch.ones(16), torch.ones(16), torch.zeros(16)
+    ptr = c.data_ptr()
+    kernel(a, b, c)
+    assert c.data_ptr() == ptr and float(c[0]) == 2.0
+
+
+@pytest.mark.parametrize(
+    ("make_args", "pattern"),
+    [
+        (lambda: (torch.randn(16),), r"takes 2 argument\(s\) \(A, B\), got 1"),
+        (lambda: (torch.randn(16), torch.randn(16), torch.randn(16)), r"takes 2 argument\(s\)"),
+        (lambda: (torch.randn(16).double(), torch.randn(16)), r"argument 'A': expected dtype float32, got .*float64"),
+        (lambda: (torch.randn(16), torch.randn(17)), r"argument 'B': expected shape \[16\], got \[17\]"),
+        (lambda: (torch.randn(4, 4), torch.randn(16)), r"argument 'A': expected 1 dimension"),
+        (lambda: (torch.randn(32)[::2], torch.randn(16)), r"argument 'A': expected a contiguous tensor"),
+        (lambda: (torch.empty(17)[1:], torch.randn(16)), r"argument 'A': data pointer .* not 64-byte aligned"),
+        (lambda: (torch.randn(16), [1.0] * 16), r"argument 'B': expected a torch.Tensor"),
+        (lambda: (torch.randn(16), torch.empty(16, device="meta")), r"argument 'B': expected a tensor on device 'cpu'"),
+    ],
+    ids=["too-few", "too-many", "dtype", "shape", "ndim", "strides", "misaligned", "not-a-tensor", "device"],
+)
+def test_bad_arguments(vadd_artifact, make_args, pattern):
+    kernel = JITKernel(vadd_artifact, out_idx=[-1])
+    with pytest.raises(KernelArgumentError, match=pattern):
+        kernel(*make_args())
+
+
+def test_symbolic_dim_mismatch(rowsum_artifact):
+    kernel = JITKernel(rowsum_artifact)
+    expected = r"argument 'S': dim 0 is symbolic 'm' = 4 \(bound by X.shape\[0\]\), but this tensor has 5"
+    with pytest.raises(KernelArgumentError, match=expected):
+        kernel(torch.randn(4, 8), 1.0, torch.empty(5))
+
+
+def test_bad_scalar(rowsum_artifact):
+    kernel = JITKernel(rowsum_artifact, out_idx=-1)
+    with pytest.raises(KernelArgumentError, match=r"argument 'w': expected a float32 scalar"):
+        kernel(torch.randn(4, 8), torch.ones(1))
+
+
+def test_every_misaligned_offset_is_rejected(vadd_artifact):
+    """The misaligned call is rejected before the kernel runs (LLVM code assumes 64-byte alignment)."""
+    kernel = JITKernel(vadd_artifact, out_idx=[-1])
+    for offset in range(1, 16):
+        view = torch.empty(16 + offset)[offset:]
+        with pytest.raises(KernelArgumentError, match="aligned"):
+            kernel(view, torch.randn(16))
+
+
+def test_out_idx_validation(vadd_artifact, rowsum_artifact):
+    with pytest.raises(KernelArgumentError, match="out of range"):
+        JITKernel(vadd_artifact, out_idx=[3])
+    with pytest.raises(KernelArgumentError, match="names a parameter twice"):
+        JITKernel(vadd_artifact, out_idx=[2, -1])
+    with pytest.raises(KernelArgumentError, match="scalar parameter 'w'"):
+        JITKernel(rowsum_artifact, out_idx=[1])

@@ -1,0 +1,182 @@
+"""The on-disk store and cache keys: atomic writes, damage detection, kill -9 mid-write, concurrent writers."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tilelang.cache.keys import Unkeyable, canonical, digest, function_fingerprint, target_fingerprint
+from tilelang.cache.store import DiskStore
+
+FILES = {"artifact.json": b'{"name": "k"}', "kernel.so": b"\x7fELF" + b"x" * 5000}
+
+
+def _leftovers(root: Path) -> list[Path]:
+    tmp = root / "tmp"
+    return list(tmp.iterdir()) if tmp.exists() else []
+
+
+def test_put_get_roundtrip(cache_dir):
+    store = DiskStore()
+    assert store.root == cache_dir and store.get("ab" * 32) is None
+    assert store.put("ab" * 32, FILES)
+    got = store.get("ab" * 32)
+    assert dict(got) == FILES and got.paths["kernel.so"].read_bytes() == FILES["kernel.so"]
+    assert _leftovers(cache_dir) == []
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "delete-file", "bad-manifest"])
+def test_damaged_entry_is_a_miss_and_removed(cache_dir, damage):
+    store = DiskStore()
+    key = "cd" * 32
+    store.put(key, FILES)
+    entry = store.entry_dir(key)
+    if damage == "truncate":
+        (entry / "kernel.so").write_bytes(FILES["kernel.so"][:100])
+    elif damage == "flip":
+        (entry / "kernel.so").write_bytes(b"Y" + FILES["kernel.so"][1:])
+    elif damage == "delete-file":
+        (entry / "artifact.json").unlink()
+    else:
+        (entry / "manifest.json").write_text("{not json")
+    assert store.get(key) is None
+    assert not entry.exists()
+    assert store.put(key, FILES) and dict(store.get(key)) == FILES  # rebuilt
+
+
+def test_second_writer_loses_cleanly(cache_dir):
+    store = DiskStore()
+    assert store.put("ef" * 32, FILES)
+    assert not store.put("ef" * 32, {**FILES, "kernel.so": b"other"})
+    assert dict(store.get("ef" * 32)) == FILES
+    assert _leftovers(cache_dir) == []
+
+
+def test_concurrent_writers_threads(cache_dir):
+    store = DiskStore()
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(store.put("12" * 32, FILES))) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results.count(True) == 1 and dict(store.get("12" * 32)) == FILES
+    assert _leftovers(cache_dir) == []
+
+
+WRITER = """
+import sys
+from tilelang.cache.store import DiskStore
+DiskStore().put(sys.argv[1], {"a.bin": b"a" * 1000, "b.bin": b"b" * 1000, "c.bin": b"c" * 1000})
+print("done")
+"""
+
+
+def _writer(cache_dir: Path, key: str, delay: str) -> subprocess.Popen:
+    env = {**os.environ, "TILELANG_CACHE_DIR": str(cache_dir), "TILELANG_CACHE_WRITE_DELAY": delay}
+    return subprocess.Popen([sys.executable, "-c", WRITER, key], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def test_kill_9_during_write_loses_nothing_and_corrupts_nothing(cache_dir):
+    store = DiskStore()
+    store.put("00" * 32, FILES)  # an existing good entry must survive
+    key = "99" * 32
+    proc = _writer(cache_dir, key, "30")
+    deadline = time.time() + 60
+    while time.time() < deadline:  # wait until the writer is between files
+        if any(p.is_dir() and any(p.iterdir()) for p in _leftovers(cache_dir)):
+            break
+        time.sleep(0.05)
+    else:
+        proc.kill()
+        pytest.fail("the writer never started writing")
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert store.get(key) is None  # nothing half-written is visible
+    assert dict(store.get("00" * 32)) == FILES
+    assert _leftovers(cache_dir)  # the dead writer's temp dir ...
+    other = _writer(cache_dir, key, "0")
+    assert other.communicate(timeout=120)[0].strip() == "done"
+    assert store.get(key) is not None and store.get(key)["b.bin"] == b"b" * 1000
+    assert _leftovers(cache_dir) == []  # ... is collected by the next writer
+
+
+def test_concurrent_writer_processes(cache_dir):
+    procs = [_writer(cache_dir, "77" * 32, "0.05") for _ in range(4)]
+    for p in procs:
+        assert p.communicate(timeout=120)[0].strip() == "done"
+    assert DiskStore().get("77" * 32)["c.bin"] == b"c" * 1000
+    assert _leftovers(cache_dir) == []
+
+
+def test_records_are_atomic_json(cache_dir):
+    store = DiskStore()
+    store.put_record("jit", "k1", {"key": "abc"})
+    assert store.get_record("jit", "k1") == {"key": "abc"}
+    store.record_path("jit", "k2").write_text("{broken")
+    assert store.get_record("jit", "k2") is None
+    assert _leftovers(cache_dir) == []
+
+
+def test_canonical_values():
+    import torch
+
+    assert canonical((1, "a", None)) == canonical((1, "a", None))
+    assert canonical((1, 2)) != canonical([1, 2])
+    assert canonical({"b": 1, "a": 2}) == canonical({"a": 2, "b": 1})
+    assert canonical(torch.float16) == ["torch", "torch.float16"]
+    assert canonical(1.0) != canonical(1)
+    with pytest.raises(Unkeyable):
+        canonical(object())
+    with pytest.raises(Unkeyable):
+        canonical(torch.zeros(2))
+
+
+def test_function_fingerprint_tracks_closures_globals_and_helpers():
+    def make(scale):
+        def f(x):
+            return x * scale + OFFSET + helper(x)
+
+        return f
+
+    assert function_fingerprint(make(1)) == function_fingerprint(make(1))
+    assert function_fingerprint(make(1)) != function_fingerprint(make(2))
+    before = function_fingerprint(make(1))
+    globals()["OFFSET"] = 5
+    try:
+        assert function_fingerprint(make(1)) != before
+    finally:
+        globals()["OFFSET"] = 0
+
+
+OFFSET = 0
+
+
+def helper(x):
+    return x
+
+
+def test_target_fingerprint_adds_host_cpu_only_without_mcpu():
+    assert target_fingerprint({"kind": "llvm"})[-1] is not None
+    assert target_fingerprint({"kind": "llvm", "mcpu": "znver4"})[-1] is None
+    assert target_fingerprint({"kind": "cuda", "arch": "sm_90a"})[-1] is None
+    assert digest(1, "a") == digest(1, "a") != digest(1, "b")
+
+
+def test_environment_snapshot_is_reused(cache_dir):
+    from tilelang.cache import environment
+
+    environment.snapshot.cache_clear()
+    first = environment.snapshot()
+    assert "apache-tvm" in first["versions"] and any(e[0] == "llvm" for e in first["entry_points"])
+    assert list((cache_dir / "records" / "environment").glob("*.json"))
+    environment.snapshot.cache_clear()
+    assert environment.snapshot() == first

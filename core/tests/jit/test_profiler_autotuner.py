@@ -1,0 +1,134 @@
+"""Profiler (supply types, hook, assert_allclose, do_bench), runtime threads, and the autotuner."""
+
+from __future__ import annotations
+
+import kernels
+import pytest
+import torch
+
+import tilelang
+from tilelang.autotuner import AutoTuner, SerialExecutor
+from tilelang.profiler import Profiler, TensorSupplyType, do_bench, supply_tensor
+
+pytestmark = pytest.mark.backend("llvm")
+
+
+@pytest.mark.parametrize("kind", list(TensorSupplyType))
+def test_supply_types(kind):
+    t = supply_tensor(kind, (64,), "float16", "cpu")
+    assert t.shape == (64,) and t.dtype == torch.float16
+    if kind is TensorSupplyType.Zero:
+        assert not t.any()
+    if kind is TensorSupplyType.One:
+        assert (t == 1).all()
+    if kind is TensorSupplyType.Integer:
+        assert (t == t.round()).all()
+    assert supply_tensor(kind, (8,), "int32", "cpu").dtype == torch.int32
+
+
+def test_supply_hook_wins():
+    from tilelang.backend import hookimpl
+    from tilelang.backend.hooks import plugin_manager
+
+    class Supplier:
+        @hookimpl
+        def tilelang_supply_tensor(self, supply_type, shape, dtype, device):
+            return torch.full(shape, 7.0)
+
+    supplier = Supplier()
+    plugin_manager().register(supplier, name="test-supplier")
+    try:
+        assert (supply_tensor("normal", (3,), "float32", "cpu") == 7).all()
+    finally:
+        plugin_manager().unregister(supplier)
+
+
+def test_profiler_checks_and_times():
+    kernel = kernels.add(64, 16)
+    profiler = kernel.get_profiler(tensor_supply_type="uniform")
+    profiler.assert_allclose(lambda a, b: a + b)
+    with pytest.raises(AssertionError, match="differ beyond"):
+        profiler.assert_allclose(lambda a, b: a - b)
+    latency = profiler.do_bench(warmup=1, rep=5)
+    assert 0 < latency < 100
+    assert profiler.do_bench(lambda a, b: a + b, n_warmup=2, n_repeat=10) > 0
+    assert len(profiler.do_bench(quantiles=[0.5, 0.9], rep=5)) == 2
+
+
+def test_do_bench_return_modes():
+    assert do_bench(lambda: None, warmup=1, rep=2, return_mode="min") >= 0
+    with pytest.raises(ValueError, match="return_mode"):
+        do_bench(lambda: None, warmup=1, rep=1, return_mode="best")
+
+
+def test_profiler_symbolic_dims_need_values():
+    import artifacts
+
+    kernel = tilelang.JITKernel(artifacts.rowsum_dyn(), out_idx=-1)
+    with pytest.raises(ValueError, match="symbolic dims"):
+        Profiler(kernel).run_once()
+    assert Profiler(kernel, dims={"m": 4, "w": 1}).run_once().shape == (4,)
+
+
+def test_tvm_thread_pool_uses_every_core():
+    import tvm_ffi
+
+    from tilelang import env
+
+    kernels.add(8, 8)(torch.randn(8, 8), torch.randn(8, 8))
+    assert tvm_ffi.get_global_func("runtime.NumThreads")() == env.num_threads()
+
+
+def test_autotune_decorator_picks_a_correct_config(cache_dir):
+    result = kernels.tuned_add.tune(64, 32)
+    assert result.config in ({"block_M": 8}, {"block_M": 16}, {"block_M": 64})
+    assert result.latency > 0 and result.ref_latency > 0 and len(result.trials) == 3
+    kernel = kernels.tuned_add(64, 32)
+    assert kernel.config == result.config and kernel.latency == result.latency
+    a, b = torch.randn(64, 32), torch.randn(64, 32)
+    torch.testing.assert_close(kernel(a, b), a + b)
+    # a new tuner finds the result on disk
+    again = AutoTuner(kernels.tuned_add.jit_impl, [{"block_M": 8}, {"block_M": 16}, {"block_M": 64}],
+                      progress=False, warmup=1, rep=5, ref_prog=lambda A, B: A + B).run(64, 32)
+    assert again.from_cache and again.config == result.config
+
+
+def test_autotuner_disqualifies_wrong_and_failing_configs():
+    seen = []
+
+    class Executor(SerialExecutor):
+        def submit(self, fn, /, *args, **kwargs):
+            seen.append(args[0].kwargs)
+            return super().submit(fn, *args, **kwargs)
+
+    def ref(a, b):
+        return a + b
+
+    @tilelang.jit(out_idx=[-1], target="cpu")
+    def maybe_wrong(M, N, block_M=8, wrong=False):
+        import tilelang.language as T
+
+        if block_M == 3:
+            raise ValueError("no such block")
+
+        @T.prim_func
+        def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+            with T.Kernel(M // block_M, is_cpu=True) as bx:
+                for i, j in T.Parallel(block_M, N):
+                    C[bx * block_M + i, j] = A[bx * block_M + i, j] - B[bx * block_M + i, j] if wrong else \
+                        A[bx * block_M + i, j] + B[bx * block_M + i, j]
+
+        return main
+
+    configs = [{"block_M": 3}, {"block_M": 8, "wrong": True}, {"block_M": 16}]
+    result = AutoTuner(maybe_wrong, configs, executor=Executor(), progress=False, warmup=1, rep=3,
+                       ref_prog=ref).run(32, 8)
+    assert len(seen) == 3
+    assert result.config == {"block_M": 16}
+    errors = [t["error"] for t in result.trials]
+    assert "compile failed" in errors[0] and "differ" in errors[1] and errors[2] is None
+
+
+def test_autotune_rejects_eager_functions():
+    with pytest.raises(TypeError, match="lazy"):
+        AutoTuner(kernels.eager_scale_add, [{"block_M": 8}], progress=False).run(torch.randn(8, 8), torch.randn(8, 8))

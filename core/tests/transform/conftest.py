@@ -1,0 +1,18 @@
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "engine"))
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+@pytest.fixture
+def options(monkeypatch):
+    """Set the pipeline_options every pass sees, whatever the target: ``options({"has_threads": False})``."""
+    from tilelang.transform import _common
+
+    def set_options(opts):
+        monkeypatch.setattr(_common, "pipeline_options", lambda target: dict(opts))
+
+    return set_options

@@ -1,0 +1,72 @@
+import engine_kernels as K
+import tvm
+from transform_helpers import as_module, body_equal
+from tvm.script import tirx as S
+
+import tilelang.language as T
+from tilelang.transform import LayoutInference, LowerTileOps, PartitionParallel
+from tilelang.transform import _common as C
+
+
+def lower(func, target):
+    mod = as_module(func)
+    for factory in (LayoutInference, LowerTileOps, PartitionParallel):
+        mod = factory(target)(mod)
+    return mod
+
+
+def test_cyclic_partition_over_threads(options):
+    options({"has_threads": True})
+
+    @T.prim_func
+    def before(A: T.Tensor((8,), "float32")):
+        with T.Kernel(1, threads=4):
+            F = T.alloc_fragment((8,), "float32")
+            for i in T.Parallel(8):
+                F[i] = A[i]
+            for i in T.Parallel(8):
+                A[i] = F[i] + 1.0
+
+    @S.prim_func(check_well_formed=False)
+    def expected(A: S.Buffer((8,), "float32")):
+        S.launch_thread("blockIdx.x", 1)
+        tx = S.launch_thread("threadIdx.x", 4)
+        F_local = S.alloc_buffer((2,), scope="local", annotations={"tl.fragment": "partitioned"})
+        for k in range(2):
+            F_local[k] = A[k * 4 + tx]
+        for k in range(2):
+            A[k * 4 + tx] = F_local[k] + S.float32(1.0)
+
+    assert body_equal(lower(before, {"kind": "cuda"}), expected)
+
+
+def test_non_dividing_extent_is_guarded(options):
+    options({"has_threads": True})
+
+    @T.prim_func
+    def before(A: T.Tensor((10,), "float32")):
+        with T.Kernel(1, threads=4):
+            for i in T.Parallel(10):
+                A[i] = 0.0
+
+    body = lower(before, {"kind": "cuda"})["main"].body
+    loops = C.collect(body, tvm.tirx.For)
+    assert [int(lp.extent) for lp in loops] == [3]
+    assert len(C.collect(body, tvm.tirx.IfThenElse)) == 1
+
+
+def test_nothing_tile_level_remains(options):
+    options({"has_threads": True})
+    body = lower(K.flash_attention(), {"kind": "cuda"})["main"].body
+    assert not [lp for lp in C.collect(body, tvm.tirx.For) if C.is_parallel(lp)]
+    assert not [a for a in C.allocations(body) if C.scope_of(a.buffer) == "local.fragment"]
+    sizes = {str(a.buffer.name): int(a.buffer.ty.shape[0]) for a in C.allocations(body)}
+    assert sizes["acc_o_local"] == 32 * 32 // 128  # partitioned: registers per thread
+    assert sizes["scores_max"] == 32  # replicated row vector: whole per thread
+
+
+def test_single_thread_targets_run_nests_whole_and_vectorise(options):
+    options({"has_threads": False, "vectorize": True})
+    body = lower(K.elementwise_add(), {"kind": "llvm"})["main"].body
+    kinds = [lp.kind for lp in C.collect(body, tvm.tirx.For)]
+    assert tvm.tirx.ForKind.VECTORIZED in kinds and tvm.tirx.ForKind.PARALLEL not in kinds

@@ -1,0 +1,75 @@
+"""InjectSoftwarePipeline, PlanSharedMemory, InsertBarriers, HostChecks, CheckSemantics."""
+
+import engine_kernels as K
+import pytest
+import tvm
+from transform_helpers import as_module, body_equal
+from tvm.script import tirx as S
+
+from tilelang.transform import (
+    CheckSemantics,
+    HostChecks,
+    InjectSoftwarePipeline,
+    InsertBarriers,
+    PlanSharedMemory,
+)
+from tilelang.transform import _common as C
+
+
+def test_pipelined_loop_becomes_serial():
+    @S.prim_func(check_well_formed=False)
+    def before(A: S.Buffer((8,), "float32")):
+        for k in S.serial(8, annotations={"tl.pipeline_stages": 3, "tl.pipeline_order": [0, 1]}):
+            A[k] = S.float32(0)
+
+    @S.prim_func(check_well_formed=False)
+    def expected(A: S.Buffer((8,), "float32")):
+        for k in range(8):
+            A[k] = S.float32(0)
+
+    assert body_equal(InjectSoftwarePipeline(None)(as_module(before)), expected)
+
+
+@pytest.mark.parametrize("static,scope", [(True, "shared"), (False, "shared.dyn")])
+def test_plan_shared_memory(options, static, scope):
+    options({"static_shared_memory": static})
+    func = PlanSharedMemory({"kind": "metal"})(as_module(K.gemm()))["main"]
+    scopes = {C.scope_of(a.buffer) for a in C.allocations(func.body) if "shared" in C.scope_of(a.buffer)}
+    assert scopes == {scope}
+    assert int(func.attrs["tl.shared_bytes"]) == (64 * 32 + 32 * 64) * 4
+
+
+def _syncs(mod):
+    return [e for e in C.collect(mod["main"].body, tvm.tirx.Evaluate)
+            if isinstance(e.value, tvm.ir.Call) and str(e.value.op.name) == "tirx.tvm_storage_sync"]
+
+
+def test_barriers_between_shared_write_and_read(options):
+    @S.prim_func(check_well_formed=False)
+    def before(A: S.Buffer((64,), "float32")):
+        S.launch_thread("blockIdx.x", 1)
+        tx = S.launch_thread("threadIdx.x", 64)
+        Sh = S.alloc_buffer((64,), scope="shared")
+        Sh[tx] = A[tx]
+        A[tx] = Sh[63 - tx]
+
+    options({"has_threads": True})
+    assert len(_syncs(InsertBarriers({"kind": "cuda"})(as_module(before)))) == 1
+    options({"has_threads": False})
+    assert not _syncs(InsertBarriers({"kind": "llvm"})(as_module(before)))
+
+
+def test_host_checks_relax_parameter_alignment():
+    func = HostChecks(None)(as_module(K.gemm(dtype="float16")))["main"]
+    assert [int(p.ty.data_alignment) for p in func.params] == [2, 2, 4]
+
+
+def test_check_semantics_rejects_tile_ops_outside_kernel():
+    from tilelang.ir import tile_stmt
+
+    A = tvm.tirx.decl_buffer((8,), "float32", name="A")
+    func = tvm.tirx.PrimFunc([A], tile_stmt("tl.fill", [tvm.tirx.BufferRegion(
+        A, [tvm.ir.Range.from_min_extent(0, 8)]), tvm.tirx.const(0.0, "float32")]))
+    func = func.with_attr("tl.source", "kern.py:3").with_attr("global_symbol", "kern")
+    with pytest.raises(Exception, match=r"kern\.py:3: kern: tl\.fill is used outside a T\.Kernel launch"):
+        CheckSemantics(None)(as_module(func))

@@ -1,0 +1,42 @@
+"""Device codegen for the CPU: the lowered module is host code, built by TVM's LLVM or C builder."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from tilelang.backend import DeviceCodegen
+
+
+@functools.cache
+def host_cpu() -> str:
+    """LLVM's name for this machine's CPU (e.g. ``znver4``): without it LLVM emits generic x86-64 (no FMA)."""
+    from tvm.target.codegen import llvm_get_system_cpu
+
+    return str(llvm_get_system_cpu())
+
+
+def with_host_cpu(target: Any) -> Any:
+    """`target` with ``mcpu`` set to the host CPU when the user gave none."""
+    from tvm.target import Target
+
+    config = dict(target.export()) if hasattr(target, "export") else dict(target)
+    if config.get("kind") == "llvm" and not config.get("mcpu"):
+        config["mcpu"] = host_cpu()
+    return Target({k: v for k, v in config.items() if k not in ("keys", "tag") or v})
+
+
+def _build_llvm(mod: Any, target: Any) -> Any:
+    import tvm_ffi
+
+    return tvm_ffi.get_global_func("target.build.llvm")(mod, with_host_cpu(target))
+
+
+def _build_c(mod: Any, target: Any) -> Any:
+    import tvm_ffi
+
+    return tvm_ffi.get_global_func("target.build.c")(mod, target)
+
+
+LLVM_CODEGEN = DeviceCodegen("llvm", build=_build_llvm)
+C_CODEGEN = DeviceCodegen("c", build=_build_c)

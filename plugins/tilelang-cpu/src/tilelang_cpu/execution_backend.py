@@ -1,0 +1,94 @@
+"""Execution backends for CPU kernels, in preference order.
+
+`TVMFFIBackend` runs the compiled module through TVM's runtime via ``tvm_ffi``: torch CPU tensors pass
+zero-copy through DLPack, and the generated code itself checks ndim, dtype, shape and strides (so the JIT
+checks only count, device and alignment on the fast path). A cached ``kernel.so`` loads without importing
+the TVM compiler (`tilelang.jit.runtime_loader`). TVM's thread pool is set to every usable core before the
+first kernel runs (``TILELANG_NUM_THREADS`` overrides).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tilelang.backend import ExecutionBackend
+from tilelang.errors import ExecutionBackendUnavailable
+
+LIBRARY = "kernel.so"
+
+
+class TVMFFIBackend(ExecutionBackend):
+    """Runs llvm (in-process module) and c (compiled with the system C compiler) kernels through TVM's runtime."""
+
+    name = "tvm_ffi"
+    description = "TVM runtime via tvm_ffi; torch CPU tensors zero-copy through DLPack"
+    torch_device_type = "cpu"
+    launcher_checks_arguments = True
+    default_alignment = 64
+
+    def unavailable_reason(self) -> str | None:
+        if importlib.util.find_spec("tvm_ffi") is None:
+            return "the tvm_ffi package is not installed (pip install apache-tvm-ffi)"
+        from tilelang.jit.runtime_loader import runtime_library_path
+
+        try:
+            runtime_library_path()
+        except FileNotFoundError as exc:
+            return str(exc)
+        return None
+
+    def load(self, artifact: Any) -> Any:
+        from tilelang.jit.runtime_loader import load_runtime
+
+        load_runtime()  # thread pool + context symbols, also for modules built in this process
+        module = self._module(artifact)
+        try:
+            return module[artifact.name]
+        except (AttributeError, KeyError) as exc:
+            raise ExecutionBackendUnavailable(
+                f"{self.name}: the compiled module has no function {artifact.name!r}") from exc
+
+    def _module(self, artifact: Any) -> Any:
+        from tilelang.jit.runtime_loader import load_module
+
+        rt_mod = artifact.rt_mod
+        if rt_mod is not None and artifact.target.get("kind") == "llvm":
+            return rt_mod
+        paths = getattr(artifact.files, "paths", {})
+        if LIBRARY in paths:
+            return load_module(paths[LIBRARY])
+        with tempfile.TemporaryDirectory(prefix="tilelang-") as tmp:
+            path = Path(tmp) / LIBRARY
+            if LIBRARY in artifact.files:
+                path.write_bytes(artifact.files[LIBRARY])
+            elif rt_mod is not None:
+                rt_mod.export_library(os.fspath(path))
+            else:
+                raise ExecutionBackendUnavailable(
+                    f"{self.name}: artifact {artifact.name!r} has neither a runtime module nor {LIBRARY}")
+            return load_module(path)  # the loaded library stays mapped after its file is deleted
+
+    def export_files(self, artifact: Any) -> dict[str, bytes]:
+        """The files that reload this kernel without the compiler: ``kernel.so``."""
+        if LIBRARY in artifact.files:
+            return {LIBRARY: artifact.files[LIBRARY]}
+        if artifact.rt_mod is None:
+            raise ExecutionBackendUnavailable(f"{self.name}: artifact {artifact.name!r} has no runtime module")
+        with tempfile.TemporaryDirectory(prefix="tilelang-") as tmp:
+            path = Path(tmp) / LIBRARY
+            artifact.rt_mod.export_library(os.fspath(path))
+            return {LIBRARY: path.read_bytes()}
+
+    def export_library(self, artifact: Any, path: str | os.PathLike[str]) -> None:
+        """Write the kernel as a shared library loadable by ``tvm_ffi.load_module``."""
+        if artifact.rt_mod is not None:
+            artifact.rt_mod.export_library(os.fspath(path))
+        else:
+            Path(path).write_bytes(self.export_files(artifact)[LIBRARY])
+
+
+EXECUTION_BACKENDS = [TVMFFIBackend()]

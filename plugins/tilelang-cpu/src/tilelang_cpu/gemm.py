@@ -1,0 +1,271 @@
+"""``tl.gemm`` on the CPU as a register-blocked, vectorised micro-kernel (priority 2, llvm target).
+
+A block is one CPU thread, so the whole C tile is ours. The tile is cut into ``MR x NR`` micro tiles (6x64 fp32 on
+AVX-512: 24 zmm accumulators + 4 for a row of B + 1 broadcast of A; 6x16 on AVX2). Per micro tile::
+
+    acc[MR, NR] (scope "local": LLVM keeps it in vector registers)  <- 0 or C tile
+    for k in range(K):                     # the whole K of the call, innermost over the micro tile
+        for i in unroll(MR):
+            for j in vectorized(NR):       # NR / lanes FMAs with A[i, k] broadcast
+                acc[i, j] += A[i, k] * B[k, j]
+    C tile <- acc
+
+Micro tiles walk B's column panels outermost (a K x NR panel of B stays in L1 while every row strip of A passes
+over it). Tails: rows past the last full strip run a second kernel with ``M % MR`` rows; a last panel narrower than
+NR is a vector of that width. Operands that the inner loop cannot read as fp32 rows are first packed into a
+block-local fp32 scratch tile: B when transposed (``B[n, k]``) or not fp32, A when not fp32 (a transposed fp32 A is
+read in place: only one scalar per row and k is loaded). Instances it does not handle (threads per block > 1,
+non-constant extents, C not fp32, other input dtypes) fall back to the lower-priority implementations.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, NamedTuple
+
+from tilelang.backend import TileOpImpl
+
+_INPUT_DTYPES = ("float32", "float16", "bfloat16")
+
+
+class MicroShape(NamedTuple):
+    """Register blocking of the micro-kernel: ``mr`` rows x ``nr`` columns of C held in vector registers."""
+
+    mr: int
+    nr: int
+
+
+@functools.cache
+def _vector_facts(target_text: str) -> tuple[int, int]:
+    """``(fp32 lanes per vector register, vector register count)`` of the host CPU for an llvm target."""
+    import tvm.target.codegen as cg
+    from tvm.target import Target
+
+    from tilelang_cpu.codegen import with_host_cpu
+
+    target = with_host_cpu(Target(target_text))
+    bits = int(cg.llvm_get_vector_width(target)) if str(target.kind.name) == "llvm" else 128
+    bits = bits if bits >= 128 else 128
+    regs = 32 if (bits >= 512 or "aarch64" in str(target.attrs.get("mtriple", ""))) else 16
+    return bits // 32, regs
+
+
+def micro_shape(m: int, n: int, lanes: int, regs: int) -> MicroShape:
+    """The micro tile for an ``m x n`` C tile: up to 4 vectors wide, as many rows as the registers allow."""
+    vectors = max(1, min(4, -(-n // lanes)))
+    if regs <= 16:
+        vectors = min(vectors, 2)
+    rows = max(1, min(12, (regs - vectors - 1) // vectors, m))
+    return MicroShape(rows, vectors * lanes)
+
+
+def _applies(ctx: Any) -> bool:
+    from tilelang.transform import _common as C
+
+    if ctx.num_threads != 1 or len(ctx.args) < 7:
+        return False
+    try:
+        regions = [ctx.region(i) for i in range(3)]
+    except Exception:
+        return False
+    if any(len(r.region) < 2 for r in regions):
+        return False
+    if any(C.as_int(r.extent) is None for r in regions for r in r.region[-2:]):
+        return False
+    a, b, c = (str(r.source.ty.dtype) for r in regions)
+    return c == "float32" and a in _INPUT_DTYPES and b in _INPUT_DTYPES
+
+
+def _loop(var: Any, extent: int, kind: Any, body: Any) -> Any:
+    from tvm import tirx
+
+    return tirx.For(var, 0, extent, kind, body)
+
+
+def _scratch(name: str, shape: list[int], dtype: str) -> Any:
+    """A block-private tile: scope ``global`` inside the block loop is a stack array up to 1 KiB, else workspace."""
+    from tvm import tirx
+
+    return tirx.decl_buffer(shape, dtype, name=name, scope="global", data_alignment=64)
+
+
+def _pack(src: Any, trans: bool, rows: int, cols: int, dst: Any, vector: bool) -> Any:
+    """``dst[r, c] = fp32(op(src)[r, c])``: the loop over the contiguous side of the source is innermost."""
+    from tvm import tirx
+
+    from tilelang.tileop._util import cast
+    from tilelang.tileop.gemm import operand_index
+
+    r, c = tirx.Var("r", "int32"), tirx.Var("c", "int32")
+    store = tirx.BufferStore(dst, cast(str(dst.ty.dtype), tirx.BufferLoad(src.source, operand_index(src, r, c, trans))),
+                             [r, c])
+    kind = tirx.ForKind.VECTORIZED if vector and not trans and cols <= 64 else tirx.ForKind.SERIAL
+    if trans:  # source rows are our columns: walk them contiguously
+        return _loop(c, cols, tirx.ForKind.SERIAL, _loop(r, rows, kind, store))
+    return _loop(r, rows, tirx.ForKind.SERIAL, _loop(c, cols, kind, store))
+
+
+def _micro_tile(a_at: Any, b_at: Any, c_at: Any, clear: bool, i0: Any, j0: Any, mr: int, nr: int, k: int,
+                vector: bool) -> Any:
+    """One ``mr x nr`` accumulator tile over the full K; ``*_at(row, col)`` give (buffer, indices) of elements.
+
+    Each accumulator row is its own ``nr``-element buffer: TVM keeps CPU allocations under 1 KiB on the stack
+    (``alloca``, which LLVM promotes to registers) and turns larger ones into heap workspace.
+    """
+    from tvm import tirx
+
+    from tilelang.transform import _common as C
+
+    accs = [tirx.decl_buffer([nr], "float32", name=f"acc{r}", scope="global") for r in range(mr)]
+    j, kk = tirx.Var("j", "int32"), tirx.Var("kk", "int32")
+    vec = tirx.ForKind.VECTORIZED if vector else tirx.ForKind.SERIAL
+
+    def rows(make: Any) -> Any:
+        return C.seq([_loop(j, nr, vec, make(r, acc)) for r, acc in enumerate(accs)])
+
+    def init(r: int, acc: Any) -> Any:
+        cbuf, cidx = c_at(i0 + r, j0 + j)
+        return tirx.BufferStore(acc, tirx.const(0, "float32") if clear else tirx.BufferLoad(cbuf, cidx), [j])
+
+    def fma(r: int, acc: Any) -> Any:
+        (abuf, aidx), (bbuf, bidx) = a_at(i0 + r, kk), b_at(kk, j0 + j)
+        return tirx.BufferStore(acc, tirx.BufferLoad(acc, [j])
+                                + tirx.BufferLoad(abuf, aidx) * tirx.BufferLoad(bbuf, bidx), [j])
+
+    def store(r: int, acc: Any) -> Any:
+        cbuf, cidx = c_at(i0 + r, j0 + j)
+        return tirx.BufferStore(cbuf, tirx.BufferLoad(acc, [j]), cidx)
+
+    return C.seq([*(tirx.AllocBuffer(acc) for acc in accs), rows(init),
+                  _loop(kk, k, tirx.ForKind.SERIAL, rows(fma)), rows(store)])
+
+
+def lower_gemm_micro(ctx: Any) -> Any:
+    """Lower one ``tl.gemm`` to packing (where needed) plus micro-kernel loops (see the module docstring)."""
+    from tvm import tirx
+
+    from tilelang.tileop.gemm import gemm_operands, operand_index
+    from tilelang.transform import _common as C
+
+    a, b, c, ta, tb, clear = gemm_operands(ctx)
+    pre_a, a = ctx.staged(a)
+    pre_b, b = ctx.staged(b)
+    m, n = (C.as_int(r.extent) for r in c.region[-2:])
+    k = C.as_int(b.region[-1].extent if tb else b.region[-2].extent)
+    vector = bool(ctx.options.get("vectorize", True))
+    lanes, regs = _vector_facts(str(ctx.target)) if vector else (1, 16)
+    shape = micro_shape(m, n, lanes, regs)
+    stmts = [*pre_a, *pre_b]
+
+    def reader(region: Any, trans: bool) -> Any:
+        return lambda row, col: (region.source, operand_index(region, row, col, trans))
+
+    a_at, b_at = reader(a, ta), reader(b, tb)
+    if str(a.source.ty.dtype) != "float32":
+        a_pack = _scratch("A_pack", [m, k], "float32")
+        stmts += [tirx.AllocBuffer(a_pack), _pack(a, ta, m, k, a_pack, vector)]
+        a_at = lambda row, col: (a_pack, [row, col])
+    if tb or str(b.source.ty.dtype) != "float32":
+        b_pack = _scratch("B_pack", [k, n], "float32")
+        stmts += [tirx.AllocBuffer(b_pack), _pack(b, tb, k, n, b_pack, vector)]
+        b_at = lambda row, col: (b_pack, [row, col])
+    c_at = reader(c, False)
+
+    i0, j0 = tirx.Var("i0", "int32"), tirx.Var("j0", "int32")
+    full_m, tail_m = divmod(m, shape.mr)
+    full_n, tail_n = divmod(n, shape.nr)
+    serial = tirx.ForKind.SERIAL
+
+    def strips(col: Any, width: int) -> Any:
+        """Every row strip of one column panel starting at column `col`."""
+        body = []
+        if full_m:
+            tile = _micro_tile(a_at, b_at, c_at, clear, i0 * shape.mr, col, shape.mr, width, k, vector)
+            body.append(_loop(i0, full_m, serial, tile))
+        if tail_m:
+            body.append(_micro_tile(a_at, b_at, c_at, clear, full_m * shape.mr, col, tail_m, width, k, vector))
+        return C.seq(body)
+
+    if full_n:
+        stmts.append(_loop(j0, full_n, serial, strips(j0 * shape.nr, shape.nr)))
+    if tail_n:
+        stmts.append(strips(tirx.const(full_n * shape.nr, "int32"), tail_n))
+    return C.seq(stmts)
+
+
+def elide_operand_copies(func: Any, operands: tuple[int, ...] = (0,)) -> Any:
+    """PROTOTYPE (not registered; measured by ``benchmarks/cpu_gemm.py``) of a CPU ``pre_layout`` pass for the lowering.
+
+    On a CPU a "shared" tile is plain memory, so ``T.copy(A[global tile], A_shared)`` followed only by
+    ``T.gemm(A_shared, ...)`` copies for nothing: the micro-kernel reads the global tile just as fast. A shared
+    buffer written by exactly one ``tl.copy`` from a kernel parameter, read only as a ``tl.gemm`` A/B operand and
+    never touched elementwise loses its copy and its allocation; the gemm reads the copy's source region
+    (`operands`: which gemm operands, default A only -- B rows of a large tensor are 4 KiB apart, which the copy
+    into a compact tile helps). Only
+    tiles that never overhang their tensor (every non-unit extent divides the tensor dimension) are elided, since
+    the copy would have zero-filled the overhang.
+    """
+    import tvm
+    import tvm_ffi
+    from tvm import tirx
+
+    from tilelang.ir.region import region_extents, to_region
+    from tilelang.transform import _common as C
+
+    params = {p for p in func.params if tirx.is_buffer_var(p)}
+    copies: dict[Any, list[Any]] = {}
+    other: set[Any] = set()
+    for ev in C.collect(func.body, tirx.Evaluate):
+        found = C.tile_op_of(ev)
+        if found is None:
+            continue
+        name, call = found
+        args = list(call.args)
+        if name == "tl.copy":
+            dst = to_region(args[1])
+            copies.setdefault(dst.source, []).append((ev, to_region(args[0], region_extents(dst)), dst))
+            other.add(to_region(args[0], region_extents(dst)).source)
+        else:
+            roles = operands if name == "tl.gemm" else ()
+            other |= {to_region(a).source for i, a in enumerate(args) if i not in roles
+                      and isinstance(a, (tvm.ir.TensorRegion, tvm.ir.TensorLoad))}
+    plain = {ld.source for ld in C.collect(func.body, tvm.ir.TensorLoad)}
+    plain |= {st.buffer for st in C.collect(func.body, tirx.BufferStore)}
+
+    def in_bounds(src: Any) -> bool:
+        return all(C.is_const(r.extent, 1) or (C.as_int(r.extent) and C.as_int(s) is not None
+                                                and C.as_int(s) % C.as_int(r.extent) == 0)
+                   for r, s in zip(src.region, src.source.ty.shape))
+
+    elided: dict[Any, Any] = {}
+    drop: list[Any] = []
+    for buf, found in copies.items():
+        if (len(found) == 1 and C.scope_of(buf).startswith("shared") and buf not in other and buf not in plain
+                and found[0][1].source in params and _is_full(found[0][2]) and in_bounds(found[0][1])):
+            elided[buf] = found[0][1]
+            drop.append(found[0][0])
+    if not elided:
+        return func
+
+    def on_eval(ev: Any) -> Any:
+        if any(ev.same_as(d) for d in drop):
+            return tirx.Evaluate(0)
+        found = C.tile_op_of(ev)
+        if found is None or found[0] != "tl.gemm":
+            return ev
+        args = [elided.get(to_region(a).source, a) if i in operands else a for i, a in enumerate(found[1].args)]
+        return tirx.Evaluate(tvm.ir.Call(found[1].op, args, ret_ty="void"))
+
+    body = tvm_ffi.structural_map(func.body, (tirx.Evaluate, on_eval))
+    body = tvm_ffi.structural_map(body, (tirx.AllocBuffer, lambda a: tirx.Evaluate(0) if a.buffer in elided else a))
+    return C.with_body(func, body)
+
+
+def _is_full(region: Any) -> bool:
+    from tilelang.transform import _common as C
+
+    return all(C.is_const(r.min, 0) and C.as_int(r.extent) == C.as_int(s)
+               for r, s in zip(region.region, region.source.ty.shape))
+
+
+IMPLS = (TileOpImpl("tl.gemm", "cpu_micro_kernel", lower_gemm_micro, applies=_applies, priority=2),)
