@@ -29,6 +29,7 @@ def call_cpu(ck):
     return outs, ck.ref(*inputs)
 
 
+@pytest.mark.backend("cpu")
 @pytest.mark.parametrize("name", LAZY)
 def test_corpus_kernel_runs_on_cpu(name):
     ck = CORPUS[name]()

@@ -10,6 +10,7 @@ import torch
 
 import tilelang
 
+pytestmark = pytest.mark.backend("cpu")
 torch.manual_seed(0)
 
 

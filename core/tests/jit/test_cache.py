@@ -171,6 +171,7 @@ def test_target_fingerprint_adds_host_cpu_only_without_mcpu():
     assert digest(1, "a") == digest(1, "a") != digest(1, "b")
 
 
+@pytest.mark.backend("llvm")
 def test_environment_snapshot_is_reused(cache_dir):
     from tilelang.cache import environment
 

@@ -13,6 +13,7 @@ def test_pass_config_key_is_exported_lazily():
         "tirx.disable_vectorize": True, "tl.enable_fast_math": 1}
 
 
+@pytest.mark.backend("cpu")
 @pytest.mark.parametrize("which", ["tl.LowerTileOps", "LowerTileOps", "all"])
 def test_print_ir_env(monkeypatch, capfd, which):
     monkeypatch.setenv("TILELANG_PRINT_IR", which)

@@ -1,9 +1,11 @@
 import engine_kernels as K
+import pytest
 
 import tilelang
 from tilelang.backend.passes import EXTENSION_POINTS
 
 
+@pytest.mark.backend("cpu")
 def test_every_extension_point_is_consulted_in_order(monkeypatch):
     from tilelang.transform import pipeline
 
@@ -19,6 +21,7 @@ def test_every_extension_point_is_consulted_in_order(monkeypatch):
     assert seen == [p for p in EXTENSION_POINTS if p != "device_module"]  # the CPU has no device half
 
 
+@pytest.mark.backend("cpu")
 def test_backend_pass_runs_at_its_point(monkeypatch):
     import tvm
 
