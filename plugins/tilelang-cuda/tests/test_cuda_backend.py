@@ -65,3 +65,16 @@ def test_without_a_gpu_execution_says_why():
         pytest.skip("a GPU is present")
     with pytest.raises(ExecutionBackendUnavailable, match="no CUDA GPU"):
         resolve_execution_backend({"kind": "cuda", "arch": "sm_80"})
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
+def test_jit_kernel_without_a_gpu_exports_ptx_and_resources(tmp_path, monkeypatch):
+    import tilelang
+    from tilelang.testing import corpus
+
+    monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path))
+    kernel = corpus.CORPUS["gemm_nn"]()
+    jit = tilelang.compile(kernel.func, out_idx=kernel.out_idx, target={"kind": "cuda", "arch": "sm_80"})
+    assert "mma.sync.aligned" in jit.export_ptx() and "ldmatrix" in jit.export_ptx()
+    assert jit.artifact.files["kernel.cubin"][:4] == b"\x7fELF"
+    assert jit.artifact.metadata["registers"] > 0

@@ -48,6 +48,15 @@ def tilelang_postprocess_kernel_source(source: str, target: Any) -> str | None:
     """
 
 
+@hookspec
+def tilelang_artifact_built(artifact: Any) -> None:
+    """Complete a freshly lowered `CompiledArtifact` in place: device binaries in ``artifact.files`` (cubin,
+    hsaco, ...), resource reports in ``artifact.metadata``. Called at the end of ``tilelang.lower`` for every
+    artifact, before the JIT or the kernel cache sees it; every implementation is called (check
+    ``artifact.target["kind"]``); results are ignored.
+    """
+
+
 # ----------------------------------------------------------------------------- running and tuning
 
 

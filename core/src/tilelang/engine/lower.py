@@ -146,16 +146,15 @@ def lower(func: Any, target: Any = None, target_host: Any = None,
                             location=C.source_location(prim)) from None
 
     metadata = launch_metadata(prim)
-    dev_funcs = list((device_mod or host_mod).functions.values())
     shared = [int(f.attrs["tl.shared_bytes"]) for f in lowered.functions.values()
               if f.attrs is not None and "tl.shared_bytes" in f.attrs]
     if shared:
         metadata["shared_bytes"] = max(shared)
     metadata["device_functions"] = [str(gv.name_hint) for gv in (device_mod or host_mod).functions.keys()]
-    del dev_funcs
     artifact = CompiledArtifact(
         name=name, target=_plain(config), target_host=_plain(host_config), params=param_infos(prim),
         kernel_source=source, host_source=host_source, device_mod=device_mod if device_mod is not None else host_mod,
         host_mod=host_mod, rt_mod=rt_mod, metadata=json.loads(json.dumps(metadata)),
     )
+    hooks.plugin_manager().hook.tilelang_artifact_built(artifact=artifact)
     return artifact

@@ -11,8 +11,17 @@ from tilelang.backend import (
     ToolStatus,
     register_lazy_device_codegen,
     register_lazy_execution_backends,
+    register_lazy_passes,
+    register_lazy_tile_op_impls,
     register_target_kind,
 )
+
+PIPELINE_OPTIONS = {
+    "has_threads": True,
+    "warp_size": 32,
+    # float atomic max/min do not exist in CUDA: the intrinsics header defines CAS-loop overloads
+    "atomic_functions": {"add": "atomicAdd", "max": "tl_atomic_max", "min": "tl_atomic_min"},
+}
 
 
 def _normalize(config: dict) -> dict:
@@ -31,8 +40,10 @@ def register() -> None:
     """Register the ``cuda`` target kind, its codegen and execution backends (no heavy imports)."""
     register_target_kind(TargetKind("cuda", normalize=_normalize, detect=_detect, detect_priority=100,
                                     description="NVIDIA GPUs, sm_80 and newer",
-                                    pipeline_options={"has_threads": True, "warp_size": 32}))
+                                    pipeline_options=PIPELINE_OPTIONS))
     register_lazy_device_codegen("cuda", "tilelang_cuda.codegen:CUDA_CODEGEN")
+    register_lazy_passes("cuda", "tilelang_cuda.pipeline:PASSES")
+    register_lazy_tile_op_impls("cuda", "tilelang_cuda.tileops:IMPLS")
     register_lazy_execution_backends("cuda", "tilelang_cuda.execution_backend:EXECUTION_BACKENDS")
 
 
@@ -54,4 +65,5 @@ def toolchain() -> list[ToolStatus]:
 
 
 BACKEND = Backend(name="cuda", target_kinds=("cuda",), register=register, toolchain=toolchain,
+                  hook_modules=("tilelang_cuda.hooks",),
                   description="NVIDIA GPUs: CUDA C via TVM's CUDA codegen, nvcc/NVRTC to cubin.")

@@ -1,4 +1,5 @@
-"""Device codegen for CUDA: CUDA C through TVM's CUDA codegen."""
+"""Device codegen for CUDA: CUDA C through TVM's CUDA codegen (the plugin's intrinsics header is added by the
+``tilelang_postprocess_kernel_source`` hook in `tilelang_cuda.hooks`, then nvcc/NVRTC build the cubin)."""
 
 from __future__ import annotations
 

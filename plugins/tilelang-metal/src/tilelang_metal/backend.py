@@ -11,8 +11,18 @@ from tilelang.backend import (
     ToolStatus,
     register_lazy_device_codegen,
     register_lazy_execution_backends,
+    register_lazy_passes,
+    register_lazy_tile_op_impls,
     register_target_kind,
 )
+
+# the pipeline options core reads for metal (see tilelang.transform.pipeline)
+PIPELINE_OPTIONS = {
+    "has_threads": True,
+    "warp_size": 32,
+    "static_shared_memory": True,  # threadgroup memory is sized at compile time
+    "atomic_functions": {"add": "tl_atomic_add", "max": "tl_atomic_max", "min": "tl_atomic_min"},  # prelude.py
+}
 
 
 def _detect() -> dict | None:
@@ -28,16 +38,17 @@ def _detect() -> dict | None:
 def register() -> None:
     """Register the ``metal`` target kind, its codegen and execution backends (no heavy imports)."""
     register_target_kind(TargetKind("metal", detect=_detect, detect_priority=80, description="Apple GPUs",
-                                    pipeline_options={"has_threads": True, "warp_size": 32,
-                                                      "static_shared_memory": True}))
+                                    pipeline_options=PIPELINE_OPTIONS))
+    register_lazy_passes("metal", "tilelang_metal.pipeline:PASSES")
+    register_lazy_tile_op_impls("metal", "tilelang_metal.tileops:IMPLS")
     register_lazy_device_codegen("metal", "tilelang_metal.codegen:METAL_CODEGEN")
     register_lazy_execution_backends("metal", "tilelang_metal.execution_backend:EXECUTION_BACKENDS")
 
 
 def toolchain() -> list[ToolStatus]:
-    """A clang for MSL syntax checks (Linux) or the Metal runtime (macOS)."""
-    clang = next((p for p in (shutil.which(n) for n in ("clang", "clang-22", "clang-19")) if p), None)
-    lines = [ToolStatus("clang (MSL syntax check)", clang is not None, clang or "not found: apt-get install clang")]
+    """clang-22 for the MSL check (Linux) and the Metal device (macOS)."""
+    clang = shutil.which("clang-22")
+    lines = [ToolStatus("clang-22 (MSL check)", clang is not None, clang or "not found: apt-get install clang-22")]
     device = _detect()
     lines.append(ToolStatus("Metal device", device is not None,
                             "MPS available" if device else "none (compile-only; running needs macOS with MPS)"))
@@ -45,4 +56,5 @@ def toolchain() -> list[ToolStatus]:
 
 
 BACKEND = Backend(name="metal", target_kinds=("metal",), register=register, toolchain=toolchain,
+                  hook_modules=("tilelang_metal.prelude",),
                   description="Apple GPUs: MSL via TVM's Metal codegen, run through torch MPS.")

@@ -10,8 +10,17 @@ from tilelang.backend import (
     ToolStatus,
     register_lazy_device_codegen,
     register_lazy_execution_backends,
+    register_lazy_tile_op_impls,
     register_target_kind,
 )
+
+# the pipeline options core reads for rocm (see tilelang.transform.pipeline)
+PIPELINE_OPTIONS = {
+    "has_threads": True,
+    "warp_size": 64,  # CDNA; RDNA3 kernels run wave32 (the gemm reads the wave size from the mcpu)
+    "static_shared_memory": True,  # TVM's ROCm codegen cannot synchronise dynamic LDS ("shared.dyn")
+    "atomic_functions": {"add": "tl_atomic_add", "max": "tl_atomic_max", "min": "tl_atomic_min"},  # atomic.py
+}
 
 
 def _normalize(config: dict) -> dict:
@@ -28,18 +37,18 @@ def _detect() -> dict | None:
 
 def register() -> None:
     """Register ``rocm`` and its alias ``hip``, the codegen and execution backends (no heavy imports)."""
-    options = {"has_threads": True, "warp_size": 64}
     register_target_kind(TargetKind("rocm", normalize=_normalize, detect=_detect, detect_priority=90,
-                                    description="AMD Instinct / RDNA GPUs", pipeline_options=options))
+                                    description="AMD Instinct / RDNA GPUs", pipeline_options=PIPELINE_OPTIONS))
     register_target_kind(TargetKind("hip", normalize=_normalize, description="alias of rocm",
-                                    pipeline_options=options))
+                                    pipeline_options=PIPELINE_OPTIONS))
+    register_lazy_tile_op_impls("rocm", "tilelang_rocm.tileops:IMPLS")
     register_lazy_device_codegen("rocm", "tilelang_rocm.codegen:ROCM_CODEGEN")
     register_lazy_execution_backends("rocm", "tilelang_rocm.execution_backend:EXECUTION_BACKENDS")
 
 
 def find_ld_lld() -> str | None:
-    """ld.lld, or a versioned Debian one (ld.lld-22 ... ld.lld-15)."""
-    for name in ("ld.lld", *(f"ld.lld-{v}" for v in range(22, 14, -1))):
+    """ld.lld-22 (what CI installs), else ld.lld, else an older versioned Debian one."""
+    for name in ("ld.lld-22", "ld.lld", *(f"ld.lld-{v}" for v in range(21, 14, -1))):
         path = shutil.which(name)
         if path:
             return path
@@ -53,10 +62,11 @@ def toolchain() -> list[ToolStatus]:
 
     gpu = detect()
     return [
-        ToolStatus("ld.lld", lld is not None, lld or "not found: apt-get install lld (or lld-22)"),
+        ToolStatus("ld.lld", lld is not None, lld or "not found: apt-get install lld-22"),
         ToolStatus("GPU", gpu is not None, gpu["mcpu"] if gpu else "none visible (compile-only)"),
     ]
 
 
 BACKEND = Backend(name="rocm", target_kinds=("rocm", "hip"), register=register, toolchain=toolchain,
+                  hook_modules=("tilelang_rocm.hooks",),
                   description="AMD GPUs: LLVM AMDGPU code objects (hsaco) linked with ld.lld.")

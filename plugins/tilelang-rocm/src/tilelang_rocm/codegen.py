@@ -1,21 +1,62 @@
-"""Device codegen for ROCm: AMDGPU code objects through TVM's LLVM AMDGPU codegen, linked by ld.lld."""
+"""Device codegen for ROCm: AMDGPU code objects through TVM's LLVM AMDGPU codegen, linked by ld.lld.
+
+TVM asks two global callbacks during the build; this module answers both for the build it runs:
+``tvm_callback_rocm_bitcode_path`` (bitcode / LLVM IR linked into the kernel: the plugin's `device_lib` and,
+with a ROCm install under ``ROCM_PATH``, TVM's choice of ROCm device libraries) and ``tvm_callback_rocm_link``
+(ld.lld turns the object into an hsaco; the bytes are kept for `tilelang_rocm.compiler.finalize`).
+"""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import tempfile
+import threading
+from collections import OrderedDict
+from pathlib import Path
 from typing import Any
 
 from tilelang.backend import DeviceCodegen
 from tilelang.errors import ToolchainMissing
 
+DEVICE_LIB = Path(__file__).parent / "device_lib"
+_BUILD = threading.local()
+_PRODUCTS: OrderedDict[str, bytes] = OrderedDict()  # LLVM IR of a built module -> its hsaco
+_KEEP = 64
 
-def _ensure_bitcode_callback() -> None:
-    """TVM asks for ROCm device-library bitcode; without a ROCm install, link with none (our kernels need none)."""
-    import tvm_ffi
 
-    if os.environ.get("ROCM_PATH") and os.path.isdir(os.path.join(os.environ["ROCM_PATH"], "amdgcn", "bitcode")):
-        return
-    tvm_ffi.register_global_func("tvm_callback_rocm_bitcode_path", lambda *args: [], override=True)
+def bitcode_paths(*_args: Any) -> list[str]:
+    """The plugin's device library, plus ROCm's bitcode libraries when ``ROCM_PATH`` holds them."""
+    paths = sorted(str(p) for p in DEVICE_LIB.glob("*.ll"))
+    rocm = os.environ.get("ROCM_PATH")
+    if rocm and os.path.isdir(os.path.join(rocm, "amdgcn", "bitcode")):
+        from tvm.support.rocm import callback_rocm_bitcode_path
+
+        paths += list(callback_rocm_bitcode_path())
+    return paths
+
+
+def link(obj: Any) -> bytearray:
+    """ld.lld: relocatable AMDGPU object -> shared code object (hsaco); undefined symbols are errors."""
+    from tilelang_rocm.backend import find_ld_lld
+
+    lld = find_ld_lld()
+    if lld is None:
+        raise ToolchainMissing("linking AMDGPU code objects needs ld.lld: `apt-get install lld-22`")
+    with tempfile.TemporaryDirectory(prefix="tilelang-rocm-") as tmp:
+        src, out = os.path.join(tmp, "kernel.o"), os.path.join(tmp, "kernel.hsaco")
+        Path(src).write_bytes(bytes(obj))
+        proc = subprocess.run([lld, "--no-undefined", "-shared", src, "-o", out], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"ld.lld failed: {proc.stderr.strip() or proc.stdout.strip()}")
+        hsaco = Path(out).read_bytes()
+    _BUILD.hsaco = hsaco
+    return bytearray(hsaco)
+
+
+def hsaco_of(llvm_ir: str) -> bytes | None:
+    """The code object of a module this process built, by the module's LLVM IR."""
+    return _PRODUCTS.get(llvm_ir)
 
 
 def _build_rocm(mod: Any, target: Any) -> Any:
@@ -24,9 +65,16 @@ def _build_rocm(mod: Any, target: Any) -> Any:
     from tilelang_rocm.backend import find_ld_lld
 
     if find_ld_lld() is None:
-        raise ToolchainMissing("linking AMDGPU code objects needs ld.lld: `apt-get install lld` (or lld-22)")
-    _ensure_bitcode_callback()
-    return tvm_ffi.get_global_func("target.build.rocm")(mod, target)
+        raise ToolchainMissing("linking AMDGPU code objects needs ld.lld: `apt-get install lld-22`")
+    tvm_ffi.register_global_func("tvm_callback_rocm_bitcode_path", bitcode_paths, override=True)
+    tvm_ffi.register_global_func("tvm_callback_rocm_link", link, override=True)
+    _BUILD.hsaco = None
+    rt_mod = tvm_ffi.get_global_func("target.build.rocm")(mod, target)
+    if _BUILD.hsaco is not None:
+        _PRODUCTS[str(rt_mod.inspect_source("llvm"))] = _BUILD.hsaco
+        while len(_PRODUCTS) > _KEEP:
+            _PRODUCTS.popitem(last=False)
+    return rt_mod
 
 
 ROCM_CODEGEN = DeviceCodegen("rocm", build=_build_rocm)

@@ -1,0 +1,218 @@
+"""CUDA C -> cubin + PTX with nvcc (default when on PATH) or NVRTC (``cuda-python``), and the ptxas report.
+
+`compile_source` runs ONE nvcc call per kernel (``-cubin --keep`` keeps the PTX; ``-Xptxas -v`` reports
+registers and shared memory) and memoises the result per process by (source, arch, compiler, flags).
+`compile_artifact` puts ``kernel.cubin`` / ``kernel.ptx`` into a `CompiledArtifact`'s files and the ptxas
+numbers into its metadata. ``TILELANG_CUDA_COMPILER=nvcc|nvrtc`` picks the compiler.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tilelang.errors import TileLangError
+
+CUBIN = "kernel.cubin"
+PTX = "kernel.ptx"
+_lock = threading.Lock()
+_MEMO: dict[str, CudaBinary] = {}
+
+
+class CudaCompileError(TileLangError):
+    """nvcc / NVRTC rejected the generated CUDA source."""
+
+
+@dataclass(frozen=True)
+class CudaBinary:
+    """What one compile produced: the cubin, its PTX and ptxas' resource report."""
+
+    cubin: bytes
+    ptx: str
+    compiler: str
+    log: str = ""
+    resources: dict[str, Any] = field(default_factory=dict)
+
+
+_PTXAS_REGS = re.compile(r"Used (\d+) registers")
+_PTXAS_SMEM = re.compile(r"(\d+) bytes smem")
+_PTXAS_SPILL = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
+_PTXAS_STACK = re.compile(r"(\d+) bytes stack frame")
+
+
+def parse_ptxas(log: str) -> dict[str, Any]:
+    """``{"registers", "static_shared_bytes", "spill_stores", "spill_loads", "stack_bytes"}`` from ``ptxas -v``."""
+    out: dict[str, Any] = {}
+    if m := _PTXAS_REGS.search(log):
+        out["registers"] = int(m.group(1))
+    if m := _PTXAS_SMEM.search(log):
+        out["static_shared_bytes"] = int(m.group(1))
+    if m := _PTXAS_SPILL.search(log):
+        out["spill_stores"], out["spill_loads"] = int(m.group(1)), int(m.group(2))
+    if m := _PTXAS_STACK.search(log):
+        out["stack_bytes"] = int(m.group(1))
+    return out
+
+
+def default_compiler() -> str:
+    """``nvcc`` when on PATH, else ``nvrtc`` (``TILELANG_CUDA_COMPILER`` overrides)."""
+    chosen = os.environ.get("TILELANG_CUDA_COMPILER", "").strip().lower()
+    if chosen:
+        return chosen
+    return "nvcc" if shutil.which("nvcc") else "nvrtc"
+
+
+def compiler_available() -> bool:
+    """Whether `default_compiler()` can run here (nvcc on PATH, or cuda-python's NVRTC importable)."""
+    if default_compiler() == "nvcc":
+        return shutil.which("nvcc") is not None
+    import importlib.util
+
+    return importlib.util.find_spec("cuda") is not None
+
+
+def _include_dirs() -> list[str]:
+    dirs = []
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        dirs.append(str(Path(nvcc).resolve().parent.parent / "include"))
+    for env in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(env):
+            dirs.append(os.path.join(os.environ[env], "include"))
+    dirs.append("/usr/local/cuda/include")
+    return [d for d in dict.fromkeys(dirs) if os.path.isdir(d)]
+
+
+def _nvcc(source: str, arch: str, flags: list[str]) -> CudaBinary:
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        raise CudaCompileError("nvcc is not on PATH: install the CUDA toolkit (or `pip install nvidia-cuda-nvcc`), "
+                               "or set TILELANG_CUDA_COMPILER=nvrtc with `pip install tilelang-cuda[nvrtc]`")
+    with tempfile.TemporaryDirectory(prefix="tilelang-cuda-") as tmp:
+        src = Path(tmp) / "kernel.cu"
+        src.write_text(source)
+        cmd = [nvcc, "-cubin", f"-arch={arch}", "-O3", "-std=c++17", "--use_fast_math", "-Xptxas", "-v",
+               "--keep", f"--keep-dir={tmp}", "-o", str(Path(tmp) / CUBIN), *flags, str(src)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, timeout=600)
+        if proc.returncode != 0:
+            raise CudaCompileError(f"nvcc failed for {arch} (exit {proc.returncode}):\n{_tail(proc.stderr)}")
+        ptx_files = sorted(Path(tmp).glob("*.ptx"))
+        ptx = ptx_files[0].read_text() if ptx_files else ""
+        log = proc.stderr + proc.stdout
+        return CudaBinary((Path(tmp) / CUBIN).read_bytes(), ptx, "nvcc", log, parse_ptxas(log))
+
+
+def _nvrtc(source: str, arch: str, flags: list[str]) -> CudaBinary:
+    try:
+        from cuda.bindings import nvrtc
+    except ImportError as exc:
+        raise CudaCompileError("NVRTC needs cuda-python: `pip install tilelang-cuda[nvrtc]` "
+                               "(or put nvcc on PATH)") from exc
+
+    def check(result: Any) -> Any:
+        if result[0] != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            raise CudaCompileError(f"NVRTC call failed: {result[0]}")
+        return result[1] if len(result) > 1 else None
+
+    prog = check(nvrtc.nvrtcCreateProgram(source.encode(), b"kernel.cu", 0, [], []))
+    opts = [f"--gpu-architecture={arch}", "-default-device", "--std=c++17", "--use_fast_math",
+            "--ptxas-options=-v", *[f"-I{d}" for d in _include_dirs()], *flags]
+    rc = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])[0]
+    size = check(nvrtc.nvrtcGetProgramLogSize(prog))
+    log_buf = b" " * size
+    nvrtc.nvrtcGetProgramLog(prog, log_buf)
+    log = log_buf.decode(errors="replace").rstrip("\x00 ")
+    if rc != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        raise CudaCompileError(f"NVRTC failed for {arch}:\n{_tail(log)}")
+    cubin = b" " * check(nvrtc.nvrtcGetCUBINSize(prog))
+    nvrtc.nvrtcGetCUBIN(prog, cubin)
+    ptx = ""
+    try:  # PTX exists only for virtual archs; sm_XX compiles straight to SASS
+        ptx_buf = b" " * check(nvrtc.nvrtcGetPTXSize(prog))
+        nvrtc.nvrtcGetPTX(prog, ptx_buf)
+        ptx = ptx_buf.decode(errors="replace").rstrip("\x00")
+    except CudaCompileError:
+        pass
+    return CudaBinary(bytes(cubin), ptx, "nvrtc", log, parse_ptxas(log))
+
+
+def _tail(text: str, lines: int = 40) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def compile_source(source: str, arch: str, compiler: str | None = None, flags: list[str] | None = None
+                   ) -> CudaBinary:
+    """Compile CUDA C `source` for `arch` (``sm_80`` ...); memoised per process."""
+    compiler = compiler or default_compiler()
+    flags = list(flags or [])
+    key = hashlib.sha256("\0".join([source, arch, compiler, *flags]).encode()).hexdigest()
+    with _lock:
+        hit = _MEMO.get(key)
+    if hit is not None:
+        return hit
+    if compiler == "nvcc":
+        binary = _nvcc(source, arch, flags)
+    elif compiler == "nvrtc":
+        binary = _nvrtc(source, arch, flags)
+    else:
+        raise CudaCompileError(f"unknown CUDA compiler {compiler!r}; use 'nvcc' or 'nvrtc'")
+    with _lock:
+        _MEMO[key] = binary
+    return binary
+
+
+def compile_artifact(artifact: Any, compiler: str | None = None, flags: list[str] | None = None) -> CudaBinary:
+    """Compile a CUDA `CompiledArtifact` (once) and record ``kernel.cubin``, ``kernel.ptx`` and ptxas numbers."""
+    if CUBIN in artifact.files and PTX in artifact.files and compiler is None and not flags:
+        ptx = artifact.files[PTX]
+        return CudaBinary(artifact.files[CUBIN], ptx.decode() if isinstance(ptx, bytes) else ptx,
+                          artifact.metadata.get("cuda_compiler", "cache"),
+                          resources=dict(artifact.metadata.get("ptxas", {})))
+    arch = str(artifact.target.get("arch", "sm_80"))
+    binary = compile_source(artifact.kernel_source, arch, compiler, flags)
+    artifact.files[CUBIN] = binary.cubin
+    artifact.files[PTX] = binary.ptx.encode()
+    artifact.metadata["cuda_compiler"] = binary.compiler
+    artifact.metadata["ptxas"] = dict(binary.resources)
+    for key in ("registers", "static_shared_bytes"):
+        if key in binary.resources:
+            artifact.metadata[key] = binary.resources[key]
+    return binary
+
+
+def sass_of(cubin: bytes) -> str:
+    """Disassemble `cubin` with cuobjdump (or nvdisasm); a clear error naming the PyPI package when absent."""
+    tool = shutil.which("cuobjdump") or _wheel_tool("cuobjdump")
+    disasm = shutil.which("nvdisasm") or _wheel_tool("nvdisasm")
+    if tool is None and disasm is None:
+        raise TileLangError("export_sass() needs cuobjdump or nvdisasm: install the CUDA toolkit or "
+                            "`pip install nvidia-cuda-cuobjdump` (or nvidia-cuda-nvdisasm)")
+    with tempfile.TemporaryDirectory(prefix="tilelang-sass-") as tmp:
+        path = Path(tmp) / CUBIN
+        path.write_bytes(cubin)
+        cmd = [tool, "-sass", str(path)] if tool else [disasm, str(path)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        if proc.returncode != 0:
+            raise TileLangError(f"{Path(cmd[0]).name} failed: {_tail(proc.stderr)}")
+        return proc.stdout
+
+
+def _wheel_tool(name: str) -> str | None:
+    """`name` from the nvidia-cuda-* PyPI wheels (``nvidia/cuda_*/bin`` or ``nvidia/cu13/bin``)."""
+    try:
+        import nvidia
+    except ImportError:
+        return None
+    for base in getattr(nvidia, "__path__", []):
+        for path in Path(base).glob(f"*/bin/{name}"):
+            if os.access(path, os.X_OK):
+                return str(path)
+    return None

@@ -1,0 +1,30 @@
+"""The CUDA backend's pluggy hooks: prepend the intrinsics header, compile every lowered kernel to cubin."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilelang.backend import hookimpl, kind_of
+
+
+@hookimpl
+def tilelang_postprocess_kernel_source(source: str, target: Any) -> str | None:
+    """CUDA sources get the plugin's inline-PTX helpers (`tilelang_cuda.intrinsics`) in front."""
+    if kind_of(target) != "cuda" or not source:
+        return None
+    from tilelang_cuda.intrinsics import with_header
+
+    return with_header(source)
+
+
+@hookimpl
+def tilelang_artifact_built(artifact: Any) -> None:
+    """Build ``kernel.cubin`` / ``kernel.ptx`` (and the ptxas report) as soon as tilelang.lower builds the kernel."""
+    if artifact.target.get("kind") != "cuda" or "kernel.cubin" in artifact.files:
+        return
+    from tilelang_cuda.compiler import compile_artifact, compiler_available
+
+    if not compiler_available():  # source-only machines: lower() still returns the CUDA C; launching says why
+        artifact.metadata["cuda_compiler"] = "unavailable"
+        return
+    compile_artifact(artifact)

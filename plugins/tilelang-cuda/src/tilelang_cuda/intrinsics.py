@@ -1,0 +1,184 @@
+"""The plugin's CUDA device intrinsics: a header of inline-PTX helpers prepended to every generated kernel.
+
+Lowering emits ``call_extern("tl_...", ...)`` on these helpers (tensor-core MMA, ldmatrix, cp.async, warp
+shuffles, float atomics); `with_header` puts their definitions in front of TVM's CUDA source. Helpers whose
+operand count depends on a shape (wgmma's accumulator list) are generated for the shapes the source uses.
+"""
+
+from __future__ import annotations
+
+import re
+
+HEADER_GUARD = "TILELANG_CUDA_INTRINSICS"
+
+_COMMON = r"""
+#ifndef TILELANG_CUDA_INTRINSICS
+#define TILELANG_CUDA_INTRINSICS
+
+__device__ __forceinline__ unsigned tl_smem_addr(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// ---- ldmatrix: each lane passes the address of one 16-byte row of an 8x8 b16 matrix
+__device__ __forceinline__ void tl_ldmatrix_x4(void* regs, const void* smem) {
+  unsigned* r = reinterpret_cast<unsigned*>(regs);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(tl_smem_addr(smem)));
+}
+__device__ __forceinline__ void tl_ldmatrix_x4_trans(void* regs, const void* smem) {
+  unsigned* r = reinterpret_cast<unsigned*>(regs);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(tl_smem_addr(smem)));
+}
+
+// ---- mma.sync (sm_80+): D = A * B + D on one m16n8kK atom; a/b are the packed operand registers
+__device__ __forceinline__ void tl_mma_f16_f32(void* acc, const void* a, const void* b) {
+  float* c = reinterpret_cast<float*>(acc);
+  const unsigned* A = reinterpret_cast<const unsigned*>(a);
+  const unsigned* B = reinterpret_cast<const unsigned*>(b);
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+               "{%8, %9}, {%0, %1, %2, %3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]));
+}
+__device__ __forceinline__ void tl_mma_bf16_f32(void* acc, const void* a, const void* b) {
+  float* c = reinterpret_cast<float*>(acc);
+  const unsigned* A = reinterpret_cast<const unsigned*>(a);
+  const unsigned* B = reinterpret_cast<const unsigned*>(b);
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+               "{%8, %9}, {%0, %1, %2, %3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]));
+}
+__device__ __forceinline__ void tl_mma_tf32_f32(void* acc, const void* a, const void* b) {
+  float* c = reinterpret_cast<float*>(acc);
+  const unsigned* A = reinterpret_cast<const unsigned*>(a);
+  const unsigned* B = reinterpret_cast<const unsigned*>(b);
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+               "{%8, %9}, {%0, %1, %2, %3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]));
+}
+__device__ __forceinline__ void tl_mma_s8_s32(void* acc, const void* a, const void* b) {
+  int* c = reinterpret_cast<int*>(acc);
+  const unsigned* A = reinterpret_cast<const unsigned*>(a);
+  const unsigned* B = reinterpret_cast<const unsigned*>(b);
+  asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+               "{%8, %9}, {%0, %1, %2, %3};\n"
+               : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]));
+}
+// one 32-bit operand register from a 32-bit element (tf32 operands are fp32 bit patterns)
+__device__ __forceinline__ unsigned tl_bits32(float x) { return __float_as_uint(x); }
+
+// ---- cp.async (sm_80+): 16-byte global -> shared copies; bytes < 16 zero-fills the rest
+__device__ __forceinline__ void tl_cp_async16(void* smem, const void* gmem, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
+               :: "r"(tl_smem_addr(smem)), "l"(gmem), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void tl_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void tl_cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
+}
+#define tl_cp_async_wait_group(n) tl_cp_async_wait<n>()
+
+// ---- warp reductions through shfl.sync (butterfly: every lane of the group gets the result)
+template <typename T> __device__ __forceinline__ T tl_shfl_xor(T v, int mask) {
+  return __shfl_xor_sync(0xffffffffu, v, mask, 32);
+}
+__device__ __forceinline__ float tl_warp_sum(float v, int width) {
+  for (int m = width >> 1; m > 0; m >>= 1) v += tl_shfl_xor(v, m);
+  return v;
+}
+__device__ __forceinline__ float tl_warp_max(float v, int width) {
+  for (int m = width >> 1; m > 0; m >>= 1) v = fmaxf(v, tl_shfl_xor(v, m));
+  return v;
+}
+__device__ __forceinline__ float tl_warp_min(float v, int width) {
+  for (int m = width >> 1; m > 0; m >>= 1) v = fminf(v, tl_shfl_xor(v, m));
+  return v;
+}
+
+// ---- atomics CUDA lacks for floating point (compare-and-swap loops)
+__device__ __forceinline__ float tl_atomic_max(float* addr, float v) {
+  int* p = reinterpret_cast<int*>(addr);
+  int old = *p;
+  while (__int_as_float(old) < v) {
+    int prev = atomicCAS(p, old, __float_as_int(v));
+    if (prev == old) break;
+    old = prev;
+  }
+  return __int_as_float(old);
+}
+__device__ __forceinline__ float tl_atomic_min(float* addr, float v) {
+  int* p = reinterpret_cast<int*>(addr);
+  int old = *p;
+  while (__int_as_float(old) > v) {
+    int prev = atomicCAS(p, old, __float_as_int(v));
+    if (prev == old) break;
+    old = prev;
+  }
+  return __int_as_float(old);
+}
+__device__ __forceinline__ int tl_atomic_max(int* addr, int v) { return atomicMax(addr, v); }
+__device__ __forceinline__ int tl_atomic_min(int* addr, int v) { return atomicMin(addr, v); }
+__device__ __forceinline__ unsigned tl_atomic_max(unsigned* addr, unsigned v) { return atomicMax(addr, v); }
+__device__ __forceinline__ unsigned tl_atomic_min(unsigned* addr, unsigned v) { return atomicMin(addr, v); }
+"""
+
+_HOPPER = r"""
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// ---- wgmma (sm_90a): warpgroup-wide MMA; B comes from shared memory through a matrix descriptor
+__device__ __forceinline__ unsigned long long tl_wgmma_desc(const void* smem, int lbo, int sbo) {
+  unsigned long long d = 0;
+  d |= (unsigned long long)((tl_smem_addr(smem) & 0x3FFFF) >> 4);
+  d |= (unsigned long long)((lbo & 0x3FFFF) >> 4) << 16;
+  d |= (unsigned long long)((sbo & 0x3FFFF) >> 4) << 32;
+  return d;  // base offset 0, no swizzle
+}
+__device__ __forceinline__ void tl_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void tl_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void tl_wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+#endif
+"""
+
+_END = "#endif  // TILELANG_CUDA_INTRINSICS\n"
+
+_WGMMA_NAME = re.compile(r"\btl_wgmma_m64n(\d+)k16_(f16|bf16)\b")
+_PTX_TYPE = {"f16": "f16", "bf16": "bf16"}
+
+
+def wgmma_helper(n: int, ab: str) -> str:
+    """``tl_wgmma_m64n{n}k16_{ab}(acc, a_regs, b_desc)``: A from registers, B (K-major) from shared memory."""
+    regs = n // 2  # fp32 accumulators per thread: 64 * n / 128
+    acc = ", ".join(f"%{i}" for i in range(regs))
+    a = ", ".join(f"%{regs + i}" for i in range(4))
+    outs = ", ".join(f'"+f"(c[{i}])' for i in range(regs))
+    ptx = ("{\\n.reg .pred p;\\n"
+           f"setp.ne.b32 p, %{regs + 5}, 0;\\n"
+           f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{_PTX_TYPE[ab]}.{_PTX_TYPE[ab]} "
+           f"{{{acc}}}, {{{a}}}, %{regs + 4}, p, 1, 1, 0;\\n}}\\n")
+    return (
+        "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n"
+        f"__device__ __forceinline__ void tl_wgmma_m64n{n}k16_{ab}(void* acc, const void* a, "
+        "unsigned long long b_desc) {\n"
+        "  float* c = reinterpret_cast<float*>(acc);\n"
+        "  const unsigned* A = reinterpret_cast<const unsigned*>(a);\n"
+        f'  asm volatile("{ptx}"\n'
+        f"               : {outs}\n"
+        '               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "l"(b_desc), "r"(1));\n'
+        "}\n#endif\n"
+    )
+
+
+def header_for(source: str) -> str:
+    """The intrinsics header with the shape-specific helpers `source` calls."""
+    wanted = sorted({(int(n), ab) for n, ab in _WGMMA_NAME.findall(source)})
+    return _COMMON + _HOPPER + "".join(wgmma_helper(n, ab) for n, ab in wanted) + _END
+
+
+def with_header(source: str) -> str:
+    """`source` with the intrinsics header in front (once)."""
+    if HEADER_GUARD in source:
+        return source
+    return header_for(source) + "\n" + source

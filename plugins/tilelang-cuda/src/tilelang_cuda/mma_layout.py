@@ -1,0 +1,85 @@
+"""The register layout of tensor-core accumulators, shared by the accumulator pass and the GEMM lowering.
+
+A block tile ``M x N`` is split over a ``wm x wn`` grid of warps (warp ``w``: ``w_m = w % wm``,
+``w_n = w // wm``) and into ``16 x 8`` MMA atoms. Thread ``lane`` of a warp holds 4 values per atom
+(``c0 c1`` at row ``lane/4``, ``c2 c3`` eight rows below; columns ``2*(lane%4) + {0, 1}``), which is the
+accumulator layout of both ``mma.sync.m16n8k*`` and (with ``wn == 1``, four warps per warpgroup)
+``wgmma.m64nNk16``. Rows interleave warps (``mi * 16 * wm + w_m * 16``) so a warpgroup's atoms form the
+contiguous 64-row block wgmma writes; columns are contiguous per warp.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+MMA = 0    # mma.sync (sm_80+)
+WGMMA = 1  # wgmma.mma_async (sm_90a)
+
+
+@dataclass(frozen=True)
+class AccumulatorLayout:
+    """``M x N`` accumulator over ``wm x wn`` warps; `instr` is `MMA` or `WGMMA`."""
+
+    m: int
+    n: int
+    wm: int
+    wn: int
+    instr: int = MMA
+
+    @property
+    def mi(self) -> int:
+        """16-row atoms per warp."""
+        return self.m // (16 * self.wm)
+
+    @property
+    def ni(self) -> int:
+        """8-column atoms per warp."""
+        return self.n // (8 * self.wn)
+
+    @property
+    def regs(self) -> int:
+        """Accumulator registers per thread."""
+        return self.mi * self.ni * 4
+
+    def warp_coords(self, tid: Any) -> tuple[Any, Any, Any]:
+        """``(lane, w_m, w_n)`` of linear thread `tid`."""
+        warp = tid // 32
+        return tid % 32, warp % self.wm, warp // self.wm
+
+    def position(self, tid: Any, r: Any) -> tuple[Any, Any]:
+        """``(row, col)`` in the tile of register `r` of thread `tid`."""
+        lane, w_m, w_n = self.warp_coords(tid)
+        e, h = r % 2, (r // 2) % 2
+        atom = r // 4
+        mi, ni = atom // self.ni, atom % self.ni
+        row = mi * (16 * self.wm) + w_m * 16 + lane // 4 + h * 8
+        col = w_n * (self.n // self.wn) + ni * 8 + (lane % 4) * 2 + e
+        return row, col
+
+    def to_args(self) -> list[int]:
+        return [self.m, self.n, self.wm, self.wn, self.instr]
+
+    @classmethod
+    def from_args(cls, values: list[int]) -> AccumulatorLayout:
+        return cls(*values[:5])
+
+
+def choose(m: int, n: int, warps: int, policy: int, *, n_unit: int = 16, wgmma: bool = False
+           ) -> AccumulatorLayout | None:
+    """A feasible warp grid for an ``m x n`` tile (policy: 0 square, 1 full row, 2 full column), or None."""
+    if wgmma:
+        if warps % 4 == 0 and m % (16 * warps) == 0 and n % 8 == 0 and 8 <= n <= 256:
+            return AccumulatorLayout(m, n, warps, 1, WGMMA)
+        return None
+    grids = [(wm, warps // wm) for wm in range(1, warps + 1) if warps % wm == 0]
+    grids = [(wm, wn) for wm, wn in grids if m % (16 * wm) == 0 and n % (n_unit * wn) == 0]
+    if not grids:
+        return None
+    if policy == 1:
+        wm, wn = max(grids)
+    elif policy == 2:
+        wm, wn = min(grids)
+    else:  # warp tiles as square as possible
+        wm, wn = min(grids, key=lambda g: abs((m / g[0]) - (n / g[1])))
+    return AccumulatorLayout(m, n, wm, wn, MMA)

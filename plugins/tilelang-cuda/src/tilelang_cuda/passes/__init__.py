@@ -1,0 +1,1 @@
+"""The CUDA backend's pipeline passes (one per module); `tilelang_cuda.pipeline` lists them in order."""

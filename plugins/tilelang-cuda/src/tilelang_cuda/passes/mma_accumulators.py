@@ -1,0 +1,339 @@
+"""MMAAccumulators: keep the C fragment of a tensor-core ``T.gemm`` in the MMA register layout.
+
+Core distributes fragments cyclically over threads; tensor cores need `tilelang_cuda.mma_layout`'s layout.
+For every ``local.fragment`` C of an eligible gemm (dtypes fp16/bf16/tf32/int8, tile sizes that split into
+MMA atoms over the block's warps) whose every use is understood, this pass (at ``pre_layout``) replaces the
+fragment by per-thread registers (scope ``local``) and rewrites its uses in that layout:
+
+- ``tl.gemm(A, B, C)`` gets the register buffer and the layout as extra arguments (lowered by
+  `tilelang_cuda.tileops.gemm`); ``tl.fill`` and ``tl.copy`` from/to non-fragment memory become per-thread
+  register loops; a ``T.Parallel(M, N)`` nest that indexes C by its own loop variables (and writes no other
+  fragment) runs over the thread's registers;
+- tile ops that read C across elements (reduce, copy into another fragment, gemm operands, atomics) read a
+  shared-memory copy staged from the registers.
+
+Any other use leaves the fragment to core's generic path (always correct, slower).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tvm
+import tvm_ffi
+from tvm import tirx
+
+from tilelang.transform import _common as C
+from tilelang_cuda.mma_layout import AccumulatorLayout, choose
+
+FRAGMENT = "local.fragment"
+# (A dtype, C dtype) -> (MMA kind, K of one atom)
+MMA_KINDS = {("float16", "float32"): ("f16", 16), ("bfloat16", "float32"): ("bf16", 16),
+             ("float32", "float32"): ("tf32", 8), ("int8", "int32"): ("s8", 32)}
+OPERAND_SCOPES = ("shared", "shared.dyn", FRAGMENT)
+
+
+def arch_of(target: Any) -> tuple[int, bool]:
+    """``(compute capability * 10, arch-specific 'a' variant)`` of a CUDA target (``sm_90a`` -> (90, True))."""
+    arch = str(target.attrs.get("arch", "sm_80")) if hasattr(target, "attrs") else str(target.get("arch"))
+    digits = "".join(ch for ch in arch if ch.isdigit())
+    return int(digits or 80), arch.endswith("a")
+
+
+def _static(values: list[Any]) -> list[int] | None:
+    out = [C.as_int(v) for v in values]
+    return None if any(v is None for v in out) else out  # type: ignore[return-value]
+
+
+def _full(region: Any) -> bool:
+    return all(C.is_const(r.min, 0) and C.as_int(r.extent) == C.as_int(s)
+               for r, s in zip(region.region, region.source.ty.shape))
+
+
+def _nonunit(region: Any) -> list[int]:
+    return [d for d, r in enumerate(region.region) if not C.is_const(r.extent, 1)]
+
+
+def gemm_layout(call: Any, target: Any, threads: int) -> AccumulatorLayout | None:
+    """The accumulator layout for this ``tl.gemm`` call, or None when tensor cores cannot serve it."""
+    args = list(call.args)
+    if len(args) < 7 or not all(isinstance(a, tvm.ir.TensorRegion) for a in args[:3]):
+        return None
+    a, b, c = args[:3]
+    if C.scope_of(c.source) != FRAGMENT or len(c.source.ty.shape) != 2 or not _full(c):
+        return None
+    if any(C.scope_of(x.source) not in OPERAND_SCOPES for x in (a, b)) or a.source.ty.dtype != b.source.ty.dtype:
+        return None
+    kind = MMA_KINDS.get((str(a.source.ty.dtype), str(c.source.ty.dtype)))
+    ta, tb, policy = C.as_int(args[3]), C.as_int(args[4]), C.as_int(args[5]) or 0
+    mn = _static(list(c.source.ty.shape))
+    ak = _static([r.extent for r in a.region[-2:]])
+    if kind is None or mn is None or ak is None or threads % 32:
+        return None
+    name, k_atom = kind
+    k = ak[0] if ta else ak[1]
+    if k % k_atom or (name == "s8" and (ta or not tb)):
+        return None
+    major, specific = arch_of(target)
+    if major < 80:
+        return None
+    if major == 90 and specific and name in ("f16", "bf16"):
+        layout = choose(mn[0], mn[1], threads // 32, policy, wgmma=True)
+        if layout is not None:
+            return layout
+    return choose(mn[0], mn[1], threads // 32, policy, n_unit=8 if name == "tf32" else 16)
+
+
+class _Plan:
+    """Per candidate fragment: its layout, then whether every use is understood."""
+
+    def __init__(self, func: Any, target: Any):
+        self.threads = C.block_threads(func)
+        self.fragments = {a.buffer for a in C.allocations(func.body) if C.scope_of(a.buffer) == FRAGMENT}
+        self.layouts: dict[Any, AccumulatorLayout] = {}
+        self.bad: set[Any] = set()
+        self.target = target
+
+    def add_gemm(self, call: Any) -> None:
+        c = call.args[2]
+        if not isinstance(c, tvm.ir.TensorRegion) or c.source not in self.fragments:
+            return
+        layout = gemm_layout(call, self.target, self.threads)
+        if layout is None or self.layouts.get(c.source, layout) != layout:
+            self.bad.add(c.source)
+        else:
+            self.layouts[c.source] = layout
+
+    def check_tile_op(self, name: str, call: Any) -> None:
+        args = list(call.args)
+        for index, arg in enumerate(args):
+            buf = arg.source if isinstance(arg, (tvm.ir.TensorRegion, tvm.ir.TensorLoad)) else None
+            if buf not in self.layouts:
+                continue
+            ok = isinstance(arg, tvm.ir.TensorRegion) and _full(arg)
+            if name == "tl.gemm":
+                ok = ok and index in (0, 1, 2)
+            elif name == "tl.fill":
+                ok = ok and index == 0
+            elif name == "tl.copy":
+                other = args[1 - index]
+                ok = ok and isinstance(other, tvm.ir.TensorRegion) and len(_nonunit(other)) == 2
+                if index == 1:
+                    ok = ok and other.source not in self.fragments
+            elif name in ("tl.reduce", "tl.atomic"):
+                ok = ok and index == (0 if name == "tl.reduce" else 1)
+            else:
+                ok = False
+            if not ok:
+                self.bad.add(buf)
+
+    def check_nest(self, loops: list[Any], body: Any) -> None:
+        touched = {ld.source for ld in C.collect(body, tvm.ir.TensorLoad)} & set(self.layouts)
+        stores = C.collect(body, tirx.BufferStore)
+        touched |= {st.buffer for st in stores} & set(self.layouts)
+        if not touched:
+            return
+        lvars = [lp.loop_var for lp in loops]
+        other_writes = {st.buffer for st in stores if st.buffer in self.fragments} - touched
+        for buf in touched:
+            layout = self.layouts[buf]
+            ok = len(loops) == 2 and _static([lp.extent for lp in loops]) == [layout.m, layout.n] and not other_writes
+            ok = ok and all(C.is_const(lp.min, 0) for lp in loops)
+            accesses = [ld.indices for ld in C.collect(body, tvm.ir.TensorLoad) if ld.source.same_as(buf)]
+            accesses += [st.indices for st in stores if st.buffer.same_as(buf)]
+            ok = ok and all(len(ix) == 2 and ix[0].same_as(lvars[0]) and ix[1].same_as(lvars[1]) for ix in accesses)
+            if not ok:
+                self.bad.add(buf)
+
+    def check_rest(self, rest: Any) -> None:
+        for ld in C.collect(rest, tvm.ir.TensorLoad):
+            if ld.source in self.layouts:
+                self.bad.add(ld.source)
+        for st in C.collect(rest, tirx.BufferStore):
+            if st.buffer in self.layouts:
+                self.bad.add(st.buffer)
+
+    def final(self) -> dict[Any, AccumulatorLayout]:
+        return {b: lay for b, lay in self.layouts.items() if b not in self.bad}
+
+
+def _plan(func: Any, target: Any) -> dict[Any, AccumulatorLayout]:
+    plan = _Plan(func, target)
+    for ev in C.collect(func.body, tirx.Evaluate):
+        found = C.tile_op_of(ev)
+        if found is not None and found[0] == "tl.gemm":
+            plan.add_gemm(found[1])
+    if not plan.layouts:
+        return {}
+
+    def on_for(loop: Any, mutator: Any) -> Any:
+        if C.is_parallel(loop):
+            plan.check_nest(*C.parallel_nest(loop))
+            return tirx.Evaluate(0)
+        return mutator.default_mutate(loop)
+
+    def on_eval(ev: Any, mutator: Any) -> Any:
+        found = C.tile_op_of(ev)
+        if found is None:
+            return ev
+        plan.check_tile_op(*found)
+        return tirx.Evaluate(0)
+
+    plan.check_rest(tvm_ffi.structural_mutate(func.body, [(tirx.For, on_for), (tirx.Evaluate, on_eval)]))
+    return plan.final()
+
+
+class _Rewriter:
+    def __init__(self, func: Any, layouts: dict[Any, AccumulatorLayout]):
+        self.layouts = layouts
+        self.regs = {b: tirx.decl_buffer((lay.regs,), str(b.ty.dtype), name=f"{b.name}_acc", scope="local")
+                     for b, lay in layouts.items()}
+        self.tid = C.linear_thread(func)
+
+    def per_thread(self, buf: Any, make: Any) -> Any:
+        layout = self.layouts[buf]
+        r = tirx.Var("r", "int32")
+        row, col = layout.position(self.tid, r)
+        return tirx.For(r, 0, layout.regs, tirx.ForKind.UNROLLED, make(r, row, col))
+
+    def reg_region(self, buf: Any) -> Any:
+        return tirx.BufferRegion(self.regs[buf], [tvm.ir.Range.from_min_extent(0, self.layouts[buf].regs)])
+
+    def stage(self, region: Any) -> tuple[list[Any], Any]:
+        """Shared copy of an accumulator, for ops that read it across threads."""
+        buf = region.source
+        if buf not in self.layouts:
+            return [], region
+        scratch = C.buffer_with(buf, scope="shared.dyn", name=f"{buf.name}_stage")
+        regs = self.regs[buf]
+        fill = self.per_thread(buf, lambda r, i, j: tirx.BufferStore(scratch, tirx.BufferLoad(regs, [r]), [i, j]))
+        return [tirx.AllocBuffer(scratch), fill], tirx.BufferRegion(scratch, list(region.region))
+
+    def tile_op(self, name: str, call: Any) -> Any:
+        args = list(call.args)
+        if name == "tl.fill" and args[0].source in self.layouts:
+            buf = args[0].source
+            value = _cast(str(buf.ty.dtype), args[1])
+            return self.per_thread(buf, lambda r, i, j: tirx.BufferStore(self.regs[buf], value, [r]))
+        if name == "tl.copy" and args[0].source in self.layouts and args[1].source not in self.layouts:
+            if C.scope_of(args[1].source) != FRAGMENT:
+                return self.copy_out(args[0].source, args[1])
+        if name == "tl.copy" and args[1].source in self.layouts:
+            return self.copy_in(args[0], args[1].source)
+        pre: list[Any] = []
+        new_args = list(args)
+        for index, arg in enumerate(args):
+            if isinstance(arg, tvm.ir.TensorRegion) and arg.source in self.layouts:
+                if name == "tl.gemm" and index == 2:
+                    new_args[2] = self.reg_region(arg.source)
+                    new_args = new_args[:7] + [tirx.IntImm("int32", v) for v in self.layouts[arg.source].to_args()]
+                    continue
+                stmts, new_args[index] = self.stage(arg)
+                pre.extend(stmts)
+        return C.seq([*pre, tirx.Evaluate(tvm.ir.Call(call.op, new_args, ret_ty="void"))])
+
+    def copy_out(self, buf: Any, dst: Any) -> Any:
+        dims = _nonunit(dst)
+        dtype = str(dst.source.ty.dtype)
+
+        def body(r: Any, i: Any, j: Any) -> Any:
+            idx = [rg.min for rg in dst.region]
+            idx[dims[0]] = C.add(idx[dims[0]], i)
+            idx[dims[1]] = C.add(idx[dims[1]], j)
+            store = tirx.BufferStore(dst.source, _cast(dtype, tirx.BufferLoad(self.regs[buf], [r])), idx)
+            return _guard(dst.source, idx, store)
+
+        return self.per_thread(buf, body)
+
+    def copy_in(self, src: Any, buf: Any) -> Any:
+        dims = _nonunit(src)
+        dtype = str(buf.ty.dtype)
+
+        def body(r: Any, i: Any, j: Any) -> Any:
+            idx = [rg.min for rg in src.region]
+            idx[dims[0]] = C.add(idx[dims[0]], i)
+            idx[dims[1]] = C.add(idx[dims[1]], j)
+            value = _cast(dtype, tirx.BufferLoad(src.source, idx))
+            cond = _bounds(src.source, idx)
+            if cond is not None:
+                value = tirx.if_then_else(cond, value, tirx.const(0, dtype))
+            return tirx.BufferStore(self.regs[buf], value, [r])
+
+        return self.per_thread(buf, body)
+
+    def nest(self, loops: list[Any], body: Any) -> Any:
+        buf = next(b for b in self.layouts if _touches(body, b))
+        regs = self.regs[buf]
+
+        def on_load(ld: Any) -> Any:
+            return tirx.BufferLoad(regs, [self._r]) if ld.source.same_as(buf) else ld
+
+        def on_store(st: Any) -> Any:
+            return tirx.BufferStore(regs, st.value, [self._r]) if st.buffer.same_as(buf) else st
+
+        def make(r: Any, i: Any, j: Any) -> Any:
+            self._r = r
+            mapped = tvm_ffi.structural_map(body, [(tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store)])
+            return C.substitute(mapped, {loops[0].loop_var: i, loops[1].loop_var: j})
+
+        return self.per_thread(buf, make)
+
+
+def _touches(body: Any, buf: Any) -> bool:
+    return any(ld.source.same_as(buf) for ld in C.collect(body, tvm.ir.TensorLoad)) or any(
+        st.buffer.same_as(buf) for st in C.collect(body, tirx.BufferStore))
+
+
+def _cast(dtype: str, value: Any) -> Any:
+    if isinstance(value, (int, float)):
+        return tirx.const(value, dtype)
+    return value if str(value.ty.dtype if hasattr(value, "ty") else value.dtype) == dtype else tirx.Cast(dtype, value)
+
+
+def _bounds(buf: Any, idx: list[Any]) -> Any:
+    ana = tvm.sym.Analyzer()
+    conds = [i < s for i, s in zip(idx, buf.ty.shape) if not ana.can_prove(i < s)]
+    if not conds:
+        return None
+    cond = conds[0]
+    for extra in conds[1:]:
+        cond = tirx.And(cond, extra)
+    return cond
+
+
+def _guard(buf: Any, idx: list[Any], stmt: Any) -> Any:
+    cond = _bounds(buf, idx)
+    return stmt if cond is None else tirx.IfThenElse(cond, stmt, None)
+
+
+def MMAAccumulators(target: Any = None) -> tvm.transform.Pass:
+    """Put tensor-core gemm accumulators in registers (see the module docstring)."""
+
+    @C.prim_func_pass("tl.cuda.MMAAccumulators")
+    def mma_accumulators(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
+        tgt = target if target is not None else func.attrs.get("target")
+        layouts = _plan(func, tgt)
+        if not layouts:
+            return func
+        rw = _Rewriter(func, layouts)
+
+        def on_for(loop: Any, mutator: Any) -> Any:
+            if C.is_parallel(loop):
+                loops, body = C.parallel_nest(loop)
+                if any(_touches(body, b) for b in layouts):
+                    return rw.nest(loops, body)
+                return loop
+            return mutator.default_mutate(loop)
+
+        def on_eval(ev: Any, mutator: Any) -> Any:
+            found = C.tile_op_of(ev)
+            return ev if found is None else rw.tile_op(*found)
+
+        def on_alloc(alloc: Any) -> Any:
+            return tirx.AllocBuffer(rw.regs[alloc.buffer]) if alloc.buffer in layouts else alloc
+
+        body = tvm_ffi.structural_mutate(func.body, [(tirx.For, on_for), (tirx.Evaluate, on_eval)])
+        body = tvm_ffi.structural_map(body, (tirx.AllocBuffer, on_alloc))
+        return C.with_body(func, body)
+
+    return mma_accumulators

@@ -1,0 +1,175 @@
+"""``tl.gemm`` on tensor cores: mma.sync + ldmatrix (sm_80+) and wgmma (sm_90a).
+
+Serves the calls `tilelang_cuda.passes.mma_accumulators` prepared: C is the thread's accumulator registers
+and the call carries the `AccumulatorLayout`. Per K step each warp loads its A atoms (``ldmatrix.x4``, or
+``.trans`` for a transposed operand) and B atom pairs, then issues one ``mma.sync.m16n8k*`` per atom.
+On sm_90a (layout `WGMMA`) A stays in registers and B is re-laid into a shared tile of 8x8 core matrices that a
+matrix descriptor points at; one ``wgmma.mma_async.m64nNk16`` per 64-row block and K step.
+fp32 operands run as tf32 (operands read element-wise); int8 needs A row-major and B transposed (K-major).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tvm
+from tvm import tirx
+
+from tilelang.backend import TileOpImpl
+from tilelang.transform import _common as C
+from tilelang_cuda.mma_layout import WGMMA, AccumulatorLayout
+from tilelang_cuda.passes.mma_accumulators import MMA_KINDS
+from tilelang_cuda.tileops.common import addr as _addr
+from tilelang_cuda.tileops.common import extern as _extern
+from tilelang_cuda.tileops.common import is_cuda
+from tilelang_cuda.tileops.common import sync as _sync
+from tilelang_cuda.tileops.common import unroll as _unroll
+
+LAYOUT_ARGS = 7  # tl.gemm's own arguments; the accumulator layout follows
+
+
+def _applies(ctx: Any) -> bool:
+    args = ctx.args
+    return len(args) >= LAYOUT_ARGS + 5 and isinstance(args[2], tvm.ir.TensorRegion) and (
+        C.scope_of(args[2].source) == "local")
+
+
+class _Operand:
+    """A 2-D operand region (leading dims fixed at their min) addressed as (row, col) of its storage."""
+
+    def __init__(self, region: Any):
+        self.buf = region.source
+        self.base = [r.min for r in region.region]
+
+    def at(self, row: Any, col: Any) -> list[Any]:
+        idx = list(self.base)
+        idx[-2] = C.add(idx[-2], row)
+        idx[-1] = C.add(idx[-1], col)
+        return idx
+
+
+class _Gemm:
+    def __init__(self, ctx: Any):
+        args = ctx.args
+        self.ctx = ctx
+        self.ta, self.tb, self.clear = bool(ctx.int_arg(3)), bool(ctx.int_arg(4)), bool(ctx.int_arg(6))
+        self.layout = AccumulatorLayout.from_args([C.as_int(a) for a in args[LAYOUT_ARGS:LAYOUT_ARGS + 5]])
+        self.pre: list[Any] = []
+        a, b = ctx.region(0), ctx.region(1)
+        pre_a, a = ctx.staged(a)
+        pre_b, b = ctx.staged(b)
+        self.pre = pre_a + pre_b
+        self.a, self.b = _Operand(a), _Operand(b)
+        self.acc = args[2].source
+        dtype = str(a.source.ty.dtype)
+        self.kind, self.k_atom = MMA_KINDS[(dtype, str(self.acc.ty.dtype))]
+        ext = [C.as_int(r.extent) for r in a.region[-2:]]
+        self.k = ext[0] if self.ta else ext[1]
+        self.vec = 16 // {"f16": 2, "bf16": 2, "tf32": 4, "s8": 1}[self.kind]  # elements per 16 bytes
+        tid = C.linear_thread(ctx.func)
+        self.lane, self.w_m, self.w_n = self.layout.warp_coords(tid)
+
+    # ---------------------------------------------------------------- operand fragments
+    def row0(self, mi: Any) -> Any:
+        return mi * (16 * self.layout.wm) + self.w_m * 16
+
+    def load_a(self, frag: Any, slot: Any, mi: Any, ks: Any) -> Any:
+        """A atom (mi, ks) -> frag[slot * 4 : slot * 4 + 4] (the mma A fragment order)."""
+        lane, row0, kk, vec = self.lane, self.row0(mi), ks * self.k_atom, self.vec
+        if self.kind == "tf32":
+            g, t = lane // 4, lane % 4
+            spots = [(g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4)]
+            return C.seq([tirx.BufferStore(frag, tirx.call_extern("uint32", "tl_bits32", tirx.BufferLoad(
+                self.a.buf, self.a.at(*((kk + c, row0 + r) if self.ta else (row0 + r, kk + c))))), [slot * 4 + n])
+                for n, (r, c) in enumerate(spots)])
+        if self.ta:
+            idx = self.a.at(kk + lane % 8 + (lane // 16) * 8, row0 + ((lane // 8) % 2) * 8)
+            return _extern("tl_ldmatrix_x4_trans", _addr(frag, [slot * 4]), _addr(self.a.buf, idx))
+        idx = self.a.at(row0 + lane % 16, kk + (lane // 16) * vec)
+        return _extern("tl_ldmatrix_x4", _addr(frag, [slot * 4]), _addr(self.a.buf, idx))
+
+    def load_b(self, frag: Any, ks: Any) -> Any:
+        """Every B atom of this warp at K step ks -> frag[ni * 2 : ni * 2 + 2]."""
+        lay, lane, kk, vec = self.layout, self.lane, ks * self.k_atom, self.vec
+        col_base = self.w_n * (lay.n // lay.wn)
+        if self.kind == "tf32":
+            g, t = lane // 4, lane % 4
+
+            def one(ni: Any) -> Any:
+                n = col_base + ni * 8 + g
+                loads = [self.b.at(n, kk + t + 4 * h) if self.tb else self.b.at(kk + t + 4 * h, n) for h in (0, 1)]
+                return C.seq([tirx.BufferStore(frag, tirx.call_extern("uint32", "tl_bits32",
+                                                                      tirx.BufferLoad(self.b.buf, ix)), [ni * 2 + h])
+                              for h, ix in enumerate(loads)])
+
+            return _unroll(lay.ni, "ni", one)
+
+        def pair(nj: Any) -> Any:
+            col0 = col_base + nj * 16
+            if self.tb:
+                idx = self.b.at(col0 + lane % 8 + (lane // 16) * 8, kk + ((lane // 8) % 2) * vec)
+                return _extern("tl_ldmatrix_x4", _addr(frag, [nj * 4]), _addr(self.b.buf, idx))
+            idx = self.b.at(kk + lane % 8 + ((lane // 8) % 2) * 8, col0 + (lane // 16) * 8)
+            return _extern("tl_ldmatrix_x4_trans", _addr(frag, [nj * 4]), _addr(self.b.buf, idx))
+
+        return _unroll(lay.ni // 2, "nj", pair)
+
+    # ---------------------------------------------------------------- bodies
+    def clear_stmt(self) -> list[Any]:
+        if not self.clear:
+            return []
+        return [_unroll(self.layout.regs, "r", lambda r: tirx.BufferStore(
+            self.acc, tirx.const(0, str(self.acc.ty.dtype)), [r]))]
+
+    def mma(self) -> Any:
+        lay = self.layout
+        a_frag = tirx.decl_buffer((lay.mi * 4,), "uint32", name="a_frag", scope="local")
+        b_frag = tirx.decl_buffer((lay.ni * 2,), "uint32", name="b_frag", scope="local")
+        func = f"tl_mma_{self.kind}_{'s32' if self.kind == 's8' else 'f32'}"
+
+        def step(ks: Any) -> Any:
+            loads = [_unroll(lay.mi, "mi", lambda mi: self.load_a(a_frag, mi, mi, ks)), self.load_b(b_frag, ks)]
+            issue = _unroll(lay.mi, "mi", lambda mi: _unroll(lay.ni, "ni", lambda ni: _extern(
+                func, _addr(self.acc, [(mi * lay.ni + ni) * 4]), _addr(a_frag, [mi * 4]), _addr(b_frag, [ni * 2]))))
+            return C.seq([*loads, issue])
+
+        steps = _unroll(self.k // self.k_atom, "ks", step)
+        frags = [tirx.AllocBuffer(a_frag), tirx.AllocBuffer(b_frag)]
+        return C.seq([*self.pre, _sync(), *frags, *self.clear_stmt(), steps, _sync()])
+
+    def wgmma(self) -> Any:
+        lay, k, n = self.layout, self.k, self.layout.n
+        steps = k // 16
+        # B as 8x8 core matrices, K-major: element (n, k) at ((k//8) * (N//8) + n//8) * 64 + (n%8) * 8 + k%8
+        b_core = tirx.decl_buffer((n * k,), str(self.b.buf.ty.dtype), name="b_core", scope="shared.dyn")
+
+        def relayout(vs: list[Any]) -> Any:
+            nn, kk = vs
+            src = self.b.at(nn, kk) if self.tb else self.b.at(kk, nn)
+            dst = ((kk // 8) * (n // 8) + nn // 8) * 64 + (nn % 8) * 8 + kk % 8
+            return tirx.BufferStore(b_core, tirx.BufferLoad(self.b.buf, src), [dst])
+
+        stage = C.make_parallel_nest([n, k], relayout, names="nk")
+        a_frag = tirx.decl_buffer((steps * lay.mi * 4,), "uint32", name="a_frag", scope="local")
+        loads = _unroll(steps, "ks", lambda ks: _unroll(lay.mi, "mi", lambda mi: self.load_a(
+            a_frag, ks * lay.mi + mi, mi, ks)))
+        func = f"tl_wgmma_m64n{n}k16_{self.kind}"
+        elem = 2
+        lbo, sbo = n * 8 * elem, 8 * 8 * elem  # bytes between core matrices along K / along N
+
+        def issue(ks: Any) -> Any:
+            desc = tirx.call_extern("uint64", "tl_wgmma_desc", _addr(b_core, [ks * 2 * (n // 8) * 64]), lbo, sbo)
+            return _unroll(lay.mi, "mi", lambda mi: _extern(
+                func, _addr(self.acc, [mi * lay.ni * 4]), _addr(a_frag, [(ks * lay.mi + mi) * 4]), desc))
+
+        return C.seq([*self.pre, _sync(), tirx.AllocBuffer(b_core), stage, _sync(), tirx.AllocBuffer(a_frag),
+                      *self.clear_stmt(), loads, _extern("tl_wgmma_fence"), _unroll(steps, "ks", issue),
+                      _extern("tl_wgmma_commit"), _extern("tl_wgmma_wait"), _sync()])
+
+
+def lower_gemm(ctx: Any) -> Any:
+    gemm = _Gemm(ctx)
+    return gemm.wgmma() if gemm.layout.instr == WGMMA else gemm.mma()
+
+
+GEMM = TileOpImpl("tl.gemm", "cuda_tensor_core", lower_gemm, supports_target=is_cuda, applies=_applies, priority=10)

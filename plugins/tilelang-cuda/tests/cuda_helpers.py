@@ -1,0 +1,45 @@
+"""Corpus kernels lowered and compiled once per session (shared by the CUDA plugin's tests)."""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import warnings
+
+import pytest
+
+from tilelang.testing import corpus
+
+ARCHS = ("sm_80", "sm_90a")
+# kernels written for targets without threads (``is_cpu=True``): they lower, but run on one thread
+CPU_FORMS = {"cpu_gemm", "cpu_gemm_tileops", "cpu_elementwise"}
+
+
+def prim_func(kernel: corpus.CorpusKernel):
+    if not kernel.eager:
+        return kernel.func
+    from tilelang.frontend import TensorArg, parse_eager
+
+    return parse_eager(kernel.func, *[TensorArg(a.shape, a.dtype) for a in kernel.args if a.role == "in"]).func
+
+
+@functools.cache
+def lowered(name: str, arch: str):
+    """The `CompiledArtifact` of corpus kernel `name` for ``{"kind": "cuda", "arch": arch}``."""
+    import tilelang
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return tilelang.lower(prim_func(corpus.CORPUS[name]()), target={"kind": "cuda", "arch": arch})
+
+
+@functools.cache
+def compiled(name: str, arch: str):
+    """``(artifact, CudaBinary)``: one nvcc call per kernel and arch, per session."""
+    from tilelang_cuda.compiler import compile_artifact
+
+    artifact = lowered(name, arch)
+    return artifact, compile_artifact(artifact)
+
+
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")

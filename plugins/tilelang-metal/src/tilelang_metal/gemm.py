@@ -1,0 +1,188 @@
+"""``tl.gemm`` on Apple GPUs: 8x8 simdgroup matrices (``simdgroup_multiply_accumulate``).
+
+The block's simdgroups split C into a ``wm x wn`` grid of rectangles of 8x8 tiles. C travels once per call
+through a threadgroup tile (the fragment keeps core's thread layout outside the gemm): each simdgroup loads its
+C tiles (or fills them with zero), walks K in steps of 8 loading A and B tiles straight from threadgroup memory
+(``simdgroup_load`` transposes for ``trans_A`` / ``trans_B``) and stores C back. fp16 and fp32 operands, fp32 or
+fp16 accumulators; M, N, K multiples of 8; A and B in shared memory or fragments (staged).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tvm
+from tvm import tirx
+
+from tilelang.backend.tile_ops import TileOpImpl
+from tilelang.tileop.gemm import gemm_operands, operand_index
+from tilelang.transform import _common as C
+from tilelang_metal._tile import SIMD_WIDTH, barrier, const_ints, in_threadgroup, row_length, simd_ids
+
+OPERAND_DTYPES = ("float16", "float32")
+ACCUM_DTYPES = ("float16", "float32")
+MAX_ACCUMULATORS = 16  # 8x8 C matrices a simdgroup holds at once (2 registers each per thread for fp32)
+TG_BUDGET = 16 * 1024  # bytes of the C staging tile (threadgroup memory is 32 KiB; A and B tiles need room)
+_SCOPE = "metal.simdgroup"
+
+
+def _shape(ctx: Any) -> tuple[int, int, int] | None:
+    a, _, c, ta, _, _ = gemm_operands(ctx)
+    dims = const_ints([c.region[-2].extent, c.region[-1].extent,
+                       a.region[-2].extent if ta else a.region[-1].extent])
+    return None if dims is None else (dims[0], dims[1], dims[2])
+
+
+def applies(ctx: Any) -> bool:
+    """Simdgroup matrices fit: dtypes, 8-multiples, whole simdgroups, C a fragment, A/B not per-thread."""
+    if not ctx.has_threads or ctx.num_threads % SIMD_WIDTH:
+        return False
+    try:
+        a, b, c, *_ = gemm_operands(ctx)
+        shape = _shape(ctx)
+    except Exception:
+        return False
+    in_dt, b_dt, acc = str(a.source.ty.dtype), str(b.source.ty.dtype), str(c.source.ty.dtype)
+    if in_dt != b_dt or in_dt not in OPERAND_DTYPES or acc not in ACCUM_DTYPES:
+        return False
+    if in_dt == "float32" and acc != "float32":
+        return False
+    if shape is None or any(d % 8 for d in shape):
+        return False
+    if C.scope_of(c.source) != "local.fragment" or const_ints(c.source.ty.shape) is None:
+        return False
+    return all(C.scope_of(r.source) != "local" and const_ints(r.source.ty.shape) is not None for r in (a, b))
+
+
+def warp_grid(tiles_m: int, tiles_n: int, warps: int, policy: int = 0) -> tuple[int, int]:
+    """``(wm, wn)``: how many simdgroups split the M and N tiles (each divides its tile count, wm*wn <= warps).
+
+    The most simdgroups win; among those, the most square per-simdgroup block (policy 1 = FullRow prefers
+    splitting M, 2 = FullCol prefers N).
+    """
+    best: tuple[Any, ...] | None = None
+    for wm in range(1, warps + 1):
+        for wn in range(1, warps // wm + 1):
+            if tiles_m % wm or tiles_n % wn:
+                continue
+            tm, tn = tiles_m // wm, tiles_n // wn
+            lean = {1: -wm, 2: -wn}.get(policy, 0)
+            key = (-(wm * wn), lean, abs(tm - tn), wm)
+            if best is None or key < best[0]:
+                best = (key, wm, wn)
+    assert best is not None
+    return best[1], best[2]
+
+
+def _unrolled(n: int, name: str, body: Any) -> Any:
+    v = tirx.Var(name, "int32")
+    return tirx.For(v, 0, n, tirx.ForKind.UNROLLED, body(v))
+
+
+def _ptr(region: Any, row: Any, col: Any, trans: bool) -> tuple[Any, int]:
+    """The address of logical element (row, col) of an operand and its buffer's row length."""
+    buf = region.source
+    return tirx.address_of(tirx.BufferLoad(buf, operand_index(region, row, col, trans))), row_length(buf)
+
+
+def _intrin(name: str, *args: Any) -> Any:
+    return tirx.Evaluate(tirx.call_intrin("void", f"tirx.{name}", *args))
+
+
+def lower_gemm(ctx: Any) -> Any:
+    a, b, c, ta, tb, clear = gemm_operands(ctx)
+    m, n, k = _shape(ctx)  # type: ignore[misc]
+    pre_a, a = in_threadgroup(a)
+    pre_b, b = in_threadgroup(b)
+    in_dt, acc = str(a.source.ty.dtype), str(c.source.ty.dtype)
+    warps = ctx.num_threads // SIMD_WIDTH
+    acc_bytes = 4 if acc == "float32" else 2
+    # C goes through threadgroup memory in chunks of `span` rows when the whole tile would not fit the budget
+    span = max([r for r in range(8, m + 1, 8) if m % r == 0 and r * n * acc_bytes <= TG_BUDGET] or [8])
+    chunks = m // span
+    m = span
+    wm, wn = warp_grid(m // 8, n // 8, warps, ctx.int_arg(5))
+    tm, tn = m // 8 // wm, n // 8 // wn
+    rows_per_pass = max(d for d in range(1, tm + 1) if tm % d == 0 and d * tn <= max(MAX_ACCUMULATORS, tn))
+    passes = tm // rows_per_pass
+
+    name = str(c.source.name)
+    ch = tirx.Var("ch", "int32")
+    c_tg = tirx.decl_buffer((m, n), acc, name=f"{name}_tg", scope="shared.dyn")
+    c_reg = tirx.decl_buffer((rows_per_pass * tn * 64,), acc, name=f"{name}_sg", scope=_SCOPE)
+    a_reg = tirx.decl_buffer((rows_per_pass * 64,), in_dt, name=f"{name}_sga", scope=_SCOPE)
+    b_reg = tirx.decl_buffer((tn * 64,), in_dt, name=f"{name}_sgb", scope=_SCOPE)
+    c_whole = tirx.BufferRegion(c_tg, [tvm.ir.Range.from_min_extent(0, m), tvm.ir.Range.from_min_extent(0, n)])
+    warp, _ = simd_ids(ctx)
+    if wm * wn < warps:  # spare simdgroups repeat a busy one's work (same values): no divergent barriers
+        warp = tirx.floormod(warp, wm * wn)
+    wr, wc = tirx.floordiv(warp, wn), tirx.floormod(warp, wn)
+    no = tirx.const(False, "bool")
+
+    def one_pass(p: Any) -> Any:
+        row0 = (wr * tm + p * rows_per_pass) * 8
+        col0 = wc * tn * 8
+
+        def c_tile(i: Any, j: Any) -> tuple[Any, int]:
+            return _ptr(c_whole, row0 + i * 8, col0 + j * 8, False)
+
+        def init(i: Any) -> Any:
+            def per_col(j: Any) -> Any:
+                idx = i * tn + j
+                if clear:
+                    return _intrin("make_filled_simdgroup_matrix", c_reg, idx, tirx.const(0, acc), 8, 8)
+                ptr, ld = c_tile(i, j)
+                return _intrin("simdgroup_load", c_reg, idx, ptr, ld, 8, 8, no)
+            return _unrolled(tn, "j", per_col)
+
+        def k_step(kk: Any) -> Any:
+            def load_a(i: Any) -> Any:
+                ptr, ld = _ptr(a, ch * span + row0 + i * 8, kk * 8, ta)
+                return _intrin("simdgroup_load", a_reg, i, ptr, ld, 8, 8, tirx.const(ta, "bool"))
+
+            def load_b(j: Any) -> Any:
+                ptr, ld = _ptr(b, kk * 8, col0 + j * 8, tb)
+                return _intrin("simdgroup_load", b_reg, j, ptr, ld, 8, 8, tirx.const(tb, "bool"))
+
+            def mma(i: Any) -> Any:
+                return _unrolled(tn, "j", lambda j: _intrin(
+                    "simdgroup_multiply_accumulate", c_reg, i * tn + j, a_reg, i, b_reg, j, c_reg, i * tn + j))
+
+            return C.seq([_unrolled(rows_per_pass, "i", load_a), _unrolled(tn, "j", load_b),
+                          _unrolled(rows_per_pass, "i", mma)])
+
+        def store(i: Any) -> Any:
+            def per_col(j: Any) -> Any:
+                ptr, ld = c_tile(i, j)
+                return _intrin("simdgroup_store", c_reg, i * tn + j, ptr, ld, 8, 8, no)
+            return _unrolled(tn, "j", per_col)
+
+        kk = tirx.Var("kk", "int32")
+        return C.seq([_unrolled(rows_per_pass, "i", init), tirx.For(kk, 0, k // 8, tirx.ForKind.SERIAL, k_step(kk)),
+                      _unrolled(rows_per_pass, "i", store)])
+
+    p = tirx.Var("p", "int32")
+    simd = C.seq([tirx.AllocBuffer(c_reg), tirx.AllocBuffer(a_reg), tirx.AllocBuffer(b_reg),
+                  tirx.For(p, 0, passes, tirx.ForKind.SERIAL, one_pass(p))])
+
+    def c_index(vs: list[Any]) -> list[Any]:
+        return operand_index(c, vs[0], vs[1], False)
+
+    def chunk_nest(make: Any) -> Any:
+        """A nest over all of C (so it keeps the fragment's thread layout) touching the rows of chunk `ch`."""
+        def body(vs: list[Any]) -> Any:
+            stmt = make(vs, [vs[0] - ch * span, vs[1]])
+            return stmt if chunks == 1 else tirx.IfThenElse(
+                tirx.And(vs[0] >= ch * span, vs[0] < ch * span + span), stmt, None)
+        return C.make_parallel_nest([m * chunks, n], body)
+
+    stmts = []
+    if not clear:
+        stmts.append(chunk_nest(lambda vs, loc: tirx.BufferStore(c_tg, tirx.BufferLoad(c.source, c_index(vs)), loc)))
+    stmts += [simd, barrier()]  # simdgroup_store writes c_tg through a pointer barrier analysis sees as a read
+    stmts.append(chunk_nest(lambda vs, loc: tirx.BufferStore(c.source, tirx.BufferLoad(c_tg, loc), c_index(vs))))
+    loop = tirx.For(ch, 0, chunks, tirx.ForKind.SERIAL, C.seq(stmts))
+    return C.seq([*pre_a, *pre_b, tirx.AllocBuffer(c_tg), loop])
+
+
+GEMM = TileOpImpl("tl.gemm", "metal_simdgroup", lower_gemm, applies=applies, priority=10)

@@ -1,0 +1,69 @@
+"""What a ROCm artifact carries besides TVM's module: the hsaco, the assembly, and the kernel's resource usage.
+
+`finalize(artifact)` (run for every new JIT kernel by the plugin's ``tilelang_kernel_compiled`` hook; call it
+yourself after `tilelang.lower`) sets ``files["kernel.hsaco"]`` (the ld.lld-linked code object),
+``files["kernel.ll"]`` (LLVM IR), ``kernel_source`` to the AMDGPU assembly (LLVM IR with
+``TILELANG_ROCM_SOURCE=llvm``) and ``metadata["resources"]``: VGPR / AGPR / SGPR counts, LDS and scratch
+bytes and the wavefront size, read from the assembly's ``.amdhsa`` metadata.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+ELF_MAGIC = b"\x7fELF"
+# YAML kernel metadata (.amdgpu_metadata) keys -> our names
+_RESOURCE_KEYS = {
+    "vgpr_count": "vgpr", "agpr_count": "agpr", "sgpr_count": "sgpr", "group_segment_fixed_size": "lds_bytes",
+    "private_segment_fixed_size": "scratch_bytes", "wavefront_size": "wavefront_size",
+    "vgpr_spill_count": "vgpr_spills", "sgpr_spill_count": "sgpr_spills",
+}
+
+
+def resource_usage(asm: str) -> dict[str, dict[str, int]]:
+    """``{kernel symbol: {"vgpr": .., "sgpr": .., "lds_bytes": .., ...}}`` from AMDGPU assembly."""
+    meta = asm.split(".amdgpu_metadata", 1)[-1] if ".amdgpu_metadata" in asm else ""
+    out: dict[str, dict[str, int]] = {}
+    for block in re.split(r"\n\s{2}-\s", meta)[1:]:  # one block per entry of amdhsa.kernels
+        name = re.search(r"\.symbol:\s+(\S+)", block)
+        if name is None:
+            continue
+        values = {ours: int(m.group(1)) for key, ours in _RESOURCE_KEYS.items()
+                  if (m := re.search(rf"\.{key}:\s+(\d+)", block))}
+        out[name.group(1).removesuffix(".kd")] = values
+    return out
+
+
+def device_module(artifact: Any) -> Any:
+    """TVM's ROCm module of `artifact` (imported by the host module)."""
+    rt = artifact.rt_mod
+    if rt is None:
+        return None
+    if str(getattr(rt, "kind", "")) == "hip":
+        return rt
+    return next((m for m in rt.imports if str(getattr(m, "kind", "")) == "hip"), None)
+
+
+def finalize(artifact: Any) -> Any:
+    """Fill the hsaco, LLVM IR, assembly source and resource usage of a ROCm artifact (see the module doc)."""
+    from tilelang_rocm.codegen import hsaco_of
+
+    if "kernel.s" in artifact.files and "resources" in artifact.metadata:
+        return artifact  # already finalized (tilelang.lower does it through the tilelang_artifact_built hook)
+    dev = device_module(artifact)
+    if dev is None:
+        return artifact
+    llvm_ir, asm = str(dev.inspect_source("llvm")), str(dev.inspect_source("asm"))
+    hsaco = hsaco_of(llvm_ir)
+    if hsaco is not None:
+        artifact.files["kernel.hsaco"] = hsaco
+    artifact.files["kernel.ll"] = llvm_ir.encode()
+    artifact.files["kernel.s"] = asm.encode()
+    want_llvm = os.environ.get("TILELANG_ROCM_SOURCE", "asm").lower() in ("llvm", "ll")
+    artifact.kernel_source = llvm_ir if want_llvm else asm
+    usage = resource_usage(asm)
+    artifact.metadata["resources"] = usage
+    artifact.metadata["mcpu"] = artifact.target.get("mcpu")
+    return artifact
