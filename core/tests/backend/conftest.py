@@ -18,9 +18,16 @@ from tilelang.backend.plugins import EntryPointInfo
 
 @pytest.fixture
 def fresh_registries():
+    from tilelang.backend import hooks
+
     snapshot = _registry.snapshot_all()
     saved = (plugins._entry_points_cache, dict(plugins._states), set(plugins._kinds_done), set(plugins._reported))
+    hook_plugins = set(map(id, hooks.plugin_manager().get_plugins()))
     yield
+    pm = hooks.plugin_manager()
+    for plugin in list(pm.get_plugins()):
+        if id(plugin) not in hook_plugins:
+            pm.unregister(plugin)
     _registry.restore_all(snapshot)
     plugins._entry_points_cache, states, kinds, reported = saved
     plugins._states.clear()

@@ -8,6 +8,7 @@ from tilelang.backend import (
     ToolStatus,
     register_lazy_device_codegen,
     register_lazy_execution_backends,
+    register_lazy_passes,
     register_target_kind,
 )
 
@@ -24,12 +25,13 @@ def _detect() -> dict | None:
 
 
 def register() -> None:
-    """Register the ``webgpu`` target kind, its codegen and execution backends (no heavy imports)."""
+    """Register the ``webgpu`` target kind, its passes, codegen and execution backends (no heavy imports)."""
     register_target_kind(TargetKind("webgpu", detect=_detect, detect_priority=10,
                                     description="any GPU through WebGPU (wgpu); Mesa llvmpipe on CPU-only machines",
                                     pipeline_options={"has_threads": True, "static_shared_memory": True}))
     register_lazy_device_codegen("webgpu", "tilelang_webgpu.codegen:WEBGPU_CODEGEN")
     register_lazy_execution_backends("webgpu", "tilelang_webgpu.execution_backend:EXECUTION_BACKENDS")
+    register_lazy_passes("webgpu", "tilelang_webgpu.passes:PASSES")
 
 
 def toolchain() -> list[ToolStatus]:

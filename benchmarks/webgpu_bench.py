@@ -1,0 +1,78 @@
+"""WebGPU backend vs torch CPU on the same run: elementwise add 1024², GEMM 512³ (fp32), row softmax 1024².
+
+Kernels are the DSL corpus kernels, compiled with ``tilelang.compile(..., target="webgpu")`` and run by the
+``wgpu`` execution backend. Columns: the full call (upload, dispatch, read-back into torch tensors), the GPU
+time of the dispatches alone (timestamp queries, ``launcher.time_ms``), torch on the CPU, and the ratios
+(>1: torch is faster). Usage: ``python benchmarks/webgpu_bench.py [--rep N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+def _median_ms(fn: Callable[[], Any], rep: int, warmup: int = 2) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(rep):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def _cases() -> list[tuple[str, Any, Callable[..., Any]]]:
+    import torch
+
+    from tilelang.testing import corpus
+
+    return [
+        ("add 1024x1024", corpus.elementwise_add(M=1024, N=1024), torch.add),
+        ("gemm 512^3 fp32", corpus.gemm(M=512, N=512, K=512, dtype="float32"), torch.matmul),
+        ("softmax 1024x1024", corpus.softmax(M=1024, N=1024, block_M=4), lambda x: torch.softmax(x, dim=1)),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rep", type=int, default=10, help="timed repetitions per measurement")
+    args = parser.parse_args()
+
+    import torch
+
+    import tilelang
+    from tilelang_webgpu.adapter import adapter_summary
+
+    print(f"adapter: {adapter_summary()}; torch {torch.__version__} with {torch.get_num_threads()} threads")
+    header = f"{'kernel':<20}{'compile s':>10}{'call ms':>10}{'gpu ms':>10}{'torch ms':>10}{'call/torch':>12}" \
+             f"{'gpu/torch':>11}  check"
+    print(header)
+    print("-" * len(header))
+    for label, case, reference in _cases():
+        inputs = case.make_inputs()
+        start = time.perf_counter()
+        try:
+            kernel = tilelang.compile(case.func, out_idx=case.out_idx, target="webgpu", execution_backend="wgpu")
+        except Exception as exc:
+            print(f"{label:<20} failed to compile: {str(exc).splitlines()[0][:90]}")
+            continue
+        compile_s = time.perf_counter() - start
+        out = kernel(*inputs)
+        ok = torch.allclose(out.float(), case.ref(*inputs).float(), atol=case.atol, rtol=case.rtol)
+        call_ms = _median_ms(lambda k=kernel, x=inputs: k(*x), args.rep)
+        launcher = kernel.backend.load(kernel.artifact)  # pipelines are cached: this only binds arguments
+        ins, outs = iter(inputs), iter(case.make_outputs())
+        full = [next(outs) if a.role == "out" else next(ins) for a in case.args]  # every parameter, in order
+        gpu_ms = launcher.time_ms(*full, warmup=2, rep=args.rep)
+        torch_ms = _median_ms(lambda f=reference, x=inputs: f(*x), args.rep)
+        print(f"{label:<20}{compile_s:>10.2f}{call_ms:>10.2f}{gpu_ms:>10.2f}{torch_ms:>10.3f}"
+              f"{call_ms / torch_ms:>12.1f}{gpu_ms / torch_ms:>11.1f}  {'ok' if ok else 'MISMATCH'}")
+
+
+if __name__ == "__main__":
+    main()
