@@ -99,13 +99,17 @@ def demo(session: nox.Session) -> None:
     session.run("python", "examples/quickstart.py", env=_env(session))
 
 
+# benchmarks that need no GPU; `nox -s bench -- gpu_bench.py` runs the CUDA one on a GPU machine
+CPU_BENCHMARKS = ("jit_overhead.py", "cpu_gemm.py", "cpu_elementwise.py", "cpu_softmax.py", "webgpu_bench.py")
+
+
 @nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks (ratios against baselines measured in the same run)."""
-    _install(session, "./core", "./plugins/tilelang-cpu")
-    for script in sorted(os.listdir("benchmarks")):
-        if script.endswith(".py") and (not session.posargs or script in session.posargs):
-            session.run("python", f"benchmarks/{script}", env=_env(session))
+    _system_packages(session, ["webgpu"])
+    _install(session, "./core", "./plugins/tilelang-cpu", "./plugins/tilelang-webgpu", "./plugins/tilelang-cuda")
+    for script in session.posargs or CPU_BENCHMARKS:
+        session.run("python", f"benchmarks/{script}", env=_env(session))
 
 
 if __name__ == "__main__":
