@@ -15,7 +15,6 @@ import os
 import threading
 import warnings
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import Any
 
 from tilelang.backend import _registry
@@ -67,6 +66,8 @@ _hook_queue: list[tuple[Any, str]] = []
 
 # ----------------------------------------------------------------------------- discovery
 def _read_entry_points() -> list[EntryPointInfo]:
+    from importlib import metadata  # ~30 ms: only when a backend is first needed, not at `import tilelang`
+
     found = []
     for ep in metadata.entry_points(group=GROUP):
         dist = getattr(ep, "dist", None)
