@@ -15,14 +15,6 @@ ARCHS = ("sm_80", "sm_90a")
 CPU_FORMS = {"cpu_gemm", "cpu_gemm_tileops", "cpu_elementwise"}
 
 
-def prim_func(kernel: corpus.CorpusKernel):
-    if not kernel.eager:
-        return kernel.func
-    from tilelang.frontend import TensorArg, parse_eager
-
-    return parse_eager(kernel.func, *[TensorArg(a.shape, a.dtype) for a in kernel.args if a.role == "in"]).func
-
-
 @functools.cache
 def lowered(name: str, arch: str):
     """The `CompiledArtifact` of corpus kernel `name` for ``{"kind": "cuda", "arch": arch}``."""
@@ -30,7 +22,7 @@ def lowered(name: str, arch: str):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return tilelang.lower(prim_func(corpus.CORPUS[name]()), target={"kind": "cuda", "arch": arch})
+        return tilelang.lower(corpus.CORPUS[name]().prim_func(), target={"kind": "cuda", "arch": arch})
 
 
 @functools.cache

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import corpus_func
 
 import tilelang
 from tilelang.testing.corpus import CORPUS
@@ -17,7 +16,7 @@ _MSL: dict[str, str] = {}
 def msl_of(name: str) -> str:
     if name not in _MSL:
         kernel = CORPUS[name]()
-        _MSL[name] = tilelang.lower(corpus_func(kernel), target="metal").kernel_source
+        _MSL[name] = tilelang.lower(kernel.prim_func(), target="metal").kernel_source
     return _MSL[name]
 
 

@@ -68,12 +68,10 @@ def test_broken_msl_is_rejected(case, clang22):
 
 def test_generated_kernel_with_a_broken_address_space_is_rejected(clang22):
     """A real corpus GEMM whose threadgroup tile is made per-thread: simdgroup_load must refuse it."""
-    from conftest import corpus_func
-
     import tilelang
     from tilelang.testing.corpus import CORPUS
 
-    msl = tilelang.lower(corpus_func(CORPUS["gemm_nn"]()), target="metal").kernel_source
+    msl = tilelang.lower(CORPUS["gemm_nn"]().prim_func(), target="metal").kernel_source
     assert check_msl(msl, clang=clang22).ok
     broken = msl.replace("threadgroup half A_shared[", "thread half A_shared[")
     assert broken != msl

@@ -5,7 +5,6 @@ from __future__ import annotations
 import warnings
 
 import pytest
-from conftest import corpus_func
 
 import tilelang
 from tilelang.testing.corpus import CORPUS
@@ -19,7 +18,7 @@ GEMMS = ("gemm_nn", "gemm_nt", "gemm_tn", "gemm_relu", "gemm_fragment_a", "quick
 def build(name: str, mcpu: str):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        artifact = tilelang.lower(corpus_func(CORPUS[name]()), target={"kind": "rocm", "mcpu": mcpu})
+        artifact = tilelang.lower(CORPUS[name]().prim_func(), target={"kind": "rocm", "mcpu": mcpu})
     return finalize(artifact)
 
 

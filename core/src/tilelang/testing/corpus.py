@@ -54,6 +54,14 @@ class CorpusKernel:
     def out_idx(self) -> list[int]:
         return [i for i, a in enumerate(self.args) if a.role == "out"]
 
+    def prim_func(self) -> Any:
+        """The kernel's PrimFunc (an eager kernel specialised to its declared input shapes and dtypes)."""
+        if not self.eager:
+            return self.func
+        from tilelang.frontend import TensorArg, parse_eager
+
+        return parse_eager(self.func, *[TensorArg(a.shape, a.dtype) for a in self.args if a.role == "in"]).func
+
     def make_inputs(self, seed: int = 0, device: str = "cpu") -> list[Any]:
         """Torch tensors (and scalar values) for the ``"in"``/``"scalar"`` arguments, in parameter order."""
         import torch
