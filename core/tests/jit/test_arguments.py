@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import artifacts
+import jit_artifacts as artifacts
 import pytest
 import torch
 

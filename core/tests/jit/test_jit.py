@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import kernels
+import jit_kernels as kernels
 import pytest
 import torch
 
@@ -64,7 +64,7 @@ import sys, json, torch, tilelang
 
 @tilelang.jit(out_idx=[-1], target="cpu")
 def add(M, N, block_M=32):
-    import kernels
+    import jit_kernels as kernels
     return kernels.add_factory(M, N, block_M)
 
 kernel = add(64, 16)
@@ -119,7 +119,8 @@ def test_eager_kernel_compiles_per_signature_and_runs():
 
 def test_eager_kernel_new_process_hit(cache_dir):
     code = """
-import sys, json, torch, kernels
+import sys, json, torch
+import jit_kernels as kernels
 a, b = torch.randn(32, 8), torch.randn(32, 8)
 out = kernels.eager_scale_add(a, b)
 k = kernels.eager_scale_add.compile(a, b)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import kernels
+import jit_kernels as kernels
 import pytest
 import torch
 
@@ -62,7 +62,7 @@ def test_do_bench_return_modes():
 
 
 def test_profiler_symbolic_dims_need_values():
-    import artifacts
+    import jit_artifacts as artifacts
 
     kernel = tilelang.JITKernel(artifacts.rowsum_dyn(), out_idx=-1)
     with pytest.raises(ValueError, match="symbolic dims"):
