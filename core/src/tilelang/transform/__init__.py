@@ -10,10 +10,12 @@ from typing import Any
 
 _PASSES = {
     "CheckSemantics": "check_semantics",
+    "RasterizeBlocks": "rasterize_blocks",
     "LayoutInference": "layout_inference",
+    "InjectSoftwarePipeline": "inject_software_pipeline",
     "LowerTileOps": "lower_tile_ops",
     "PartitionParallel": "partition_parallel",
-    "InjectSoftwarePipeline": "inject_software_pipeline",
+    "LegalizeSafeMemoryAccess": "legalize_safe_memory_access",
     "PlanSharedMemory": "plan_shared_memory",
     "FinalizeTileIR": "finalize_tile_ir",
     "InsertBarriers": "insert_barriers",

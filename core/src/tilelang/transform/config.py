@@ -6,9 +6,12 @@ pass name matches with or without its ``tl.`` prefix, case-insensitively.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import enum
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 
@@ -48,6 +51,24 @@ def normalize_pass_configs(configs: dict[Any, Any] | None) -> dict[str, Any]:
 def tvm_pass_configs(configs: dict[str, Any]) -> dict[str, Any]:
     """The subset of `configs` that TVM's PassContext understands (it rejects unknown keys)."""
     return {k: v for k, v in configs.items() if k.startswith("tirx.")}
+
+
+_TL_CONFIGS: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("tl_pass_configs", default=None)
+
+
+@contextlib.contextmanager
+def tl_configs(configs: dict[str, Any]) -> Iterator[None]:
+    """Make the ``tl.*`` pass configs visible to the passes run inside (TVM's PassContext rejects them)."""
+    token = _TL_CONFIGS.set({k: v for k, v in configs.items() if k.startswith("tl.")})
+    try:
+        yield
+    finally:
+        _TL_CONFIGS.reset(token)
+
+
+def current_tl_config(key: str, default: Any = None) -> Any:
+    """The value of the ``tl.*`` pass config `key` in the current `tl_configs` scope."""
+    return (_TL_CONFIGS.get() or {}).get(str(key), default)
 
 
 def print_ir_target() -> str | None:

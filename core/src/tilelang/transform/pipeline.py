@@ -2,8 +2,9 @@
 
 Order (``[point]`` = `tilelang.backend.passes` extension point where backends' passes run)::
 
-    CheckSemantics [pre_layout] LayoutInference [post_layout] LowerTileOps [post_tile_lowering]
-    PartitionParallel [post_parallel] InjectSoftwarePipeline [post_pipelining] PlanSharedMemory [post_storage]
+    CheckSemantics [pre_layout] RasterizeBlocks LayoutInference [post_layout] InjectSoftwarePipeline LowerTileOps
+    [post_tile_lowering] PartitionParallel LegalizeSafeMemoryAccess [post_parallel] [post_pipelining]
+    PlanSharedMemory [post_storage]
     FinalizeTileIR (TVM: FlattenBuffer, VectorizeLoop, StorageRewrite, simplification) InsertBarriers [post_barriers]
     HostChecks, (TVM: MergeSharedMemoryAllocations, SplitHostDevice, MakePackedAPI)
     split -> device module [device_module] + host module [host_module] -> TVM finalize passes
@@ -14,7 +15,8 @@ Core never names a target: differences come from ``TargetKind.pipeline_options``
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import tvm
@@ -28,17 +30,25 @@ from tilelang.transform.host_checks import HostChecks
 from tilelang.transform.inject_software_pipeline import InjectSoftwarePipeline
 from tilelang.transform.insert_barriers import InsertBarriers
 from tilelang.transform.layout_inference import LayoutInference
+from tilelang.transform.legalize_safe_memory_access import LegalizeSafeMemoryAccess
 from tilelang.transform.lower_tile_ops import LowerTileOps
 from tilelang.transform.partition_parallel import PartitionParallel
 from tilelang.transform.plan_shared_memory import PlanSharedMemory
+from tilelang.transform.rasterize_blocks import RasterizeBlocks
 
-# (core pass factory or None, extension point run after it)
-CORE_STAGES: tuple[tuple[Callable[[Any], Any] | None, str], ...] = (
+# (core pass factory or None, extension point run after it or None). Software pipelining works on whole tile
+# operators (the copies it multi-buffers are still ``tl.copy`` calls), so it runs before LowerTileOps; the
+# ``post_pipelining`` point keeps its place in `EXTENSION_POINTS` (T.Pipelined is expanded by then too). Bounds
+# guards need the final loops and indices, so they come right after PartitionParallel.
+CORE_STAGES: tuple[tuple[Callable[[Any], Any] | None, str | None], ...] = (
     (CheckSemantics, "pre_layout"),
+    (RasterizeBlocks, None),
     (LayoutInference, "post_layout"),
+    (InjectSoftwarePipeline, None),
     (LowerTileOps, "post_tile_lowering"),
-    (PartitionParallel, "post_parallel"),
-    (InjectSoftwarePipeline, "post_pipelining"),
+    (PartitionParallel, None),
+    (LegalizeSafeMemoryAccess, "post_parallel"),
+    (None, "post_pipelining"),
     (PlanSharedMemory, "post_storage"),
 )
 
@@ -80,7 +90,8 @@ def lower_tile_program(mod: tvm.IRModule, target: Any, target_host: Any) -> tvm.
     for factory, point in CORE_STAGES:
         if factory is not None:
             mod = factory(target)(mod)
-        mod = _run(mod, passes_at(point, target))
+        if point is not None:
+            mod = _run(mod, passes_at(point, target))
     mod = FinalizeTileIR(target)(mod)
     mod = _run(mod, _tvm_legalize(target))
     mod = InsertBarriers(target)(mod)
@@ -116,10 +127,14 @@ def split(mod: tvm.IRModule, target: Any) -> tuple[tvm.IRModule, tvm.IRModule | 
     return host_mod, device_mod
 
 
-def pass_context(configs: dict[str, Any]) -> tvm.transform.PassContext:
-    """A PassContext with TVM's share of `configs` and, under ``TILELANG_PRINT_IR``, the printing instrument."""
-    from tilelang.transform.config import tvm_pass_configs
+@contextlib.contextmanager
+def pass_context(configs: dict[str, Any]) -> Iterator[tvm.transform.PassContext]:
+    """A PassContext with TVM's share of `configs` and, under ``TILELANG_PRINT_IR``, the printing instrument;
+    the ``tl.*`` share is visible to core's passes through `tilelang.transform.config.current_tl_config`."""
+    from tilelang.transform.config import tl_configs, tvm_pass_configs
 
     which = print_ir_target()
     instruments = [PrintIRInstrument(which)] if which else []
-    return tvm.transform.PassContext(opt_level=3, config=tvm_pass_configs(configs), instruments=instruments)
+    with tl_configs(configs), tvm.transform.PassContext(
+            opt_level=3, config=tvm_pass_configs(configs), instruments=instruments) as ctx:
+        yield ctx

@@ -1,0 +1,72 @@
+"""RasterizeBlocks: apply ``T.use_swizzle(panel_size, order)`` as a remap of the block indices.
+
+``T.use_swizzle`` leaves a ``tl.swizzle`` attribute (node ``"row"`` or ``"col"``, value ``panel_size``) around the
+rest of the block. Consecutive blocks of a row-major grid walk a whole row of C tiles, re-reading all of B; in
+panels of ``panel_size`` rows (``"row"``; columns for ``"col"``) that are walked column by column, in alternating
+direction, neighbouring blocks share A and B tiles in L2. The pass binds the remapped indices at the start of the
+attribute's body (reference TileLang's ``rasterization2DRow`` / ``rasterization2DColumn``)::
+
+    b = bx + by * gx          p = b // (panel * gx)        off = b % (panel * gx)
+    rows = panel if p + 1 < ceil(gx * gy / (panel * gx)) else (gx * gy - p * panel * gx) // gx
+    bx' = (gx - 1 - off // rows) if p is odd else off // rows          by' = off % rows + p * panel
+
+and uses ``bx'`` / ``by'`` for ``bx`` / ``by`` below (``"col"`` swaps the roles of x and y). The map is a
+bijection of the grid, so every kernel computes the same result; only the order of blocks changes. A backend
+that implements swizzles itself consumes the attribute earlier (``pre_layout``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tvm
+import tvm_ffi
+from tvm import tirx
+
+from tilelang.transform import _common as C
+
+SWIZZLE_ATTR = "tl.swizzle"
+
+
+def remap(x: Any, y: Any, gx: Any, gy: Any, panel: int) -> tuple[Any, Any]:
+    """The remapped ``(x, y)`` block index of a ``gx x gy`` grid walked in panels of `panel` rows."""
+    block = x + y * gx
+    size = panel * gx
+    offset = tirx.floormod(block, size)
+    index = tirx.floordiv(block, size)
+    panels = tirx.floordiv(gx * gy + size - 1, size)
+    rows = tirx.Select(index + 1 < panels, tirx.const(panel, "int32"), tirx.floordiv(gx * gy - index * size, gx))
+    col = tirx.Select(tirx.floormod(index, 2) == 1, gx - 1 - tirx.floordiv(offset, rows), tirx.floordiv(offset, rows))
+    return col, tirx.floormod(offset, rows) + index * panel
+
+
+def RasterizeBlocks(target: Any = None) -> tvm.transform.Pass:
+    """Replace ``tl.swizzle`` attributes by a block-index remap (see the module docstring)."""
+
+    @C.prim_func_pass("tl.RasterizeBlocks")
+    def rasterize_blocks(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
+        ext = C.launch_extents(func)
+
+        def on_attr(s: Any) -> Any:
+            if str(s.attr_key) != SWIZZLE_ATTR:
+                return s
+            panel = C.as_int(s.value) or 1
+            order = str(s.node.value) if isinstance(s.node, tvm.ir.StringImm) else "row"
+            if "blockIdx.x" not in ext or "blockIdx.y" not in ext:
+                return s.body
+            (bx, gx), (by, gy) = ext["blockIdx.x"], ext["blockIdx.y"]
+            if order == "col":
+                ny, nx = remap(by, bx, gy, gx, panel)
+            else:
+                nx, ny = remap(bx, by, gx, gy, panel)
+            vx = tirx.Var(f"{bx.name}_swizzled", "int32")
+            vy = tirx.Var(f"{by.name}_swizzled", "int32")
+            body = C.substitute(s.body, {bx: vx, by: vy})
+            # the clamps change nothing (the map stays inside the grid) but let the analyzer bound the new indices,
+            # so LegalizeSafeMemoryAccess still proves the accesses of divisible kernels safe
+            nx, ny = tirx.min(tirx.max(nx, 0), gx - 1), tirx.min(tirx.max(ny, 0), gy - 1)
+            return C.seq([tirx.Bind(vx, nx), tirx.Bind(vy, ny), body])
+
+        return C.with_body(func, tvm_ffi.structural_map(func.body, (tirx.AttrStmt, on_attr)))
+
+    return rasterize_blocks
