@@ -1,18 +1,20 @@
 """fp32 GEMM 1024^3 on the CPU, written the usual TileLang way, against torch.matmul in the same process.
 
-    python benchmarks/cpu_gemm.py [--size 1024] [--rounds 9] [--threads N] [--no-prototypes]
+    python benchmarks/cpu_gemm.py [--size 1024] [--rounds 9] [--threads N]
 
 Rows: the README quickstart form (128x128 blocks, block_K 32, T.Pipelined, shared copies, T.gemm into a fragment)
 and other usual block shapes; GEMM + ReLU against torch.relu(torch.matmul); fp16 / bf16 inputs with fp32
-accumulation; and the lowering prototypes of ``tilelang_cpu.gemm`` (A copy elided; K steps merged, i.e. what a
-CPU pipeline that copies 8 K-steps at once would give). Every call of every row is interleaved with the others and
-with torch, so machine noise hits all rows alike: compare the ratio columns. Timings use the cores torch and TVM's
-pool both get (``torch.set_num_threads`` = TVM threads = usable cores). Also prints the cold compile time.
+accumulation. The CPU rewrites (``tilelang_cpu.elide_copies``: A read in place; ``tilelang_cpu.merge_k``: K
+steps merged to ~256) apply to every row; ``--no-rewrites`` adds rows compiled without them. Every call of every
+row is interleaved with the others and with torch, so machine noise hits all rows alike: compare the ratio
+columns. Timings use the cores torch and TVM's pool both get (``torch.set_num_threads`` = TVM threads = usable
+cores). Also prints the cold compile time.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import time
@@ -65,7 +67,8 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--threads", type=int, default=None, help="threads for torch and TVM (default: all cores)")
-    parser.add_argument("--no-prototypes", action="store_true", help="skip the lowering prototypes")
+    parser.add_argument("--no-rewrites", action="store_true",
+                        help="also compile the quickstart without the CPU pre_layout rewrites, for comparison")
     args = parser.parse_args()
 
     start = time.perf_counter()
@@ -73,7 +76,6 @@ def main() -> None:
 
     import tilelang
     from tilelang.testing.corpus import gemm
-    from tilelang_cpu.gemm import elide_operand_copies
 
     imports = time.perf_counter() - start
     n = threads(args.threads)
@@ -82,9 +84,12 @@ def main() -> None:
 
     def build(name: str, **kw: Any) -> tuple[Any, float]:
         ck = gemm(M=s, N=s, K=s, num_stages=3, **kw)
-        func = elide_operand_copies(ck.func) if "A elided" in name else ck.func
         t0 = time.perf_counter()
-        kernel = tilelang.compile(func, target="llvm")
+        if "no rewrites" in name:
+            with without_rewrites():
+                kernel = tilelang.compile(ck.func, target="llvm")
+        else:
+            kernel = tilelang.compile(ck.func, target="llvm")
         return kernel, time.perf_counter() - t0
 
     quick = dict(block_M=128, block_N=128, block_K=32, dtype="float32")
@@ -97,12 +102,8 @@ def main() -> None:
         "quickstart fp16 in, fp32 acc": dict(quick, dtype="float16"),
         "quickstart bf16 in, fp32 acc": dict(quick, dtype="bfloat16"),
     }
-    if not args.no_prototypes:
-        rows |= {
-            "proto: quickstart, A elided": quick,
-            "proto: quickstart, K steps x8 (block_K 256)": dict(quick, block_K=256),
-            "proto: both (A elided, block_K 256)": dict(quick, block_K=256),
-        }
+    if args.no_rewrites:
+        rows |= {"quickstart, no rewrites": quick, "quickstart + relu, no rewrites": dict(quick, relu=True)}
     a32, b32 = torch.randn(s, s), torch.randn(s, s)
     inputs = {"float32": (a32, b32), "float16": (a32.half(), b32.half()), "bfloat16": (a32.bfloat16(), b32.bfloat16())}
     fns: dict[str, Callable[[], Any]] = {}
@@ -138,6 +139,19 @@ def main() -> None:
     first = next(iter(compile_s))
     for name, sec in compile_s.items():
         print(f"  {name:44s} {sec:6.3f} s" + ("   <- cold: first compile in the process" if name == first else ""))
+
+
+@contextlib.contextmanager
+def without_rewrites() -> Any:
+    """Compile without the CPU ``pre_layout`` rewrites (they do nothing while their switch is off)."""
+    from tilelang_cpu import elide_copies, merge_k
+
+    saved = merge_k.TARGET_K
+    elide_copies.ENABLED, merge_k.TARGET_K = False, 1
+    try:
+        yield
+    finally:
+        elide_copies.ENABLED, merge_k.TARGET_K = True, saved
 
 
 def _host_cpu() -> str:

@@ -44,6 +44,8 @@ def __getattr__(name: str) -> Any:
     try:
         module_name, attr = _LAZY[name]
     except KeyError:
+        if not name.startswith("_") and _alias.is_backend_alias(name):  # tilelang.cuda -> tilelang_cuda
+            return importlib.import_module(f"tilelang.{name}")
         raise AttributeError(f"module 'tilelang' has no attribute {name!r}") from None
     module = importlib.import_module(module_name)
     value = module if attr is None else getattr(module, attr)

@@ -225,6 +225,11 @@ def test_alias_resolves_backend_modules_to_the_plugin_package(fake_plugins):
 
     assert BACKEND is sys.modules["tilelang_fakeb.backend"].BACKEND
     assert importlib.import_module("tilelang.fakeb") is sys.modules["tilelang_fakeb"]
+    import tilelang
+
+    assert tilelang.fakeb is sys.modules["tilelang_fakeb"]  # attribute access resolves the alias too
+    with pytest.raises(AttributeError, match="has no attribute 'zork'"):
+        _ = tilelang.zork
 
 
 def test_alias_of_a_missing_backend_names_its_distribution(fake_plugins):

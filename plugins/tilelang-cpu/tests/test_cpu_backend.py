@@ -9,7 +9,6 @@ import sys
 import pytest
 import torch
 
-import tilelang
 from tilelang.backend import determine_target, plugins, resolve_device_codegen, resolve_execution_backend
 from tilelang.errors import BackendNotInstalled
 from tilelang.testing.tirx_kernels import build_through_registry, vector_add_host
@@ -78,6 +77,8 @@ def test_target_cuda_names_the_distribution_to_install():
 
 
 def test_toolchain_reports_llvm_and_cores():
-    names = {t.name: t for t in tilelang.cpu.backend.BACKEND.toolchain_report()}
+    from tilelang.cpu.backend import BACKEND
+
+    names = {t.name: t for t in BACKEND.toolchain_report()}
     assert names["llvm (in TVM)"].ok and "mcpu=" in names["llvm (in TVM)"].detail
     assert names["cores"].detail.isdigit()

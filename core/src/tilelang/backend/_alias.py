@@ -28,6 +28,13 @@ def _is_core_module(head: str) -> bool:
     return known
 
 
+def is_backend_alias(name: str) -> bool:
+    """Whether ``tilelang.<name>`` names an installed backend plugin (from entry-point metadata)."""
+    from tilelang.backend import plugins
+
+    return plugins.package_for_alias(name) is not None
+
+
 class _AliasLoader(importlib.abc.Loader):
     def __init__(self, real_name: str):
         self.real_name = real_name

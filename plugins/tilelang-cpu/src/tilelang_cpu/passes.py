@@ -153,6 +153,20 @@ def _widen_thread_locals(body: Any, tvars: list[Any], extents: list[int]) -> Any
     return C.substitute(body, wide)
 
 
+_STACK_BYTES = 1024
+
+
+def _bytes(buf: Any) -> int | None:
+    """Bytes of a constant-shape buffer, else None."""
+    from tvm import DataType
+
+    from tilelang.transform import _common as C
+
+    n = C.num_elements(buf.ty.shape)
+    dt = DataType(str(buf.ty.dtype))
+    return None if n is None else n * max(1, dt.bits * dt.lanes // 8)
+
+
 def LowerLaunchToCPU(target: Any = None) -> Any:
     """Turn the block grid into a parallel loop and emulate threads (see the module docstring)."""
     import tvm_ffi
@@ -205,11 +219,32 @@ def LowerLaunchToCPU(target: Any = None) -> Any:
         for alloc in C.allocations(body):
             if C.scope_of(alloc.buffer).startswith("shared"):
                 remap[alloc.buffer] = C.buffer_with(alloc.buffer, scope="global")
-            elif C.scope_of(alloc.buffer) in ("local.var", "local.fragment"):
-                remap[alloc.buffer] = C.buffer_with(alloc.buffer, scope="local")
+            elif C.scope_of(alloc.buffer) in ("local", "local.var", "local.fragment"):
+                # TVM keeps only "global" CPU allocations under 1 KiB on the stack (registers after promotion);
+                # any "local" one, even a scalar, becomes a heap workspace call
+                small = _bytes(alloc.buffer) is not None and _bytes(alloc.buffer) < _STACK_BYTES
+                scope = "global" if small else "local"
+                if scope != C.scope_of(alloc.buffer):
+                    remap[alloc.buffer] = C.buffer_with(alloc.buffer, scope=scope)
         return C.with_body(func, C.substitute(body, remap))
 
     return lower_launch
 
 
-PASSES = (PipelinePass("cpu.lower_launch", "post_storage", LowerLaunchToCPU),)
+def _elide_copies(target: Any) -> Any:
+    from tilelang_cpu.elide_copies import ElideTileCopies
+
+    return ElideTileCopies(target)
+
+
+def _merge_k(target: Any) -> Any:
+    from tilelang_cpu.merge_k import MergeGemmKSteps
+
+    return MergeGemmKSteps(target)
+
+
+PASSES = (
+    PipelinePass("cpu.elide_tile_copies", "pre_layout", _elide_copies, priority=2),
+    PipelinePass("cpu.merge_gemm_k_steps", "pre_layout", _merge_k, priority=1),
+    PipelinePass("cpu.lower_launch", "post_storage", LowerLaunchToCPU),
+)

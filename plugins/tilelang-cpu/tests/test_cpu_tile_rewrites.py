@@ -1,0 +1,271 @@
+"""The CPU ``pre_layout`` rewrites (`tilelang_cpu.elide_copies`, `tilelang_cpu.merge_k`) and small stack buffers
+in `LowerLaunchToCPU`: what each changes in the IR, what it must leave alone, and results against torch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+import tvm
+
+import tilelang
+import tilelang.language as T
+from tilelang.testing.corpus import elementwise_add, gemm, softmax
+from tilelang.transform import _common as C
+from tilelang_cpu.elide_copies import elide_tile_copies
+from tilelang_cpu.merge_k import merge_gemm_k_steps
+
+
+@pytest.fixture(autouse=True)
+def _no_disk_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TILELANG_DISABLE_CACHE", "1")
+
+
+def _tiles(func: Any) -> set[str]:
+    return {str(a.buffer.name) for a in C.allocations(func.body)}
+
+
+def _ops(func: Any, name: str) -> list[Any]:
+    return [C.tile_op_of(e)[1] for e in C.collect(func.body, tvm.tirx.Evaluate)
+            if C.tile_op_of(e) and C.tile_op_of(e)[0] == name]
+
+
+def _run(func: Any, inputs: list[Any], outputs: list[Any]) -> None:
+    kernel = tilelang.compile(func, target="llvm")
+    kernel(*inputs, *outputs)
+
+
+# ------------------------------------------------------------------------------------------------ copy elision
+def test_elementwise_tiles_become_global_reads_and_writes() -> None:
+    func = elide_tile_copies(elementwise_add(M=256, N=256, block_M=64, block_N=64).func)
+    assert not _tiles(func) and not _ops(func, "tl.copy")
+    stores = C.collect(func.body, tvm.tirx.BufferStore)
+    assert [str(s.buffer.name) for s in stores] == ["C"]
+    assert {str(ld.source.name) for ld in C.collect(func.body, tvm.ir.TensorLoad)} == {"A", "B"}
+
+
+@pytest.mark.parametrize(("m", "n", "block"), [(256, 256, 64), (100, 72, 32)])
+def test_elementwise_results(m: int, n: int, block: int) -> None:
+    ck = elementwise_add(M=m, N=n, block_M=block, block_N=block)
+    a, b, c = torch.randn(m, n), torch.randn(m, n), torch.empty(m, n)
+    _run(ck.func, [a, b], [c])
+    torch.testing.assert_close(c, a + b)
+
+
+def test_overhanging_tiles_keep_their_copies() -> None:
+    func = elide_tile_copies(elementwise_add(M=100, N=72, block_M=32, block_N=32).func)
+    assert _tiles(func) == {"A_shared", "B_local", "C_local"} and len(_ops(func, "tl.copy")) == 3
+
+
+def test_gemm_reads_a_in_place_and_keeps_b_and_accumulator() -> None:
+    func = elide_tile_copies(gemm(M=256, N=256, K=256, block_M=128, block_N=128, block_K=32, dtype="float32").func)
+    assert _tiles(func) == {"B_shared", "C_local"}
+    (g,) = _ops(func, "tl.gemm")
+    assert str(g.args[0].source.name) == "A" and str(g.args[1].source.name) == "B_shared"
+
+
+def test_converting_copy_is_kept() -> None:
+    @T.prim_func
+    def widen(A: T.Tensor((64, 64), "float16"), C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(2, 2, threads=128) as (bx, by):
+            A_shared = T.alloc_shared((32, 32), "float32")
+            C_local = T.alloc_fragment((32, 32), "float32")
+            T.copy(A[by * 32, bx * 32], A_shared)
+            for i, j in T.Parallel(32, 32):
+                C_local[i, j] = A_shared[i, j] * 2.0
+            T.copy(C_local, C[by * 32, bx * 32])
+
+    func = elide_tile_copies(widen)
+    assert "A_shared" in _tiles(func) and "C_local" not in _tiles(func)
+    a, c = torch.randn(64, 64).half(), torch.empty(64, 64)
+    _run(widen, [a], [c])
+    torch.testing.assert_close(c, a.float() * 2)
+
+
+def test_transposed_and_strided_reads_are_correct() -> None:
+    @T.prim_func
+    def shuffle(A: T.Tensor((64, 64), "float32"), C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(2, 2, threads=128) as (bx, by):
+            A_shared = T.alloc_shared((32, 32), "float32")
+            C_local = T.alloc_fragment((32, 32), "float32")
+            T.copy(A[by * 32, bx * 32], A_shared)
+            for i, j in T.Parallel(32, 32):
+                C_local[i, j] = A_shared[j, i] + A_shared[(i * 3) % 32, 31 - j]
+            T.copy(C_local, C[bx * 32, by * 32])
+
+    func = elide_tile_copies(shuffle)
+    assert not _tiles(func)
+    a, c = torch.randn(64, 64), torch.empty(64, 64)
+    _run(shuffle, [a], [c])
+    ref = torch.empty(64, 64)
+    for by in range(2):
+        for bx in range(2):
+            t = a[by * 32:by * 32 + 32, bx * 32:bx * 32 + 32]
+            rows = (torch.arange(32) * 3) % 32
+            ref[bx * 32:bx * 32 + 32, by * 32:by * 32 + 32] = t.T + t[rows].flip(1)
+    torch.testing.assert_close(c, ref)
+
+
+def test_source_written_in_the_kernel_keeps_the_copy() -> None:
+    @T.prim_func
+    def snapshot(A: T.Tensor((64, 64), "float32"), C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(2, 2, threads=128) as (bx, by):
+            A_shared = T.alloc_shared((32, 32), "float32")
+            T.copy(A[by * 32, bx * 32], A_shared)
+            for i, j in T.Parallel(32, 32):
+                A[by * 32 + i, bx * 32 + j] = 0.0
+            for i, j in T.Parallel(32, 32):
+                C[by * 32 + i, bx * 32 + j] = A_shared[i, j] + 1.0
+
+    func = elide_tile_copies(snapshot)
+    assert "A_shared" in _tiles(func)
+    a, c = torch.randn(64, 64), torch.empty(64, 64)
+    ref = a + 1
+    _run(snapshot, [a], [c])
+    torch.testing.assert_close(c, ref)
+    assert torch.equal(a, torch.zeros(64, 64))
+
+
+def test_tile_modified_after_the_copy_keeps_the_copy() -> None:
+    ck = softmax(M=64, N=128, block_M=16)
+    func = elide_tile_copies(ck.func)
+    assert "x" in _tiles(func) and len(_ops(func, "tl.copy")) == 2
+    x, y = torch.randn(64, 128), torch.empty(64, 128)
+    _run(ck.func, [x], [y])
+    torch.testing.assert_close(y, torch.softmax(x, dim=1), atol=1e-5, rtol=1e-4)
+
+
+def test_output_read_elsewhere_keeps_the_copy() -> None:
+    @T.prim_func
+    def twice(A: T.Tensor((64, 64), "float32"), C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(2, 2, threads=128) as (bx, by):
+            C_local = T.alloc_fragment((32, 32), "float32")
+            for i, j in T.Parallel(32, 32):
+                C_local[i, j] = A[by * 32 + i, bx * 32 + j] + C[by * 32 + i, bx * 32 + j]
+            T.copy(C_local, C[by * 32, bx * 32])
+
+    assert "C_local" in _tiles(elide_tile_copies(twice))
+    a, c = torch.randn(64, 64), torch.randn(64, 64)
+    ref = a + c
+    _run(twice, [a], [c])
+    torch.testing.assert_close(c, ref)
+
+
+def test_tile_read_before_its_copy_keeps_the_copy() -> None:
+    @T.prim_func
+    def carry(A: T.Tensor((4, 32), "float32"), C: T.Tensor((4, 32), "float32")):
+        with T.Kernel(1, threads=128):
+            A_shared = T.alloc_shared((32,), "float32")
+            for k in T.serial(4):
+                if k > 0:
+                    for j in T.Parallel(32):
+                        C[k, j] = A_shared[j]
+                T.copy(A[k, 0], A_shared)
+
+    assert "A_shared" in _tiles(elide_tile_copies(carry))
+
+
+# ------------------------------------------------------------------------------------------------ K-step merge
+def test_k_steps_merge_to_a_long_gemm() -> None:
+    func = gemm(M=256, N=256, K=1024, block_M=128, block_N=128, block_K=32, dtype="float32").func
+    merged = merge_gemm_k_steps(elide_tile_copies(func))
+    loops = [lp for lp in C.collect(merged.body, tvm.tirx.For) if _ops(lp, "tl.gemm")]
+    assert [int(lp.extent) for lp in loops] == [4]
+    (g,) = _ops(merged, "tl.gemm")
+    assert int(g.args[0].region[1].extent) == 256 and int(g.args[1].region[0].extent) == 256
+    shapes = {str(a.buffer.name): [int(s) for s in a.buffer.ty.shape] for a in C.allocations(merged.body)}
+    assert shapes["B_shared"] == [256, 128]
+
+
+def test_k_steps_kept_when_the_accumulator_is_cleared_each_step() -> None:
+    @T.prim_func
+    def last_step(A: T.Tensor((64, 128), "float32"), B: T.Tensor((128, 64), "float32"),
+                  C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, 1, threads=128):
+            A_shared = T.alloc_shared((64, 32), "float32")
+            B_shared = T.alloc_shared((32, 64), "float32")
+            C_local = T.alloc_fragment((64, 64), "float32")
+            for k in T.serial(4):
+                T.copy(A[0, k * 32], A_shared)
+                T.copy(B[k * 32, 0], B_shared)
+                T.gemm(A_shared, B_shared, C_local, clear_accum=True)
+            T.copy(C_local, C[0, 0])
+
+    assert merge_gemm_k_steps(last_step).same_as(last_step)
+    a, b, c = torch.randn(64, 128), torch.randn(128, 64), torch.empty(64, 64)
+    _run(last_step, [a, b], [c])
+    torch.testing.assert_close(c, a[:, 96:] @ b[96:], atol=1e-4, rtol=1e-4)
+
+
+def test_k_steps_kept_when_the_loop_does_more_than_copy_and_gemm() -> None:
+    ck = gemm(M=128, N=128, K=128, block_M=64, block_N=64, block_K=32, dtype="float32")
+    from tilelang.testing.corpus import gemm_fragment_a
+
+    frag = gemm_fragment_a(M=128, N=128, K=128, dtype="float32")
+    assert merge_gemm_k_steps(frag.func).same_as(frag.func)
+    assert not merge_gemm_k_steps(ck.func).same_as(ck.func)
+
+
+@pytest.mark.parametrize(("m", "n", "k", "bm", "bn", "bk", "ta", "tb", "dtype"), [
+    (256, 256, 512, 128, 128, 32, False, False, "float32"),
+    (192, 128, 320, 64, 64, 32, True, False, "float32"),
+    (128, 192, 256, 64, 64, 32, False, True, "float32"),
+    (200, 136, 300, 64, 64, 32, False, False, "float32"),  # overhangs: copies kept, still merged
+    (128, 128, 256, 64, 64, 32, False, False, "float16"),
+])
+def test_gemm_results_with_the_rewrites(m: int, n: int, k: int, bm: int, bn: int, bk: int, ta: bool, tb: bool,
+                                        dtype: str) -> None:
+    ck = gemm(M=m, N=n, K=k, block_M=bm, block_N=bn, block_K=bk, trans_A=ta, trans_B=tb, dtype=dtype,
+              relu=True)
+    inputs = ck.make_inputs()
+    outputs = ck.make_outputs()
+    _run(ck.func, inputs, outputs)
+    torch.testing.assert_close(outputs[0].float(), ck.ref(*inputs).float(), atol=ck.atol, rtol=ck.rtol)
+
+
+def test_merged_gemm_is_bit_identical_to_the_step_by_step_one() -> None:
+    ck = gemm(M=128, N=128, K=512, block_M=64, block_N=64, block_K=32, dtype="float32")
+    a, b = torch.randn(512, 128).T.contiguous(), torch.randn(512, 128)
+    c_merged, c_steps = torch.empty(128, 128), torch.empty(128, 128)
+    _run(ck.func, [a, b], [c_merged])
+    from tilelang_cpu import merge_k
+
+    saved = merge_k.TARGET_K
+    try:
+        merge_k.TARGET_K = 1
+        tilelang.compile(ck.func, target="llvm")(a, b, c_steps)
+    finally:
+        merge_k.TARGET_K = saved
+    assert torch.equal(c_merged, c_steps)
+
+
+# ------------------------------------------------------------------------------------------------ stack buffers
+def test_small_local_buffers_stay_off_the_heap() -> None:
+    from tilelang_cpu.passes import LowerLaunchToCPU
+
+    @T.prim_func
+    def scratch(A: T.Tensor((64, 64), "float32")):
+        with T.Kernel(4, threads=1) as bx:
+            small = T.alloc_local((16,), "float32")
+            big = T.alloc_local((512,), "float32")
+            for j in T.serial(16):
+                small[j] = A[bx * 16, j]
+            for j in T.serial(512):
+                big[j] = A[bx * 16 + j // 64, j % 64]
+            for j in T.serial(16):
+                A[bx * 16 + 8, j] = small[j] + big[j]
+
+    mod = LowerLaunchToCPU(None)(tvm.IRModule({"main": scratch}))
+    scopes = {str(a.buffer.name): C.scope_of(a.buffer) for a in C.allocations(mod["main"].body)}
+    assert scopes == {"small": "global", "big": "local"}
+    a = torch.randn(64, 64)
+    ref = a.clone()
+    for bx in range(4):
+        ref[bx * 16 + 8, :16] = a[bx * 16, :16] + ref[bx * 16, :16]
+    _run(scratch, [], [a])
+    torch.testing.assert_close(a, ref)
+    ck = softmax(M=64, N=64, block_M=4)
+    x, y = torch.randn(64, 64), torch.empty(64, 64)
+    _run(ck.func, [x], [y])
+    torch.testing.assert_close(y, torch.softmax(x, dim=1), atol=1e-5, rtol=1e-4)
