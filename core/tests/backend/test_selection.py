@@ -71,7 +71,7 @@ class FakeExec(ExecutionBackend):
 
 class TestExecutionBackends:
     @pytest.fixture(autouse=True)
-    def _kind(self, monkeypatch):
+    def _kind(self, monkeypatch, fresh_registries):
         monkeypatch.delenv("TILELANG_EXECUTION_BACKEND", raising=False)
         register_target_kind(TargetKind("exk"))
 
