@@ -210,7 +210,7 @@ def test_plugin_hooks_are_registered_when_it_loads(fake_plugins):
     assert pm.get_plugin("fakea") is None
     normalize_target("fka")
     assert pm.get_plugin("fakea") is sys.modules["tl_fake_a.backend"]
-    assert hooks.chain("tilelang_postprocess_kernel_source", "src", target=None) == "src // seen by fakea"
+    assert hooks.chain("tilelang_postprocess_kernel_source", "src", target={"kind": "fka"}) == "src // seen by fakea"
     pm.unregister(name="fakea")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tilelang.backend import TargetKind, determine_target, kind_of, normalize_target, register_target_kind
+from tilelang.backend.target import _KINDS
 from tilelang.errors import BackendNotInstalled, TargetError
 
 pytestmark = pytest.mark.usefixtures("fresh_registries")
@@ -16,6 +17,7 @@ def kinds(monkeypatch, fresh_registries):
 
     monkeypatch.setattr(plugins, "_read_entry_points", lambda: [])
     plugins.reset()
+    _KINDS._restore(({}, {}))  # no kind registered by backends loaded earlier in this process
     monkeypatch.delenv("TILELANG_DEFAULT_TARGET", raising=False)
     register_target_kind(TargetKind("gpu1", normalize=lambda c: {"arch": "v1", **c}, detect=lambda: None,
                                     detect_priority=50))
