@@ -3,12 +3,15 @@
 Kernels are the DSL corpus kernels, compiled with ``tilelang.compile(..., target="webgpu")`` and run by the
 ``wgpu`` execution backend. Columns: the full call (upload, dispatch, read-back into torch tensors), the GPU
 time of the dispatches alone (timestamp queries, ``launcher.time_ms``), torch on the CPU, and the ratios
-(>1: torch is faster). Usage: ``python benchmarks/webgpu_bench.py [--rep N]``.
+(>1: torch is faster). The kernel cache is off unless ``--cache`` (its keys hold package versions, not the
+source of an editable plugin, so a cached kernel may predate the code being measured).
+Usage: ``python benchmarks/webgpu_bench.py [--rep N] [--cache]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -41,7 +44,10 @@ def _cases() -> list[tuple[str, Any, Callable[..., Any]]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rep", type=int, default=10, help="timed repetitions per measurement")
+    parser.add_argument("--cache", action="store_true", help="use the kernel cache (compile column = cache hit)")
     args = parser.parse_args()
+    if not args.cache:
+        os.environ["TILELANG_DISABLE_CACHE"] = "1"
 
     import torch
 

@@ -9,6 +9,7 @@ from tilelang.backend import (
     register_lazy_device_codegen,
     register_lazy_execution_backends,
     register_lazy_passes,
+    register_lazy_tile_op_impls,
     register_target_kind,
 )
 
@@ -32,6 +33,7 @@ def register() -> None:
     register_lazy_device_codegen("webgpu", "tilelang_webgpu.codegen:WEBGPU_CODEGEN")
     register_lazy_execution_backends("webgpu", "tilelang_webgpu.execution_backend:EXECUTION_BACKENDS")
     register_lazy_passes("webgpu", "tilelang_webgpu.passes:PASSES")
+    register_lazy_tile_op_impls("webgpu", "tilelang_webgpu.gemm:IMPLS")
 
 
 def toolchain() -> list[ToolStatus]:
@@ -51,4 +53,5 @@ def toolchain() -> list[ToolStatus]:
 
 
 BACKEND = Backend(name="webgpu", target_kinds=("webgpu",), register=register, toolchain=toolchain,
+                  hook_modules=("tilelang_webgpu.hooks",),
                   description="WGSL via TVM's WebGPU codegen, executed through wgpu.")
