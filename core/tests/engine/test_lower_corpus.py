@@ -16,16 +16,8 @@ LAZY = [name for name, factory in CORPUS.items() if not factory().eager]
 
 def call_cpu(ck):
     art = tilelang.lower(ck.func, target="cpu")
-    inputs = ck.make_inputs()
-    it = iter(inputs)
-    args, outs = [], []
-    for a in ck.args:
-        if a.role == "out":
-            outs.append(torch.zeros(a.shape, dtype=getattr(torch, a.dtype)))
-            args.append(outs[-1])
-        else:
-            args.append(next(it))
-    art.rt_mod[art.name](*args)
+    inputs, outs = ck.make_inputs(), ck.make_outputs()
+    art.rt_mod[art.name](*ck.call_args(inputs, outs))
     return outs, ck.ref(*inputs)
 
 

@@ -24,16 +24,8 @@ def pipelined(monkeypatch):
 
 def _run_cpu(ck):
     art = tilelang.lower(ck.func, target="cpu")
-    inputs = ck.make_inputs()
-    it = iter(inputs)
-    args, outs = [], []
-    for a in ck.args:
-        if a.role == "out":
-            outs.append(torch.zeros(a.shape, dtype=getattr(torch, a.dtype)))
-            args.append(outs[-1])
-        else:
-            args.append(next(it))
-    art.rt_mod[art.name](*args)
+    inputs, outs = ck.make_inputs(), ck.make_outputs()
+    art.rt_mod[art.name](*ck.call_args(inputs, outs))
     ref = ck.ref(*inputs)
     for out, expected in zip(outs, ref if isinstance(ref, tuple) else (ref,)):
         torch.testing.assert_close(out.float(), expected.float(), atol=ck.atol, rtol=ck.rtol)

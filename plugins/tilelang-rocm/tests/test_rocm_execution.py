@@ -248,10 +248,7 @@ def test_corpus_matches_torch_on_an_amd_gpu(name):
     assert jit.execution_backend == "hip_runtime"
     inputs = kernel.make_inputs(device="cuda")
     outputs = kernel.make_outputs(device="cuda")  # zero-filled: atomics accumulate into them
-    args, ins, outs = [], iter(inputs), iter(outputs)
-    for a in kernel.args:
-        args.append(next(outs) if a.role == "out" else next(ins))
-    jit(*args)
+    jit(*kernel.call_args(inputs, outputs))
     torch.cuda.synchronize()
     want = kernel.ref(*[t.cpu() if hasattr(t, "cpu") else t for t in inputs])
     want = want if isinstance(want, (list, tuple)) else [want]

@@ -41,8 +41,7 @@ def test_corpus_kernel_runs_on_webgpu(wgpu_backend, name):
     if "atomic" in kernel.tags:  # atomics accumulate into their outputs: pass zero-filled ones
         compiled = tilelang.compile(kernel.func, target="webgpu", execution_backend="wgpu")
         outputs = kernel.make_outputs()
-        ins, outs = iter(inputs), iter(outputs)
-        compiled(*[next(outs) if a.role == "out" else next(ins) for a in kernel.args])
+        compiled(*kernel.call_args(inputs, outputs))
         _check(outputs, kernel.ref(*inputs), kernel)
         return
     compiled = tilelang.compile(kernel.func, out_idx=kernel.out_idx, target="webgpu", execution_backend="wgpu")

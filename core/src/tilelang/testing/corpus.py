@@ -89,6 +89,11 @@ class CorpusKernel:
 
         return [torch.zeros(a.shape, dtype=getattr(torch, a.dtype), device=device) for a in self.outputs]
 
+    def call_args(self, inputs: list[Any], outputs: list[Any]) -> list[Any]:
+        """`inputs` and `outputs` interleaved into parameter order (for kernels called without out_idx)."""
+        ins, outs = iter(inputs), iter(outputs)
+        return [next(outs) if a.role == "out" else next(ins) for a in self.args]
+
 
 def _numel(shape: tuple[int, ...]) -> int:
     n = 1
