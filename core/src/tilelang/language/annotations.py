@@ -10,24 +10,81 @@ from tilelang.ir import region as R
 
 LAYOUT_MAP_ATTR = "tl.layout_map"
 SWIZZLE_ATTR = "tl.swizzle"
+SHARED_SCOPES = ("shared", "shared.dyn")
+FRAGMENT_SCOPES = ("local.fragment",)
+
+
+def _user_layout(buf: Any, fn: Any) -> Any:
+    """A `tilelang.layout.Layout` over `buf` from ``lambda i, j: storage indices``."""
+    from tilelang.layout import Layout
+
+    def forward(idx: list[Any]) -> list[Any]:
+        out = fn(*idx)
+        return list(out) if isinstance(out, (list, tuple)) else [out]
+
+    return Layout(R.buffer_shape(buf), forward)
+
+
+def shared_layout(buf: Any, layout: Any) -> Any:
+    """The checked `tilelang.layout.Layout` of shared tile `buf` from what the user wrote (a layout object,
+    its IR form, a ``tirx.IndexMap`` or a function of the indices). Raises ValueError naming the problem."""
+    import tvm_ffi
+
+    from tilelang.layout import Layout
+
+    if isinstance(layout, Layout):
+        built = layout
+    elif hasattr(layout, "to_ir"):
+        built = Layout.from_ir(tvm_ffi.convert(layout.to_ir()), R.buffer_shape(buf), R.buffer_dtype(buf))
+    elif isinstance(layout, tvm_ffi.Object):
+        built = Layout.from_ir(layout, R.buffer_shape(buf), R.buffer_dtype(buf))
+    elif callable(layout):
+        from tilelang.layout import from_index_map
+
+        built = from_index_map(_user_layout(buf, layout).index_map(), R.buffer_shape(buf))
+    else:
+        raise ValueError(f"must be a tilelang.layout object or a function of the indices, got {type(layout).__name__}")
+    shape = [getattr(s, "value", s) for s in R.buffer_shape(buf)]
+    if [getattr(s, "value", s) for s in built.shape] != shape:
+        raise ValueError(f"the layout is over shape {list(built.shape)}, the buffer has shape {shape}")
+    built.verify()
+    return built
 
 
 def _layout(buf: Any, layout: Any) -> Any:
     import tvm_ffi
-    from tvm import tirx
 
-    if hasattr(layout, "to_ir"):  # tilelang.layout objects travel as their plain-value form
+    scope = R.buffer_scope(buf)
+    if scope in FRAGMENT_SCOPES:  # performance-only: the pipeline chooses fragment distributions itself
+        if hasattr(layout, "to_ir"):
+            return tvm_ffi.convert(layout.to_ir())
+        if isinstance(layout, tvm_ffi.Object):
+            return layout
+        if callable(layout):
+            return tvm_ffi.convert(_user_layout(buf, layout).to_ir())
+        raise KernelTypeError(f"T.annotate_layout: the layout of {R.describe(buf)} must be a layout object or a "
+                              f"function of the indices, got {type(layout).__name__}")
+    if scope not in SHARED_SCOPES:
+        raise KernelTypeError(f"T.annotate_layout: {R.describe(buf)} is in scope {scope!r}; only shared tiles "
+                              f"(T.alloc_shared) and fragments (T.alloc_fragment) take a layout")
+    try:
+        built = shared_layout(buf, layout)
+    except ValueError as exc:
+        raise KernelTypeError(f"T.annotate_layout: bad layout for {R.describe(buf)}: {exc}") from None
+    if hasattr(layout, "to_ir"):
         return tvm_ffi.convert(layout.to_ir())
     if isinstance(layout, tvm_ffi.Object):
         return layout
-    if callable(layout):
-        return tirx.IndexMap.from_func(layout, ndim=len(R.buffer_shape(buf)))
-    raise KernelTypeError(f"T.annotate_layout: the layout of {R.describe(buf)} must be a layout object or a "
-                          f"function of the indices, got {type(layout).__name__}")
+    return built.index_map()  # a user function travels as a tirx.IndexMap (docs/ir.md)
 
 
 def annotate_layout(layout_map: dict[Any, Any]) -> None:
-    """Fix buffer layouts: ``{buffer: layout}`` with ``tilelang.layout`` objects, index maps or ``lambda i, j: ...``."""
+    """Fix the storage layouts of shared tiles: ``{buffer: layout}`` with `tilelang.layout` objects
+    (`make_swizzled_layout`, `make_padded_layout`), index maps or ``lambda i, j: storage indices``.
+
+    Shared-tile layouts are checked here (shape, one-to-one on constant tiles) and applied by the pipeline;
+    fragment layouts are accepted and ignored (the pipeline distributes fragments itself).
+    """
     import tvm_ffi
     from tvm.script.ir_builder import tirx as B
 

@@ -10,12 +10,14 @@ from typing import Any
 
 _PASSES = {
     "CheckSemantics": "check_semantics",
+    "AttachLayouts": "apply_layouts",
     "RasterizeBlocks": "rasterize_blocks",
     "LayoutInference": "layout_inference",
     "InjectSoftwarePipeline": "inject_software_pipeline",
     "LowerTileOps": "lower_tile_ops",
     "PartitionParallel": "partition_parallel",
     "LegalizeSafeMemoryAccess": "legalize_safe_memory_access",
+    "ApplyLayouts": "apply_layouts",
     "PlanSharedMemory": "plan_shared_memory",
     "FinalizeTileIR": "finalize_tile_ir",
     "InsertBarriers": "insert_barriers",

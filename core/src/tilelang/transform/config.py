@@ -26,6 +26,7 @@ class PassConfigKey(str, enum.Enum):
     TL_DISABLE_SOFTWARE_PIPELINE = "tl.disable_software_pipeline"
     TL_CONFIG_INDEX_BITWIDTH = "tl.config_index_bitwidth"
     TL_DEBUG_MERGE_SHARED_MEMORY_ALLOCATIONS = "tl.debug_merge_shared_memory_allocations"
+    TL_DISABLE_SHARED_LAYOUTS = "tl.disable_shared_layouts"  # T.annotate_layout on shared tiles: check, don't apply
     TIR_DISABLE_VECTORIZE = "tirx.disable_vectorize"
     TIR_DISABLE_CSE = "tirx.disable_cse_tir"
     TIR_ENABLE_DEBUG = "tirx.enable_debug"

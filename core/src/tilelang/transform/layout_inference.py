@@ -10,8 +10,11 @@ are read across elements (gemm A/B, reduce/cumsum sources) impose nothing: their
 partitioned fragment through shared memory. On targets without threads every fragment is one block-local tile.
 
 Writes: the annotation ``{"tl.fragment": "partitioned" | "replicated"}`` on each fragment's ``AllocBuffer``.
-Consumes the user's ``tl.layout_map`` / ``tl.swizzle`` attributes: they only change performance, and this
-generic pipeline keeps row-major storage (a backend that implements swizzles runs before this, ``pre_layout``).
+Shared-tile layouts from ``T.annotate_layout`` are not decided here: AttachLayouts (before ``pre_layout``)
+moved them onto the tiles' allocations and ApplyLayouts rewrites the tiles once tile operators are lowered
+(`tilelang.transform.apply_layouts`). Fragment layouts the user annotates are performance-only: this pass
+chooses the distribution itself. Any ``tl.layout_map`` / ``tl.swizzle`` attribute still present (a pipeline
+run without AttachLayouts / RasterizeBlocks) is dropped.
 """
 
 from __future__ import annotations

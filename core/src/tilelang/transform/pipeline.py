@@ -2,15 +2,22 @@
 
 Order (``[point]`` = `tilelang.backend.passes` extension point where backends' passes run)::
 
-    CheckSemantics [pre_layout] RasterizeBlocks LayoutInference [post_layout] InjectSoftwarePipeline LowerTileOps
-    [post_tile_lowering] PartitionParallel LegalizeSafeMemoryAccess [post_parallel] [post_pipelining]
-    PlanSharedMemory [post_storage]
+    CheckSemantics AttachLayouts [pre_layout] RasterizeBlocks LayoutInference [post_layout] InjectSoftwarePipeline
+    LowerTileOps [post_tile_lowering] PartitionParallel LegalizeSafeMemoryAccess [post_parallel] ApplyLayouts
+    [post_pipelining] PlanSharedMemory [post_storage]
     FinalizeTileIR (TVM: FlattenBuffer, VectorizeLoop, StorageRewrite, simplification) InsertBarriers [post_barriers]
     HostChecks, (TVM: MergeSharedMemoryAllocations, SplitHostDevice, MakePackedAPI)
     split -> device module [device_module] + host module [host_module] -> TVM finalize passes
 
 Core never names a target: differences come from ``TargetKind.pipeline_options`` (``has_threads``,
-``vectorize``, ``static_shared_memory``, ``software_pipeline``) and the passes backends register.
+``vectorize``, ``static_shared_memory``, ``software_pipeline``, ``shared_layouts``) and the passes backends
+register.
+
+Shared-tile layouts (``T.annotate_layout``): AttachLayouts checks them and moves each onto its tile's
+allocation (``tl.layout``) before any backend pass runs; ApplyLayouts rewrites the tile to its storage shape and
+every load / store through the layout once tile operators are plain loads and stores with logical indices
+(bounds guards included), before shared memory is sized; a target with ``shared_layouts: False`` (or the pass
+config ``tl.disable_shared_layouts``) keeps them as hints. See `tilelang.transform.apply_layouts`.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import tvm
 
 from tilelang.backend.passes import passes_at
 from tilelang.transform import _common as C
+from tilelang.transform.apply_layouts import ApplyLayouts, AttachLayouts
 from tilelang.transform.check_semantics import CheckSemantics
 from tilelang.transform.config import PrintIRInstrument, print_ir_target
 from tilelang.transform.finalize_tile_ir import FinalizeTileIR
@@ -39,16 +47,18 @@ from tilelang.transform.rasterize_blocks import RasterizeBlocks
 # (core pass factory or None, extension point run after it or None). Software pipelining works on whole tile
 # operators (the copies it multi-buffers are still ``tl.copy`` calls), so it runs before LowerTileOps; the
 # ``post_pipelining`` point keeps its place in `EXTENSION_POINTS` (T.Pipelined is expanded by then too). Bounds
-# guards need the final loops and indices, so they come right after PartitionParallel.
+# guards need the final loops and indices, so they come right after PartitionParallel; shared-tile layouts
+# are applied after them (guards compare logical indices), and checked before any backend pass sees the tiles.
 CORE_STAGES: tuple[tuple[Callable[[Any], Any] | None, str | None], ...] = (
-    (CheckSemantics, "pre_layout"),
+    (CheckSemantics, None),
+    (AttachLayouts, "pre_layout"),
     (RasterizeBlocks, None),
     (LayoutInference, "post_layout"),
     (InjectSoftwarePipeline, None),
     (LowerTileOps, "post_tile_lowering"),
     (PartitionParallel, None),
     (LegalizeSafeMemoryAccess, "post_parallel"),
-    (None, "post_pipelining"),
+    (ApplyLayouts, "post_pipelining"),
     (PlanSharedMemory, "post_storage"),
 )
 
