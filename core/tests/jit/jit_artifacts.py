@@ -69,3 +69,29 @@ def rowsum_dyn() -> Any:
                 S[i] = S[i] + X[i, j] * w
 
     return make_artifact(rowsum, "rowsum")
+
+
+def to_half(n: int = 16) -> Any:
+    """``H = float16(A)``: an output whose dtype differs from every input's."""
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def to_half(A: T.Buffer((n,), "float32"), H: T.Buffer((n,), "float16")):
+        T.func_attr({"global_symbol": "to_half"})
+        for i in range(n):
+            H[i] = T.Cast("float16", A[i])
+
+    return make_artifact(to_half, "to_half")
+
+
+def fill(n: int = 8) -> Any:
+    """``C[i] = v``: a kernel whose only input is a scalar (its output's device cannot come from an input)."""
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def fill(v: T.float32, C: T.Buffer((n,), "float32")):
+        T.func_attr({"global_symbol": "fill"})
+        for i in range(n):
+            C[i] = v
+
+    return make_artifact(fill, "fill")

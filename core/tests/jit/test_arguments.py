@@ -105,3 +105,57 @@ def test_out_idx_validation(vadd_artifact, rowsum_artifact):
         JITKernel(vadd_artifact, out_idx=[2, -1])
     with pytest.raises(KernelArgumentError, match="scalar parameter 'w'"):
         JITKernel(rowsum_artifact, out_idx=[1])
+
+
+def test_checks_still_reject_after_fast_path_was_primed(vadd_artifact):
+    """Good calls first (the planned allocation runs), then every kind of bad tensor: each is still rejected."""
+    kernel = JITKernel(vadd_artifact, out_idx=[-1])
+    a, b = torch.randn(16), torch.randn(16)
+    for _ in range(3):
+        torch.testing.assert_close(kernel(a, b), a + b)
+    with pytest.raises(KernelArgumentError, match=r"argument 'B': expected shape \[16\], got \[17\]"):
+        kernel(a, torch.randn(17))
+    with pytest.raises(KernelArgumentError, match=r"argument 'A': expected a contiguous tensor"):
+        kernel(torch.randn(32)[::2], b)
+    with pytest.raises(KernelArgumentError, match=r"argument 'A': expected dtype float32, got .*float64"):
+        kernel(a.double(), b)  # the output would inherit A's dtype: A is still named, not the output
+    with pytest.raises(KernelArgumentError, match=r"argument 'A': data pointer .* not 64-byte aligned"):
+        kernel(torch.empty(17)[1:], b)
+    with pytest.raises(KernelArgumentError, match=r"argument 'A': expected a tensor on device 'cpu'"):
+        kernel(torch.empty(16, device="meta"), b)
+    torch.testing.assert_close(kernel(a, b), a + b)  # and the fast path still works afterwards
+
+
+def test_in_place_fast_path_rejects_bad_output_tensor(vadd_artifact):
+    kernel = JITKernel(vadd_artifact)
+    a, b, c = torch.randn(16), torch.randn(16), torch.empty(16)
+    kernel(a, b, c)
+    with pytest.raises(KernelArgumentError, match=r"argument 'C': expected a contiguous tensor"):
+        kernel(a, b, torch.empty(16, 2)[:, 0])
+    with pytest.raises(KernelArgumentError, match=r"argument 'C': expected dtype float32"):
+        kernel(a, b, torch.empty(16, dtype=torch.float16))
+
+
+def test_output_dtype_differs_from_inputs():
+    kernel = JITKernel(artifacts.to_half(16), out_idx=[-1])
+    a = torch.randn(16)
+    h = kernel(a)
+    assert h.dtype == torch.float16 and h.device.type == "cpu" and h.shape == (16,) and h.is_contiguous()
+    torch.testing.assert_close(h, a.half())
+
+
+def test_output_without_tensor_inputs():
+    kernel = JITKernel(artifacts.fill(8), out_idx=[-1])
+    c = kernel(3.5)
+    assert c.shape == (8,) and c.dtype == torch.float32 and c.device.type == "cpu"
+    assert (c == 3.5).all()
+
+
+def test_allocation_plan_is_specialised(vadd_artifact, rowsum_artifact):
+    """The generated caller allocates from the first input (no shape tuple, no dtype/device keywords)."""
+    source = JITKernel(vadd_artifact, out_idx=[-1])._call.__source__
+    assert "a0.new_empty(16)" in source and "dtype=" not in source
+    dyn = JITKernel(rowsum_artifact, out_idx=-1)._call.__source__
+    assert "a0.new_empty(s0[0])" in dyn
+    half = JITKernel(artifacts.to_half(16), out_idx=[-1])._call.__source__
+    assert "a0.new_empty(16, dtype=_dt1)" in half

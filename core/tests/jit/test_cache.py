@@ -181,3 +181,114 @@ def test_environment_snapshot_is_reused(cache_dir):
     assert list((cache_dir / "records" / "environment").glob("*.json"))
     environment.snapshot.cache_clear()
     assert environment.snapshot() == first
+
+
+def test_environment_snapshot_watches_only_distribution_folders(cache_dir, tmp_path, monkeypatch):
+    """Files written next to a script (a sys.path folder without distributions) keep the snapshot; a
+    distribution installed into a watched folder makes the next process scan again."""
+    from tilelang.cache import environment
+
+    scans = []
+    real_scan = environment._scan
+    monkeypatch.setattr(environment, "_scan", lambda: scans.append(1) or real_scan())
+    scripts, site = tmp_path / "scripts", tmp_path / "site"
+    (site / "tl_fake_dist-1.0.dist-info").mkdir(parents=True)
+    (site / "tl_fake_dist-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: tl-fake-dist\n"
+                                                                    "Version: 1.0\n")
+    scripts.mkdir()
+    monkeypatch.syspath_prepend(str(scripts))
+    monkeypatch.syspath_prepend(str(site))
+
+    def new_process():
+        environment.snapshot.cache_clear()
+        return environment.snapshot()
+
+    def touch(folder: Path) -> None:
+        os.utime(folder, ns=(time.time_ns(), time.time_ns() + 10**9 * (len(scans) + 1)))
+
+    try:
+        first = new_process()
+        assert str(site) in first["watched"] and str(scripts) not in first["watched"]
+        assert len(scans) == 1 and new_process() == first and len(scans) == 1
+        (scripts / "output.log").write_text("written by the user's script")
+        touch(scripts)
+        assert new_process() == first and len(scans) == 1  # not a distribution folder: not rescanned
+        (site / "tl_other-2.0.dist-info").mkdir()
+        touch(site)
+        new_process()
+        assert len(scans) == 2  # a new distribution: scanned again
+    finally:
+        environment.snapshot.cache_clear()
+
+
+def _write_package(root: Path, name: str, body: str) -> Path:
+    pkg = root / name
+    (pkg / "sub").mkdir(parents=True, exist_ok=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "passes.py").write_text(body)
+    return pkg / "sub" / "passes.py"
+
+
+def test_package_stamp_tracks_source_edits(tmp_path, monkeypatch):
+    from tilelang.cache import keys
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    source = _write_package(tmp_path, "tl_stamp_probe", "X = 1\n")
+    keys.package_stamp.cache_clear()
+    first = keys.package_stamp("tl_stamp_probe")
+    assert "tl_stamp_probe" not in sys.modules  # found without importing it
+    keys.package_stamp.cache_clear()
+    assert keys.package_stamp("tl_stamp_probe") == first  # nothing changed: same digest
+    source.write_text("X = 22\n")  # an edited pass (size and mtime change)
+    os.utime(source, ns=(time.time_ns(), time.time_ns() + 10**9))
+    keys.package_stamp.cache_clear()
+    edited = keys.package_stamp("tl_stamp_probe")
+    assert edited != first
+    (source.parent / "extra.py").write_text("")  # a new module
+    keys.package_stamp.cache_clear()
+    assert keys.package_stamp("tl_stamp_probe") not in (first, edited)
+    keys.package_stamp.cache_clear()
+    assert keys.package_stamp("tl_no_such_package_xyz") == "absent"
+    assert keys.package_stamp("tilelang") != "absent"
+
+
+def test_lowering_packages_are_core_and_the_kinds_plugins():
+    from tilelang.cache import keys
+
+    assert keys.lowering_packages(("no-such-kind",)) == ["tilelang"]
+    for kind in ("llvm", "cpu"):
+        packages = keys.lowering_packages((kind,))
+        assert packages[0] == "tilelang" and len(packages) == 2  # core + the CPU plugin, nothing else
+
+
+@pytest.mark.backend("llvm")
+def test_edited_lowering_source_invalidates_cache_entries(tmp_path, monkeypatch, cache_dir):
+    """A kernel cached before an edit of a lowering package is compiled again after it (new process = new
+    digest; simulated here by clearing the per-process caches)."""
+    import jit_kernels as kernels
+
+    from tilelang.cache import kernel_cache, keys
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    source = _write_package(tmp_path, "tl_fake_lowering", "PASS = 'v1'\n")
+    real = keys.lowering_packages
+    monkeypatch.setattr(keys, "lowering_packages", lambda kinds: [*real(kinds), "tl_fake_lowering"])
+
+    def fresh_process_compile():
+        keys.package_stamp.cache_clear()
+        keys.sources_digest.cache_clear()
+        kernel_cache.clear(disk=False)
+        kernels.add.clear_kernels()
+        return kernels.add(16, 8)
+
+    try:
+        assert not fresh_process_compile().from_cache
+        assert fresh_process_compile().from_cache  # unchanged sources: a hit
+        source.write_text("PASS = 'v2, edited'\n")
+        os.utime(source, ns=(time.time_ns(), time.time_ns() + 10**9))
+        kernel = fresh_process_compile()
+        assert not kernel.from_cache  # the edit changed every key: compiled again
+        assert fresh_process_compile().from_cache
+    finally:
+        keys.package_stamp.cache_clear()
+        keys.sources_digest.cache_clear()

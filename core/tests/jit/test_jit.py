@@ -222,3 +222,64 @@ def test_kernel_compiled_hook_fires(monkeypatch):
     finally:
         plugin_manager().unregister(observer)
     assert seen == ["add"]
+
+
+def _count_specialisations(monkeypatch):
+    from tilelang.jit.decorator import JITImpl
+
+    made = []
+    original = JITImpl._eager_entry
+
+    def spy(self, args, kwargs):
+        made.append(self.fn.__name__)
+        return original(self, args, kwargs)
+
+    monkeypatch.setattr(JITImpl, "_eager_entry", spy)
+    return made
+
+
+def test_eager_dynamic_dims_and_runtime_scalars_do_not_respecialise(monkeypatch):
+    fn = kernels.eager_dyn_axpy
+    fn.clear_kernels()
+    made = _count_specialisations(monkeypatch)
+    first = None
+    for m, alpha in [(4, 1.5), (5, -2.0), (17, 0.25), (4, 3.0), (1000, 1.0)]:
+        x, y = torch.randn(m, 8), torch.randn(m, 8)
+        torch.testing.assert_close(fn(x, y, alpha), alpha * x + y)
+        kernel = fn.compile(x, y, alpha)
+        first = first or kernel
+        assert kernel is first
+    assert made == ["eager_dyn_axpy"]  # one parse and compile for every row count and alpha
+    assert [p.shape for p in first.params if p.is_tensor] == [("m", 8)] * 3
+    for m in (3, 9, 21):  # by keyword: one more lookup layout, then no parse per size either
+        x, y = torch.randn(m, 8), torch.randn(m, 8)
+        torch.testing.assert_close(fn(Y=y, X=x, alpha=0.5), 0.5 * x + y)
+    assert len(made) == 2
+    # a static dim (T.const N) or a Python constant still specialises
+    x, y = torch.randn(6, 16), torch.randn(6, 16)
+    torch.testing.assert_close(fn(x, y, 2.0), 2.0 * x + y)
+    torch.testing.assert_close(fn(x[:, :8].contiguous(), y[:, :8].contiguous(), 2.0, block=8),
+                               2.0 * x[:, :8] + y[:, :8])
+    assert len(made) == 4
+
+
+def test_eager_dynamic_fast_path_still_checks(monkeypatch):
+    fn = kernels.eager_dyn_axpy
+    fn(torch.randn(4, 8), torch.randn(4, 8), 1.0)
+    with pytest.raises(KernelArgumentError, match=r"argument 'Y': dim 0 is symbolic 'm' = 5"):
+        fn(torch.randn(5, 8), torch.randn(6, 8), 1.0)  # rows disagree: same kernel, rejected by its checks
+    with pytest.raises(TileLangError, match="dtype"):
+        fn(torch.randn(5, 8).double(), torch.randn(5, 8).double(), 1.0)  # another dtype: never the float32 kernel
+
+
+def test_eager_exact_signature_memo_is_bounded(monkeypatch):
+    from tilelang.jit import decorator
+
+    monkeypatch.setattr(decorator, "_MAX_SIGNATURES", 3)
+    fn = kernels.eager_dyn_axpy
+    fn.clear_kernels()
+    made = _count_specialisations(monkeypatch)
+    for m in range(1, 9):
+        x, y = torch.randn(m, 8), torch.randn(m, 8)
+        torch.testing.assert_close(fn(x, y, 1.0), x + y)
+    assert len(fn._kernels) == 3 and made == ["eager_dyn_axpy"]

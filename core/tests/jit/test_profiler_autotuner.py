@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import tilelang
+import tilelang.language as T
 from tilelang.autotuner import AutoTuner, SerialExecutor
 from tilelang.profiler import Profiler, TensorSupplyType, do_bench, supply_tensor
 
@@ -129,6 +130,105 @@ def test_autotuner_disqualifies_wrong_and_failing_configs():
     assert "compile failed" in errors[0] and "differ" in errors[1] and errors[2] is None
 
 
-def test_autotune_rejects_eager_functions():
-    with pytest.raises(TypeError, match="lazy"):
-        AutoTuner(kernels.eager_scale_add, [{"block_M": 8}], progress=False).run(torch.randn(8, 8), torch.randn(8, 8))
+def test_autotune_eager_elementwise(cache_dir):
+    a, b = torch.randn(32, 16), torch.randn(32, 16)
+    fn = kernels.tuned_eager_scale_add
+    result = fn.tune(a, b)
+    assert result.config in ({"block_M": 4}, {"block_M": 16}) and len(result.trials) == 2
+    assert all(t["error"] is None for t in result.trials) and result.latency > 0 and result.ref_latency > 0
+    assert result.kernel.config == result.config
+    torch.testing.assert_close(fn(a, b), 2 * a + b)  # calling it runs the best kernel
+    assert fn.tune(torch.zeros(32, 16), torch.ones(32, 16)) is result  # same shapes: tuned once
+    # a new tuner finds the result on disk (keyed by shapes and dtypes, not the data)
+    again = AutoTuner(fn.jit_impl, [{"block_M": 4}, {"block_M": 16}], progress=False, warmup=1, rep=3,
+                      ref_prog=lambda A, B: A * 2.0 + B).run(torch.randn(32, 16), torch.randn(32, 16))
+    assert again.from_cache and again.config == result.config
+
+
+def test_autotune_eager_rejects_a_wrong_config():
+    @tilelang.jit(target="cpu")
+    def scale(A, factor: float = 2.0, block_M: int = 8):
+        M, N = T.const("M, N")
+        A: T.Tensor((M, N), T.float32)
+        C = T.empty((M, N), T.float32)
+        with T.Kernel(T.ceildiv(M, block_M), is_cpu=True) as bx:
+            for i, j in T.Parallel(block_M, N):
+                C[bx * block_M + i, j] = A[bx * block_M + i, j] * factor
+        return C
+
+    a = torch.randn(16, 8)
+    result = AutoTuner(scale, [{"factor": 3.0}, {"factor": 2.0, "block_M": 4}], executor=SerialExecutor(),
+                       progress=False, warmup=1, rep=3, ref_prog=lambda A: A * 2.0).run(a)
+    assert result.config == {"factor": 2.0, "block_M": 4}
+    assert "differ" in result.trials[0]["error"]
+
+
+def test_autotune_eager_gemm():
+    a, b = torch.randn(64, 32), torch.randn(32, 64)
+    result = kernels.tuned_eager_gemm.tune(a, b)
+    assert result.config in ({"block_M": 16, "block_N": 16}, {"block_M": 32, "block_N": 32})
+    assert all(t["error"] is None for t in result.trials)
+    torch.testing.assert_close(kernels.tuned_eager_gemm(a, b), a @ b, atol=1e-3, rtol=1e-3)
+class _TimedLauncher:
+    """Runs the real CPU launcher and reports a made-up device time (what a GPU timer would measure)."""
+
+    def __init__(self, inner, device_ms):
+        self.inner, self.device_ms, self.timed = inner, device_ms, []
+
+    def __call__(self, *args):
+        return self.inner(*args)
+
+    def time_ms(self, *args, warmup=1, rep=5):
+        self.timed.append(args)
+        for _ in range(warmup + rep):
+            self.inner(*args)
+        return self.device_ms
+
+
+def _fake_timed_backend(device_ms):
+    from tilelang.backend import ExecutionBackend
+
+    class FakeTimedBackend(ExecutionBackend):
+        name = "fake-timed"
+        torch_device_type = "cpu"
+        launcher_checks_arguments = True
+        default_alignment = 64
+
+        def unavailable_reason(self):
+            return None
+
+        def load(self, artifact):
+            self.launcher = _TimedLauncher(artifact.rt_mod[artifact.name], device_ms)
+            return self.launcher
+
+    return FakeTimedBackend()
+
+
+def test_do_bench_uses_the_backends_device_timer():
+    import jit_artifacts as artifacts
+
+    backend = _fake_timed_backend(0.125)
+    kernel = tilelang.JITKernel(artifacts.vadd(16), out_idx=[-1], execution_backend=backend)
+    assert kernel.device_timer() is not None
+    profiler = kernel.get_profiler()
+    assert profiler.do_bench(n_warmup=2, n_repeat=7) == 0.125
+    assert profiler.do_bench(quantiles=[0.5], warmup=1, rep=1) == 0.125
+    timed = backend.launcher.timed
+    assert len(timed) == (1 + 7) + (1 + 8)  # per figure: one estimate, then one per sample (rep / device time)
+    a, _b, c = timed[0]  # every parameter, the output included, in order
+    assert c.shape == (16,) and a.data_ptr() != c.data_ptr()
+    # a reference function (not the kernel) is still timed wall-clock
+    wall = profiler.do_bench(lambda x, y: x + y, n_warmup=1, n_repeat=5)
+    assert wall != 0.125 and len(timed) == 17
+
+
+def test_cpu_backend_has_no_device_timer_and_times_wall_clock():
+    kernel = kernels.add(64, 16)
+    assert kernel.device_timer() is None
+    assert kernel.backend.device_timer(object()) is None
+    assert 0 < kernel.get_profiler().do_bench(n_warmup=1, n_repeat=5) < 100
+
+
+def test_do_bench_timer_argument():
+    samples = iter([2.0, 1.0, 3.0, 5.0])
+    assert do_bench(lambda: None, n_warmup=1, n_repeat=3, timer=lambda: next(samples), return_mode="max") == 5.0

@@ -88,4 +88,5 @@ def compile_task(task: CompileTask) -> dict[str, Any]:
     exporter = getattr(kernel._backend, "export_files", None)
     if not files and exporter is not None:
         files = dict(exporter(artifact))
-    return {"artifact": artifact.to_json(), "files": files, "cache_key": kernel.cache_key}
+    return {"artifact": artifact.to_json(), "files": files, "cache_key": kernel.cache_key,
+            "out_idx": list(kernel.out_idx)}

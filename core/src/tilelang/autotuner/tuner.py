@@ -99,22 +99,30 @@ class AutoTuner:
             raise ValueError("autotune needs at least one configuration")
         return configs
 
+    def _call_spelling(self, args: tuple, kwargs: dict) -> Any:
+        """The call's canonical spelling: its values (lazy), tensors by shape and dtype (eager)."""
+        if self.jit_impl.mode == "eager":
+            return JITImpl._canonical_call(args, kwargs)
+        return canonical([list(args), kwargs])
+
     def _record_key(self, args: tuple, kwargs: dict, configs: list[dict[str, Any]]) -> str | None:
         if not (self.cache_results and kernel_cache.enabled):
             return None
         options = self.jit_impl.options
         try:
             target = options.resolved_target()
-            return digest("autotune", function_fingerprint(self.jit_impl.fn), canonical([list(args), kwargs]),
+            return digest("autotune", function_fingerprint(self.jit_impl.fn), self._call_spelling(args, kwargs),
                           canonical(configs), canonical(options.out_idx), options.fingerprint(target),
                           canonical(self.profile.supply_type), self.profile.ref_prog is not None)
         except Unkeyable:
             return None
 
     def run(self, *args: Any, **kwargs: Any) -> AutoTuneResult:
-        """Tune for these call arguments (configs supply the remaining keyword arguments)."""
-        if self.jit_impl.mode != "lazy":
-            raise TypeError("autotune works on lazy @tilelang.jit kernel factories (functions returning a PrimFunc)")
+        """Tune for these call arguments (configs supply the remaining keyword arguments).
+
+        Lazy factories are called with compile-time values and benchmarked on supplied inputs; eager kernels are
+        called with tensors, compiled for their shapes and dtypes, and benchmarked on those tensors.
+        """
         configs = self._configs(args, kwargs)
         record_key = self._record_key(args, kwargs, configs)
         if record_key is not None:
@@ -126,7 +134,10 @@ class AutoTuner:
                 return AutoTuneResult(record["config"], record["latency"], kernel, record.get("ref_latency"),
                                       record.get("trials", []), from_cache=True)
         kernels, trials = self._compile_all(args, kwargs, configs)
-        result = self._benchmark(kernels, trials)
+        inputs = None
+        if self.jit_impl.mode == "eager":
+            inputs = next((self._eager_inputs(k, args, kwargs) for k in kernels if k is not None), None)
+        result = self._benchmark(kernels, trials, inputs)
         if record_key is not None and result.config is not None:
             kernel_cache.put_record(RECORDS, record_key, {
                 "config": result.config, "latency": result.latency, "ref_latency": result.ref_latency,
@@ -139,6 +150,8 @@ class AutoTuner:
 
         token = executors.register_job(self.jit_impl)
         fn = self.jit_impl.fn
+        if self.jit_impl.mode == "eager":  # workers need shapes and dtypes, not the tensors' data
+            args, kwargs = _stand_ins(args), dict(zip(kwargs, _stand_ins(tuple(kwargs.values()))))
         tasks = [executors.CompileTask(token, fn.__module__, fn.__qualname__, args, {**kwargs, **c}) for c in configs]
         trials: list[dict[str, Any]] = [{"config": c, "latency": None, "error": None} for c in configs]
         kernels: list[JITKernel | None] = [None] * len(configs)
@@ -165,18 +178,29 @@ class AutoTuner:
         files = {k: (v if isinstance(v, bytes) else bytes(v)) for k, v in payload["files"].items()}
         artifact = CompiledArtifact.from_json(payload["artifact"], files)
         options = self.jit_impl.options
-        return JITKernel(artifact, options.out_idx, options.execution_backend, cache_key=payload.get("cache_key"),
-                         pass_configs=options.pass_configs, compile_flags=options.compile_flags)
+        return JITKernel(artifact, payload.get("out_idx", options.out_idx), options.execution_backend,
+                         cache_key=payload.get("cache_key"), pass_configs=options.pass_configs,
+                         compile_flags=options.compile_flags)
 
-    def _benchmark(self, kernels: list[JITKernel | None], trials: list[dict[str, Any]]) -> AutoTuneResult:
+    def _eager_inputs(self, kernel: JITKernel, args: tuple, kwargs: dict) -> list[Any] | None:
+        """The eager call's own values for `kernel`'s inputs (by parameter name), or None when a tensor input
+        was not passed (the profiler then supplies one)."""
+        from tilelang.frontend.eager import UNBOUND
+
+        values, _ = self.jit_impl._eager_program().bind(args, kwargs)
+        inputs = [values.get(p.name, UNBOUND) for i, p in enumerate(kernel.params) if i not in kernel.out_idx]
+        return None if any(v is UNBOUND for v in inputs) else inputs
+
+    def _benchmark(self, kernels: list[JITKernel | None], trials: list[dict[str, Any]],
+                   inputs: list[Any] | None = None) -> AutoTuneResult:
         from tqdm.auto import tqdm
 
         from tilelang.backend.hooks import plugin_manager
 
         p = self.profile
         hook = plugin_manager().hook.tilelang_autotune_result
-        inputs = None
         ref_latency = None
+        ref_timed = False
         best: tuple[float, int] | None = None
         for i, kernel in enumerate(tqdm(kernels, desc="autotune: benchmarking", disable=not self.progress)):
             trial = trials[i]
@@ -185,6 +209,8 @@ class AutoTuner:
                     profiler = Profiler(kernel, p.supply_type, p.dims)
                     if inputs is None:
                         inputs = profiler._get_inputs()
+                    if not ref_timed:
+                        ref_timed = True
                         if p.ref_prog is not None:
                             ref_latency = profiler.do_bench(p.ref_prog, warmup=p.warmup, rep=p.rep,
                                                             input_tensors=inputs)
@@ -206,6 +232,14 @@ class AutoTuner:
         return AutoTuneResult(trials[index]["config"], latency, kernel, ref_latency, trials)
 
 
+def _stand_ins(values: tuple) -> tuple:
+    """`values` with tensors replaced by `TensorArg` (shape and dtype: what an eager specialisation reads)."""
+    from tilelang.frontend.eager import TensorArg, is_tensor_like
+
+    return tuple(TensorArg(tuple(int(d) for d in v.shape), str(v.dtype)) if is_tensor_like(v) else v
+                 for v in values)
+
+
 def _default_options() -> Any:
     from tilelang.jit.compiler import CompileOptions
 
@@ -213,7 +247,8 @@ def _default_options() -> Any:
 
 
 class _AutoTuned:
-    """What ``@tilelang.autotune`` returns: calling it tunes (once per arguments) and returns the best kernel."""
+    """What ``@tilelang.autotune`` returns. Lazy: calling it tunes (once per arguments) and returns the best
+    kernel. Eager: calling it tunes (once per shapes, dtypes and other values) and runs the best kernel."""
 
     def __init__(self, tuner: AutoTuner):
         self.tuner = tuner
@@ -225,13 +260,20 @@ class _AutoTuned:
 
     def tune(self, *args: Any, **kwargs: Any) -> AutoTuneResult:
         """Tune (or recall) for these arguments and return the full result."""
-        key = digest(canonical([list(args), kwargs]))
-        if key not in self._results:
-            self._results[key] = self.tuner.run(*args, **kwargs)
-        return self._results[key]
+        if self.jit_impl.mode == "eager":
+            key: Any = ("eager", JITImpl._eager_signature(args, kwargs))
+        else:
+            key = digest(canonical([list(args), kwargs]))
+        result = self._results.get(key)
+        if result is None:
+            result = self._results[key] = self.tuner.run(*args, **kwargs)
+        return result
 
-    def __call__(self, *args: Any, **kwargs: Any) -> JITKernel:
-        return self.tune(*args, **kwargs).kernel  # type: ignore[return-value]
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        result = self.tune(*args, **kwargs)
+        if self.jit_impl.mode == "eager":
+            return self.jit_impl(*args, **{**kwargs, **(result.config or {})})
+        return result.kernel
 
 
 def autotune(configs: Any = None, warmup: float = 25, rep: float = 100, ref_prog: Callable[..., Any] | None = None,
@@ -239,7 +281,8 @@ def autotune(configs: Any = None, warmup: float = 25, rep: float = 100, ref_prog
              skip_check: bool = False, executor: Executor | None = None, max_workers: int | None = None,
              progress: bool = True, cache_results: bool = True, dims: dict[str, int] | None = None) -> Any:
     """Decorator stacked on ``@tilelang.jit``: ``fn(*args)`` tunes over `configs` and returns the best kernel
-    (with ``.config``, ``.latency``, ``.ref_latency``); ``fn.tune(*args)`` returns the `AutoTuneResult`."""
+    (with ``.config``, ``.latency``, ``.ref_latency``), or for an eager kernel runs it and returns its outputs;
+    ``fn.tune(*args)`` returns the `AutoTuneResult`."""
     def wrap(fn: Any) -> _AutoTuned:
         tuner = AutoTuner(fn, configs, executor=executor, max_workers=max_workers, progress=progress,
                           cache_results=cache_results, warmup=warmup, rep=rep, ref_prog=ref_prog,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any
 
 from tilelang.backend._registry import Registry
@@ -24,7 +25,8 @@ class ExecutionBackend(ABC):
 
     Subclasses set `name` and implement `unavailable_reason` (cheap: no device initialisation beyond what is
     needed to answer) and `load`, which turns a compiled artifact into a callable taking tensors in the
-    kernel's parameter order.
+    kernel's parameter order. Optional: `device_timer` (device-side timing for the profiler); attributes
+    ``torch_device_type``, ``launcher_checks_arguments``, ``default_alignment``.
     """
 
     name: str = ""
@@ -41,6 +43,17 @@ class ExecutionBackend(ABC):
     @abstractmethod
     def load(self, artifact: Any) -> Any:
         """Prepare `artifact` for calls; returns a callable ``launcher(*tensors_and_scalars)``."""
+
+    def device_timer(self, launcher: Any) -> Callable[..., float] | None:
+        """Optional: how to time `launcher` (what `load` returned) on the device, or None for wall-clock timing.
+
+        The returned callable is called as ``timer(*tensors_and_scalars, warmup=0, rep=1)`` with every
+        parameter (outputs included) and returns the device time of one call in milliseconds (GPU timestamps,
+        device events). The profiler (``Profiler.do_bench``) uses it for the kernel's own latency. The default
+        offers the launcher's ``time_ms`` method when it has one; CPU backends keep wall-clock timing.
+        """
+        timer = getattr(launcher, "time_ms", None)
+        return timer if callable(timer) else None
 
     def __repr__(self) -> str:
         return f"<ExecutionBackend {self.name}>"

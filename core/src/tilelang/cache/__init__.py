@@ -1,7 +1,8 @@
 """The kernel cache: compiled kernels in memory and on disk under ``TILELANG_CACHE_DIR`` (``~/.tilelang/cache``).
 
 Keys cover the program, the call arguments, the target (with a host-CPU fingerprint when no ``mcpu`` is
-given), pass configs, compile flags and the versions of core, plugins and TVM (`tilelang.cache.keys`).
+given), pass configs, compile flags, the versions of core, plugins and TVM, and a digest of the installed source
+trees of core and the target's plugins, so that an edited pass invalidates what it lowered (`tilelang.cache.keys`).
 Writes are atomic and crash-safe (`tilelang.cache.store`). ``TILELANG_DISABLE_CACHE=1`` or `disable_cache`
 turns it off.
 """

@@ -1,10 +1,11 @@
 """A snapshot of the installed environment (backend entry points and versions), cached on disk.
 
 Scanning installed distributions for ``tilelang.backends`` entry points and reading versions costs ~6-10 ms
-through ``importlib.metadata``: more than a whole cache hit may take. The snapshot is keyed by the
-interpreter, ``sys.path`` and the modification time of every ``sys.path`` directory (installing or removing
-a distribution adds or removes a ``*.dist-info`` entry there, which changes that time), so it is recomputed
-exactly when the environment changes.
+through ``importlib.metadata``: more than a whole cache hit may take. The snapshot is stored under the
+interpreter and ``sys.path``, and remembers the ``sys.path`` directories that hold distributions (``*.dist-info``,
+``*.egg-info``, ``*.egg-link``, ``*.pth``) with their modification times: installing or removing a distribution
+adds or removes such an entry there, which changes that time, so the snapshot is recomputed exactly then.
+Directories without distributions (a script's own folder, where it may write files) are not watched.
 """
 
 from __future__ import annotations
@@ -20,18 +21,32 @@ __all__ = ["snapshot", "prime_plugin_discovery"]
 
 _NAMESPACE = "environment"
 _DISTRIBUTIONS = ("apache-tvm", "apache-tvm-ffi")
+_DIST_MARKERS = (".dist-info", ".egg-info", ".egg-link", ".pth")
 
 
 def _state_key() -> str:
     from tilelang.cache.keys import digest
 
-    stamps = []
-    for entry in sys.path:
-        try:
-            stamps.append(os.stat(entry or ".").st_mtime_ns)
-        except OSError:
-            stamps.append(None)
-    return digest(sys.executable, sys.version, list(sys.path), stamps)
+    return digest(sys.executable, sys.version, list(sys.path))
+
+
+def _mtime(entry: str) -> int | None:
+    try:
+        return os.stat(entry or ".").st_mtime_ns
+    except OSError:
+        return None
+
+
+def _holds_distributions(entry: str) -> bool:
+    try:
+        return any(name.endswith(_DIST_MARKERS) for name in os.listdir(entry or "."))
+    except OSError:
+        return False
+
+
+def _watched() -> dict[str, int | None]:
+    """The ``sys.path`` directories holding distributions, with their modification times."""
+    return {entry: _mtime(entry) for entry in dict.fromkeys(sys.path) if _holds_distributions(entry)}
 
 
 def _scan() -> dict[str, Any]:
@@ -59,9 +74,12 @@ def snapshot() -> dict[str, Any]:
     key = _state_key()
     store = DiskStore()
     found = store.get_record(_NAMESPACE, key)
-    if isinstance(found, dict) and "versions" in found and "entry_points" in found:
+    if isinstance(found, dict) and "versions" in found and "entry_points" in found and \
+            isinstance(found.get("watched"), dict) and \
+            all(_mtime(entry) == stamp for entry, stamp in found["watched"].items()):
         return found
-    found = _scan()
+    watched = _watched()  # before the scan: a change during it makes the next process scan again
+    found = {**_scan(), "watched": watched}
     try:
         store.put_record(_NAMESPACE, key, found)
     except OSError:

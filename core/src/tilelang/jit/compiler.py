@@ -18,11 +18,11 @@ from typing import Any
 from tilelang import env
 from tilelang.artifact import CompiledArtifact
 from tilelang.backend.execution import resolve_execution_backend
-from tilelang.backend.target import determine_target
+from tilelang.backend.target import determine_target, kind_of
 from tilelang.cache.environment import prime_plugin_discovery
-from tilelang.cache.keys import canonical, digest, program_text, target_fingerprint, versions
+from tilelang.cache.keys import canonical, digest, program_text, sources_digest, target_fingerprint, versions
 from tilelang.cache.manager import kernel_cache
-from tilelang.errors import ExecutionBackendUnavailable
+from tilelang.errors import ExecutionBackendUnavailable, TargetError
 from tilelang.jit.kernel import JITKernel
 
 __all__ = ["CompileOptions", "compile", "par_compile", "kernel_from_cache"]
@@ -63,13 +63,26 @@ class CompileOptions:
     def fingerprint(self, target: dict[str, Any]) -> list[Any]:
         """Everything but the program that shapes the compiled code."""
         host = self.target_host
-        return [target_fingerprint(target, host if not hasattr(host, "export") else dict(host.export())),
-                canonical(self.pass_configs), canonical(self.compile_flags), versions()]
+        host = host if not hasattr(host, "export") else dict(host.export())
+        kinds = _kinds(target, target.get("host"), host)
+        return [target_fingerprint(target, host), canonical(self.pass_configs), canonical(self.compile_flags),
+                versions(), sources_digest(kinds)]
 
     def log(self, message: str, *args: Any) -> None:
         if self.verbose or env.verbose():
             print("[tilelang.jit] " + message % args)
         logger.debug(message, *args)
+
+
+def _kinds(*targets: Any) -> tuple[str, ...]:
+    """The target kinds among `targets` (None and unrecognisable values skipped; they are keyed as values)."""
+    found = set()
+    for t in filter(None, targets):
+        try:
+            found.add(kind_of(t))
+        except (TargetError, KeyError, TypeError):
+            pass
+    return tuple(sorted(found))
 
 
 def _prim_func(func: Any) -> Any:

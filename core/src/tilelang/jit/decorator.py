@@ -9,6 +9,10 @@ Lookups, cheapest first: this decorator's dict (call arguments -> kernel, same p
 key* (function source + closure/globals + arguments + options, `tilelang.cache.keys`) to the on-disk record
 naming the program key, which loads the stored kernel without building the PrimFunc or importing TVM; then
 building the PrimFunc and `compile_with` (memory, disk by program key, or a real compile).
+
+Eager kernels are specialised per call signature except for runtime values: once a specialisation exists, a
+call that differs from it only in a ``T.dynamic`` dim or a runtime scalar (``n: T.int32``) reuses its kernel
+without parsing again (`JITImpl._eager_lookup`).
 """
 
 from __future__ import annotations
@@ -46,6 +50,35 @@ def _remember_tensor_type(cls: type) -> None:
         _TENSOR_TYPES = (*_TENSOR_TYPES, cls)
 
 
+_MAX_SIGNATURES = 4096  # exact call signatures memoised per eager function
+
+
+def _masked_signature(args: tuple, kwargs: dict, mask: tuple) -> Any:
+    """The call signature of an eager call with the runtime values named by `mask` blanked (None when a masked
+    value does not fit: no match then). The rest (static dims, dtypes, Python constants) is kept as is: equal
+    masked signatures specialise to the same kernel, since runtime values never reach the parse."""
+    blank: dict[Any, Any] = {(where, v): axes for where, v, axes in mask}
+    try:
+        parts = []
+        for key in [*(("pos", i) for i in range(len(args))), *(("kw", k) for k in sorted(kwargs))]:
+            value = args[key[1]] if key[0] == "pos" else kwargs[key[1]]
+            if key not in blank:
+                parts.append((key, (value.shape, value.dtype) if _is_tensor(value) else value))
+            elif blank[key] is None:
+                parts.append((key, "runtime scalar", type(value)))
+            else:
+                axes = blank[key]
+                shape = tuple(value.shape)
+                if not _is_tensor(value) or len(shape) <= max(axes):
+                    return None
+                parts.append((key, tuple(None if a in axes else d for a, d in enumerate(shape)), value.dtype))
+        result = tuple(parts)
+        hash(result)
+    except (TypeError, KeyError, IndexError, AttributeError):
+        return None
+    return result
+
+
 class _EagerEntry:
     """One compiled specialisation of an eager kernel: the kernel and where its inputs come from in a call."""
 
@@ -77,6 +110,10 @@ class JITImpl:
         self.mode = "eager" if is_eager_function(fn) else "lazy"
         self.__tilelang_jit_function__ = fn
         self._kernels: dict[Any, Any] = {}
+        # eager: which call values are runtime values of a specialisation (dynamic dims, runtime scalars), and the
+        # specialisations by their call signature with those values masked out (see `_eager_lookup`)
+        self._runtime_masks: list[Any] = []
+        self._by_mask: dict[Any, _EagerEntry] = {}
         self._program: Any = None
         self._fingerprint: Any = None
         functools.update_wrapper(self, fn)
@@ -85,18 +122,15 @@ class JITImpl:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.mode == "lazy":
             return self.compile(*args, **kwargs)
-        key = self._eager_signature(args, kwargs)
-        entry = self._kernels.get(key)
+        entry = self._kernels.get(self._eager_signature(args, kwargs))
         if entry is None:
-            entry = self._eager_entry(args, kwargs, key)
+            entry = self._eager_lookup(args, kwargs)
         return entry(args, kwargs)
 
     def compile(self, *args: Any, **kwargs: Any) -> JITKernel:
         """The kernel for these call arguments (compiled, or found in a cache)."""
         if self.mode == "eager":
-            key = self._eager_signature(args, kwargs)
-            entry = self._kernels.get(key) or self._eager_entry(args, kwargs, key)
-            return entry.kernel
+            return self._eager_lookup(args, kwargs).kernel
         try:
             key = (args, tuple(sorted(kwargs.items())))
             kernel = self._kernels.get(key)
@@ -117,6 +151,8 @@ class JITImpl:
     def clear_kernels(self) -> None:
         """Forget this function's compiled kernels (the process-wide cache keeps its own)."""
         self._kernels.clear()
+        self._runtime_masks.clear()
+        self._by_mask.clear()
 
     # ------------------------------------------------------------------------------------------ keys
     def _source_key(self, kind: str, call: Any, options: CompileOptions, target: dict[str, Any]) -> str | None:
@@ -215,7 +251,49 @@ class JITImpl:
             return None
         return picks
 
-    def _eager_entry(self, args: tuple, kwargs: dict, sig: Any) -> _EagerEntry:
+    def _eager_lookup(self, args: tuple, kwargs: dict) -> _EagerEntry:
+        """The specialisation for a call: by its exact signature, else by the signature with the runtime values
+        of a known specialisation masked out (a ``T.dynamic`` dim of another size, another runtime scalar: the
+        same kernel, no new parse), else a new one (`_eager_entry`)."""
+        sig = self._eager_signature(args, kwargs)
+        entry = self._kernels.get(sig)
+        if entry is None:
+            for mask in self._runtime_masks:
+                entry = self._by_mask.get((mask, _masked_signature(args, kwargs, mask)))
+                if entry is not None:
+                    break
+            else:
+                entry = self._eager_entry(args, kwargs)
+            if len(self._kernels) < _MAX_SIGNATURES:  # exact signatures are a memo: bounded for dynamic shapes
+                self._kernels[sig] = entry
+        return entry
+
+    def _remember_runtime_values(self, entry: _EagerEntry, args: tuple, kwargs: dict) -> None:
+        """Index `entry` by the call signature without its runtime values (dynamic dims, runtime scalars)."""
+        kernel = entry.kernel
+        n_inputs = len(kernel.params) - len(kernel.out_idx)
+        picks = entry.picks if entry.picks is not None else [("pos", i) for i in range(n_inputs)]
+        mask = []
+        for param, (where, v) in zip(kernel.params[:n_inputs], picks):
+            if where == "const":
+                continue
+            if not param.is_tensor:
+                mask.append((where, v, None))  # the whole value is a runtime scalar
+                continue
+            axes = tuple(axis for axis, d in enumerate(param.shape) if isinstance(d, str))
+            if axes:
+                mask.append((where, v, axes))
+        if not mask:
+            return
+        mask_key = tuple(mask)
+        masked = _masked_signature(args, kwargs, mask_key)
+        if masked is None:
+            return
+        if mask_key not in self._runtime_masks:
+            self._runtime_masks.append(mask_key)
+        self._by_mask[(mask_key, masked)] = entry
+
+    def _eager_entry(self, args: tuple, kwargs: dict) -> _EagerEntry:
         options = self.options
         target = options.resolved_target()
         try:
@@ -232,7 +310,7 @@ class JITImpl:
             inputs, as_tuple = list(spec.inputs), len(spec.out_idx) > 1
             self._remember(source_key, kernel, inputs=inputs, as_tuple=as_tuple)
         entry = _EagerEntry(kernel, self._picks(inputs, args, kwargs), as_tuple)
-        self._kernels[sig] = entry
+        self._remember_runtime_values(entry, args, kwargs)
         return entry
 
     def __repr__(self) -> str:

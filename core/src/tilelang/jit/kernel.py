@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -42,6 +43,7 @@ class JITKernel:
         self.latency: float | None = None
         self.ref_latency: float | None = None
         self._backend: ExecutionBackend | None = None
+        self._launcher: Any = None
         self._unavailable: ExecutionBackendUnavailable | None = None
         try:
             if isinstance(execution_backend, ExecutionBackend):
@@ -56,7 +58,7 @@ class JITKernel:
     # ------------------------------------------------------------------------------------------ calling
     def _make_caller(self) -> Any:
         backend = self._backend
-        launcher = backend.load(self.artifact)
+        launcher = self._launcher = backend.load(self.artifact)
         align = param_alignment(self.params, self.artifact.metadata, getattr(backend, "default_alignment", 64))
         return make_caller(self.artifact.name, self.params, self.out_idx, launcher,
                            device_type=getattr(backend, "torch_device_type", None),
@@ -65,8 +67,9 @@ class JITKernel:
     def _raise_unavailable(self, *args: Any) -> Any:
         raise ExecutionBackendUnavailable(str(self._unavailable)) from self._unavailable
 
-    def __call__(self, *args: Any) -> Any:
-        return self._call(*args)
+    # ``kernel(*inputs)`` calls the generated caller directly: a C-level attribute getter as the ``__call__``
+    # descriptor saves the Python frame a ``def __call__(self, *args)`` wrapper would add to every call.
+    __call__ = property(operator.attrgetter("_call"), doc="Call the kernel with its inputs (see the class doc).")
 
     @property
     def execution_backend(self) -> str | None:
@@ -79,6 +82,13 @@ class JITKernel:
         if self._backend is None:
             self._raise_unavailable()
         return self._backend  # type: ignore[return-value]
+
+    def device_timer(self) -> Any:
+        """The backend's device timer for this kernel (`ExecutionBackend.device_timer`), or None: the
+        profiler then times wall-clock. It takes every parameter, outputs included."""
+        if self._backend is None or self._launcher is None:
+            return None
+        return self._backend.device_timer(self._launcher)
 
     @property
     def is_runnable(self) -> bool:

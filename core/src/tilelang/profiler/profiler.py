@@ -37,10 +37,21 @@ class Profiler:
         """The kernel's input tensors (made on first use); with `with_output`, freshly made outputs too."""
         if self._inputs is None:
             self._inputs = supply_inputs(self.kernel.params, self.inputs, self.supply_type, self.device, self.dims)
-        if not with_output:
-            return list(self._inputs)
-        outs = supply_inputs(self.kernel.params, self.kernel.out_idx, TensorSupplyType.Zero, self.device, self.dims)
-        merged, it_in, it_out = [], iter(self._inputs), iter(outs)
+        return self._with_outputs(self._inputs) if with_output else list(self._inputs)
+
+    def _with_outputs(self, inputs: Sequence[Any]) -> list[Any]:
+        """Every parameter in order: `inputs` plus zero-filled outputs (symbolic dims from `dims` or the inputs)."""
+        if not self.kernel.out_idx:
+            return list(inputs)
+        dims = dict(self.dims)
+        for i, value in zip(self.inputs, inputs):
+            p = self.kernel.params[i]
+            if p.is_tensor:
+                dims.update({d: int(n) for d, n in zip(p.shape, getattr(value, "shape", ())) if isinstance(d, str)})
+            elif isinstance(value, int):
+                dims.setdefault(p.name, value)
+        outs = supply_inputs(self.kernel.params, self.kernel.out_idx, TensorSupplyType.Zero, self.device, dims)
+        merged, it_in, it_out = [], iter(inputs), iter(outs)
         for i in range(len(self.kernel.params)):
             merged.append(next(it_out) if i in self.kernel.out_idx else next(it_in))
         return merged
@@ -80,9 +91,16 @@ class Profiler:
     def do_bench(self, func: Callable[..., Any] | None = None, warmup: float = 25, rep: float = 100,
                  n_warmup: int = 0, n_repeat: int = 0, input_tensors: Sequence[Any] | None = None,
                  quantiles: list[float] | None = None, return_mode: str = "mean") -> Any:
-        """Milliseconds per call of `func` (default: the kernel) on the inputs (wall clock on CPU, device
-        events on GPUs)."""
+        """Milliseconds per call of `func` (default: the kernel) on the inputs: for the kernel itself the
+        backend's device timer when it offers one (`ExecutionBackend.device_timer`), else wall clock on CPU
+        and device events on GPUs."""
         target = func or self.kernel
         inputs = list(input_tensors) if input_tensors is not None else self._get_inputs()
+        timer = None
+        device_timer = self.kernel.device_timer() if target is self.kernel else None
+        if device_timer is not None:
+            everything = self._with_outputs(inputs)
+            timer = lambda: device_timer(*everything, warmup=0, rep=1)
         return do_bench(lambda: target(*inputs), warmup=warmup, rep=rep, device_type=self.device,
-                        n_warmup=n_warmup, n_repeat=n_repeat, quantiles=quantiles, return_mode=return_mode)
+                        n_warmup=n_warmup, n_repeat=n_repeat, quantiles=quantiles, return_mode=return_mode,
+                        timer=timer)
