@@ -1,10 +1,11 @@
 """Element-wise add (1024^2 fp32 by default) on the CPU against torch in the same process.
 
-    python benchmarks/cpu_elementwise.py [--size 1024] [--rounds 15] [--threads N]
+    python benchmarks/cpu_elementwise.py [--size 1024] [--rounds 15] [--threads N] [--baseline]
 
 The kernel is the corpus form (`tilelang.testing.corpus.elementwise_add`: tiles loaded with T.copy into shared and
 fragment tiles, a T.Parallel add, T.copy out) at a few block sizes; torch rows are ``torch.add(a, b, out=c)``
-(no allocation, like ours) and ``a + b``. Rates are GB/s of the 3 tensors moved.
+(no allocation, like ours) and ``a + b``. Rates are GB/s of the 3 tensors moved. ``--baseline`` adds a row
+compiled without row streaming (`tilelang_cpu.passes.ROW_STREAMING`: one block at a time), for comparison.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--baseline", action="store_true", help="add a row without row streaming")
     args = parser.parse_args()
     n = threads(args.threads)
 
@@ -41,6 +43,18 @@ def main() -> None:
         kernel(a, b, c)
         torch.testing.assert_close(c, a + b)
         fns[f"tilelang add, blocks {block}x{block}"] = lambda kernel=kernel, c=c: kernel(a, b, c)
+    if args.baseline:
+        from tilelang_cpu import passes
+
+        passes.ROW_STREAMING = False
+        try:
+            kernel = tilelang.compile(elementwise_add(M=s, N=s, block_M=64, block_N=64).func, target="llvm")
+        finally:
+            passes.ROW_STREAMING = True
+        cb = torch.empty(s, s)
+        kernel(a, b, cb)
+        torch.testing.assert_close(cb, a + b)
+        fns["blocks 64x64, no row streaming"] = lambda: kernel(a, b, cb)
     out = torch.empty(s, s)
     fns["torch.add(out=)"] = lambda: torch.add(a, b, out=out)
     fns["a + b"] = lambda: a + b

@@ -1,15 +1,18 @@
 """Row softmax (4096 x 1024 fp32 by default) on the CPU against torch.softmax in the same process.
 
-    python benchmarks/cpu_softmax.py [--rows 4096] [--cols 1024] [--rounds 15] [--threads N]
+    python benchmarks/cpu_softmax.py [--rows 4096] [--cols 1024] [--rounds 15] [--threads N] [--baseline]
 
 The kernel is the corpus form (`tilelang.testing.corpus.softmax`: a fragment tile per block of rows, T.reduce_max,
-exp2, T.reduce_sum, divide). Rates are GB/s of input + output.
+exp2, T.reduce_sum, divide). Rates are GB/s of input + output. ``--baseline`` adds a row compiled without the CPU
+vector math (`tilelang_cpu.fastmath` exp expansion, `tilelang_cpu.tileops` vector reduce), for comparison.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+from collections.abc import Iterator
 from typing import Any
 
 os.environ.setdefault("TILELANG_DISABLE_CACHE", "1")
@@ -23,6 +26,7 @@ def main() -> None:
     parser.add_argument("--cols", type=int, default=1024)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--baseline", action="store_true", help="add a row without the CPU vector math")
     args = parser.parse_args()
     n = threads(args.threads)
 
@@ -41,10 +45,29 @@ def main() -> None:
         kernel(x, y)
         torch.testing.assert_close(y, torch.softmax(x, dim=1), atol=1e-5, rtol=1e-4)
         fns[f"tilelang softmax, block_M {block}"] = lambda kernel=kernel, y=y: kernel(x, y)
+    if args.baseline:
+        with without_vector_math():
+            kernel = tilelang.compile(softmax(M=m, N=k, block_M=16).func, target="llvm")
+        yb = torch.empty(m, k)
+        kernel(x, yb)
+        torch.testing.assert_close(yb, torch.softmax(x, dim=1), atol=1e-5, rtol=1e-4)
+        fns["block_M 16, no vector exp/reduce"] = lambda: kernel(x, yb)
     fns["torch.softmax"] = lambda: torch.softmax(x, dim=1)
     times = interleaved(fns, rounds=args.rounds, inner=5)
     print(f"softmax {m}x{k} fp32 over rows, {n} threads (torch and TVM)")
     print(table(times, {name: 2 * 4 * m * k for name in fns}, {name: "torch.softmax" for name in fns}, "GB/s"))
+
+
+@contextlib.contextmanager
+def without_vector_math() -> Iterator[None]:
+    """Compile with libm exp and the generic serial reduce."""
+    from tilelang_cpu import fastmath, tileops
+
+    fastmath.ENABLED, tileops.VECTOR_REDUCE = False, False
+    try:
+        yield
+    finally:
+        fastmath.ENABLED, tileops.VECTOR_REDUCE = True, True
 
 
 if __name__ == "__main__":

@@ -90,3 +90,19 @@ def test_fp16_accumulator_falls_back(chosen: list[str]) -> None:
     ck.atol, ck.rtol = 0.1, 0.05  # fp16 accumulation
     _run(ck)
     assert chosen and "cpu_micro_kernel" not in chosen
+
+
+@pytest.mark.parametrize(("m", "n", "k", "bm", "bn", "bk"), [
+    (256, 256, 256, 128, 128, 32),
+    (150, 200, 96, 50, 200, 24),   # row tail 50 = 8 x 6 + 2; column tail 200 = 3 x 64 + 8
+])
+def test_packed_b_panels_match_torch(monkeypatch: pytest.MonkeyPatch, chosen: list[str], m: int, n: int, k: int,
+                                     bm: int, bn: int, bk: int) -> None:
+    """fp32 B copied into contiguous column panels (the layout transposed / half B always use)."""
+    from tilelang_cpu import gemm as cpu_gemm
+
+    monkeypatch.setattr(cpu_gemm, "PACK_B_PANELS", True)
+    _run(gemm(M=m, N=n, K=k, block_M=bm, block_N=bn, block_K=bk, dtype="float32"))
+    _run(gemm(M=m, N=n, K=k, block_M=bm, block_N=bn, block_K=bk, dtype="float32", trans_B=True))
+    assert set(chosen) == {"cpu_micro_kernel"}
+

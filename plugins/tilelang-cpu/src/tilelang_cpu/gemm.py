@@ -14,7 +14,10 @@ Micro tiles walk B's column panels outermost (a K x NR panel of B stays in L1 wh
 over it). Tails: rows past the last full strip run a second kernel with ``M % MR`` rows; a last panel narrower than
 NR is a vector of that width. Operands that the inner loop cannot read as fp32 rows are first packed into a
 block-local fp32 scratch tile: B when transposed (``B[n, k]``) or not fp32, A when not fp32 (a transposed fp32 A is
-read in place: only one scalar per row and k is loaded). Instances it does not handle (threads per block > 1,
+read in place: only one scalar per row and k is loaded). B is packed in column panels (each ``K x NR`` panel
+contiguous, the layout the micro-kernel streams), which also makes transposed B about twice as fast as a
+row-major pack; ``PACK_B_PANELS`` packs fp32 B the same way (off: reading it in place measured as fast).
+Instances it does not handle (threads per block > 1,
 non-constant extents, C not fp32, other input dtypes) fall back to the lower-priority implementations.
 """
 
@@ -26,6 +29,7 @@ from typing import Any, NamedTuple
 from tilelang.backend import TileOpImpl
 
 _INPUT_DTYPES = ("float32", "float16", "bfloat16")
+PACK_B_PANELS = False  # fp32 B read in place measured as fast (CPU time); True packs it too
 
 
 class MicroShape(NamedTuple):
@@ -89,6 +93,37 @@ def _scratch(name: str, shape: list[int], dtype: str) -> Any:
     return tirx.decl_buffer(shape, dtype, name=name, scope="global", data_alignment=64)
 
 
+def _pack_panels(src: Any, trans: bool, k: int, n: int, nr: int, dst: Any, vector: bool) -> Any:
+    """``dst`` (flat, ``k * n``) <- fp32 ``op(src)`` in column panels: the ``k x w`` panel starting at column
+    ``c0`` (``w = nr``, or the last narrower one) is contiguous at ``c0 * k``, element ``[kk, j]`` at
+    ``c0 * k + kk * w + j``. The micro-kernel then reads one panel as a single stream that fits L1 far better
+    than every ``nr``-wide slice of ``k`` rows of the whole tile."""
+    from tvm import tirx
+
+    from tilelang.tileop._util import cast
+    from tilelang.tileop.gemm import operand_index
+    from tilelang.transform import _common as C
+
+    full, tail = divmod(n, nr)
+    p = tirx.Var("p", "int32")
+
+    def panel(c0: Any, w: int) -> Any:
+        kk, j = tirx.Var("kk", "int32"), tirx.Var("j", "int32")  # fresh per loop nest: each has its own bounds
+        load = tirx.BufferLoad(src.source, operand_index(src, kk, c0 + j, trans))
+        store = tirx.BufferStore(dst, cast("float32", load), [c0 * k + kk * w + j])
+        kind = tirx.ForKind.VECTORIZED if vector and not trans and w > 1 else tirx.ForKind.SERIAL
+        if trans:  # source rows are our columns: walk each contiguously
+            return _loop(j, w, tirx.ForKind.SERIAL, _loop(kk, k, tirx.ForKind.SERIAL, store))
+        return _loop(kk, k, tirx.ForKind.SERIAL, _loop(j, w, kind, store))
+
+    stmts = []
+    if full:
+        stmts.append(_loop(p, full, tirx.ForKind.SERIAL, panel(p * nr, nr)))
+    if tail:
+        stmts.append(panel(tirx.const(full * nr, "int32"), tail))
+    return C.seq(stmts)
+
+
 def _pack(src: Any, trans: bool, rows: int, cols: int, dst: Any, vector: bool) -> Any:
     """``dst[r, c] = fp32(op(src)[r, c])``: the loop over the contiguous side of the source is innermost."""
     from tvm import tirx
@@ -107,7 +142,8 @@ def _pack(src: Any, trans: bool, rows: int, cols: int, dst: Any, vector: bool) -
 
 def _micro_tile(a_at: Any, b_at: Any, c_at: Any, clear: bool, i0: Any, j0: Any, mr: int, nr: int, k: int,
                 vector: bool) -> Any:
-    """One ``mr x nr`` accumulator tile over the full K; ``*_at(row, col)`` give (buffer, indices) of elements.
+    """One ``mr x nr`` accumulator tile over the full K; ``a_at(row, col)`` / ``c_at(row, col)`` and
+    ``b_at(k, panel start column, column in panel, panel width)`` give (buffer, indices) of elements.
 
     Each accumulator row is its own ``nr``-element buffer: TVM keeps CPU allocations under 1 KiB on the stack
     (``alloca``, which LLVM promotes to registers) and turns larger ones into heap workspace.
@@ -128,7 +164,7 @@ def _micro_tile(a_at: Any, b_at: Any, c_at: Any, clear: bool, i0: Any, j0: Any, 
         return tirx.BufferStore(acc, tirx.const(0, "float32") if clear else tirx.BufferLoad(cbuf, cidx), [j])
 
     def fma(r: int, acc: Any) -> Any:
-        (abuf, aidx), (bbuf, bidx) = a_at(i0 + r, kk), b_at(kk, j0 + j)
+        (abuf, aidx), (bbuf, bidx) = a_at(i0 + r, kk), b_at(kk, j0, j, nr)
         return tirx.BufferStore(acc, tirx.BufferLoad(acc, [j])
                                 + tirx.BufferLoad(abuf, aidx) * tirx.BufferLoad(bbuf, bidx), [j])
 
@@ -160,15 +196,19 @@ def lower_gemm_micro(ctx: Any) -> Any:
     def reader(region: Any, trans: bool) -> Any:
         return lambda row, col: (region.source, operand_index(region, row, col, trans))
 
-    a_at, b_at = reader(a, ta), reader(b, tb)
+    a_at = reader(a, ta)
+    b_read = reader(b, tb)
+    b_at = lambda row, col0, j, width: b_read(row, col0 + j)
     if str(a.source.ty.dtype) != "float32":
         a_pack = _scratch("A_pack", [m, k], "float32")
         stmts += [tirx.AllocBuffer(a_pack), _pack(a, ta, m, k, a_pack, vector)]
         a_at = lambda row, col: (a_pack, [row, col])
-    if tb or str(b.source.ty.dtype) != "float32":
-        b_pack = _scratch("B_pack", [k, n], "float32")
-        stmts += [tirx.AllocBuffer(b_pack), _pack(b, tb, k, n, b_pack, vector)]
-        b_at = lambda row, col: (b_pack, [row, col])
+    if tb or str(b.source.ty.dtype) != "float32" or (PACK_B_PANELS and m > shape.mr and n > shape.nr):
+        # B in contiguous column panels: needed to read it as fp32 rows, and worth a copy once the panel is
+        # swept by several row strips and the tile is wider than one panel (rows of a panel are strided)
+        b_pack = _scratch("B_pack", [k * n], "float32")
+        stmts += [tirx.AllocBuffer(b_pack), _pack_panels(b, tb, k, n, shape.nr, b_pack, vector)]
+        b_at = lambda row, col0, j, width: (b_pack, [col0 * k + row * width + j])
     c_at = reader(c, False)
 
     i0, j0 = tirx.Var("i0", "int32"), tirx.Var("j0", "int32")

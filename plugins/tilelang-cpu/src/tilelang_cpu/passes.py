@@ -6,6 +6,13 @@ which are plain read-modify-writes on the CPU); the launch attributes disappear;
 (``T.get_thread_binding``) runs inside ``for tx in range(threads)`` loops, split at every barrier so the
 barrier's ordering holds, with per-thread ``local`` buffers widened by a thread dimension; shared tiles become
 block-local workspace (``global`` scope inside the block loop); barriers are dropped.
+
+Row-streaming order (`stream_rows`): a block whose body is one loop over the rows of a tile that moves along
+the contiguous dimension with ``blockIdx.x`` (the usual element-wise form, once its copies are elided) would walk
+each row of memory in ``block_N``-wide pieces, one 4 KiB page per row: hostile to the hardware prefetchers. When
+nothing in the block outlives a row iteration (no allocation), the blocks along x are independent (the grid's
+semantics) and the row loop keeps its order within every block, so the row loop is hoisted over the x blocks:
+``for (other blocks, x chunk) in parallel: for row: for bx in chunk: row body`` streams whole rows.
 """
 
 from __future__ import annotations
@@ -154,6 +161,96 @@ def _widen_thread_locals(body: Any, tvars: list[Any], extents: list[int]) -> Any
 
 
 _STACK_BYTES = 1024
+ROW_STREAMING = True  # switch for benchmarks and tests
+_CHUNKS_PER_THREAD = 4  # parallel work items per pool thread when rows are streamed
+
+
+def _accesses(stmt: Any) -> list[tuple[Any, list[Any]]]:
+    """``(buffer, indices)`` of every load and store in `stmt`."""
+    import tvm
+    from tvm import tirx
+
+    from tilelang.transform import _common as C
+
+    return ([(ld.source, list(ld.indices)) for ld in C.collect(stmt, tvm.ir.TensorLoad)]
+            + [(st.buffer, list(st.indices)) for st in C.collect(stmt, tirx.BufferStore)])
+
+
+def _streams_rows(body: Any, bx: Any) -> bool:
+    """Whether `body` is one row loop, with no allocation, over tiles that ``bx`` moves along the last dimension."""
+    from tvm import tirx
+
+    from tilelang.transform import _common as C
+
+    if not isinstance(body, tirx.For) or body.kind != tirx.ForKind.SERIAL or C.allocations(body):
+        return False
+    if C.uses_var(body.min, [bx]) or C.uses_var(body.extent, [bx]):  # the row loop moves outside bx
+        return False
+    if C.collect(body, tirx.AttrStmt) or any(_is_barrier(e) for e in C.collect(body, tirx.Evaluate)):
+        return False
+    accesses = _accesses(body)
+    if not accesses or not any(C.uses_var(idx[-1], [bx]) for _, idx in accesses if idx):
+        return False
+    for _, idx in accesses:
+        if not idx or any(C.uses_var(i, [bx]) for i in idx[:-1]) or C.uses_var(idx[-1], [body.loop_var]):
+            return False
+    return True
+
+
+def _fuse_columns(loop: Any) -> Any:
+    """``for xb: for j in range(w): X[.., xb * w + j]`` as one loop over ``size * w`` contiguous columns.
+
+    The substitution ``xb = c // w, j = c % w`` is exact for any body; it is applied when every access's last
+    index moves by ``w`` per ``xb`` and by 1 per ``j`` (the simplifier then folds it back to ``c``), so LLVM sees a
+    single long contiguous loop to vectorise and unroll instead of many ``w``-wide pieces.
+    """
+    import tvm.sym
+    from tvm import tirx
+
+    from tilelang.transform import _common as C
+
+    inner = loop.body
+    if not isinstance(inner, tirx.For) or C.as_int(inner.extent) is None or C.as_int(loop.extent) is None:
+        return loop
+    w = C.as_int(inner.extent)
+    for _, idx in _accesses(inner.body):
+        if not idx:
+            return loop
+        coefs = tvm.sym.detect_linear_equation(idx[-1], [loop.loop_var, inner.loop_var])
+        if len(coefs) != 3 or C.as_int(coefs[0]) != w or C.as_int(coefs[1]) != 1:
+            return loop
+    c = tirx.Var("col", "int32")
+    w_c = tirx.const(w, "int32")
+    body = C.substitute(inner.body, {loop.loop_var: tirx.floordiv(c, w_c), inner.loop_var: tirx.floormod(c, w_c)})
+    return tirx.For(c, 0, C.as_int(loop.extent) * w, tirx.ForKind.SERIAL, body)
+
+
+def stream_rows(body: Any, blocks: list[tuple[Any, Any]], threads: int) -> Any | None:
+    """The block grid as ``parallel(other blocks x chunks of bx) / row loop / bx`` (module docstring), or None
+    when `body` does not have that form. `blocks`: ``(var, extent)`` for x, y, z in that order."""
+    import math
+
+    from tvm import tirx
+
+    from tilelang.layout import unravel
+    from tilelang.transform import _common as C
+
+    extents = [C.as_int(e) for _, e in blocks]
+    if not blocks or any(e is None for e in extents) or not _streams_rows(body, blocks[0][0]):
+        return None
+    gx, outer = extents[0], math.prod(extents[1:])
+    want = max(1, _CHUNKS_PER_THREAD * threads)
+    chunks = next((c for c in range(1, gx + 1) if gx % c == 0 and outer * c >= want), gx)
+    size = gx // chunks
+    p, xb = tirx.Var("block", "int32"), tirx.Var("block_x", "int32")
+    # p -> (z, y, chunk) with the chunk fastest
+    idx = unravel(p, [*extents[1:][::-1], chunks])
+    bind = {blocks[0][0]: idx[-1] * size + xb if chunks > 1 else xb}
+    bind |= {v: i for (v, _), i in zip(blocks[1:], idx[:-1][::-1])}
+    row = body
+    inner = _fuse_columns(tirx.For(xb, 0, size, tirx.ForKind.SERIAL, C.substitute(row.body, bind)))
+    hoisted = tirx.For(row.loop_var, row.min, row.extent, row.kind, inner, row.thread_binding, row.annotations)
+    return tirx.For(p, 0, outer * chunks, tirx.ForKind.PARALLEL, C.substitute(hoisted, bind))
 
 
 def _bytes(buf: Any) -> int | None:
@@ -172,6 +269,7 @@ def LowerLaunchToCPU(target: Any = None) -> Any:
     import tvm_ffi
     from tvm import tirx
 
+    from tilelang import env
     from tilelang.layout import unravel
     from tilelang.tileop.atomic import ATOMIC_ATTR
     from tilelang.transform import _common as C
@@ -207,10 +305,14 @@ def LowerLaunchToCPU(target: Any = None) -> Any:
             total = sizes[0]
             for e in sizes[1:]:
                 total = total * e
+            parallel = not atomics and not C.is_const(total, 1)
+            if parallel and ROW_STREAMING and "blockIdx.x" in ext:
+                streamed = stream_rows(body, blocks, env.num_threads())
+                if streamed is not None:
+                    return streamed
             b = tirx.Var("block", "int32")
             idx = unravel(b, sizes)[::-1]
             body = C.substitute(body, {v: i for (v, _), i in zip(blocks, idx)})
-            parallel = not atomics and not C.is_const(total, 1)
             return tirx.For(b, 0, total, tirx.ForKind.PARALLEL if parallel else tirx.ForKind.SERIAL, body)
 
         body = tvm_ffi.structural_mutate(func.body, [(tirx.AttrStmt, on_launch)])
@@ -237,6 +339,18 @@ def _elide_copies(target: Any) -> Any:
     return ElideTileCopies(target)
 
 
+def _vector_exp(target: Any) -> Any:
+    from tilelang_cpu.fastmath import VectorizableExp
+
+    return VectorizableExp(target)
+
+
+def _llvm_only(target: Any) -> bool:
+    from tilelang_cpu.fastmath import supports
+
+    return supports(target)
+
+
 def _merge_k(target: Any) -> Any:
     from tilelang_cpu.merge_k import MergeGemmKSteps
 
@@ -247,4 +361,5 @@ PASSES = (
     PipelinePass("cpu.elide_tile_copies", "pre_layout", _elide_copies, priority=2),
     PipelinePass("cpu.merge_gemm_k_steps", "pre_layout", _merge_k, priority=1),
     PipelinePass("cpu.lower_launch", "post_storage", LowerLaunchToCPU),
+    PipelinePass("cpu.vector_exp", "post_storage", _vector_exp, supports_target=_llvm_only),
 )
