@@ -34,6 +34,8 @@ def register() -> None:
     register_lazy_execution_backends("webgpu", "tilelang_webgpu.execution_backend:EXECUTION_BACKENDS")
     register_lazy_passes("webgpu", "tilelang_webgpu.passes:PASSES")
     register_lazy_tile_op_impls("webgpu", "tilelang_webgpu.gemm:IMPLS")
+    register_lazy_tile_op_impls("webgpu", "tilelang_webgpu.tile_copy:IMPLS")
+    register_lazy_tile_op_impls("webgpu", "tilelang_webgpu.reduce:IMPLS")
 
 
 def toolchain() -> list[ToolStatus]:

@@ -7,17 +7,21 @@ rows ``r * (T / N) + t // N`` of column ``t % N``; ``N % T == 0``: every row, co
 
 That grid is often a thin strip (128 threads on a 64x64 tile: 32 rows x 1 column, 33 loads per 32
 multiply-adds), so when the workgroup memory allows, C travels per call through a workgroup tile into a more
-square block (``bm x bn`` = rows ``t // tn + p * tm``, columns ``t % tn + q * tn``: 4x8 there, 12 loads per 32
-multiply-adds); otherwise the thread works on its cyclic grid directly.
+square block (``bm x bn`` = rows ``(t // tn) * bm + p``, columns ``(t % tn) * bn + q``: 4x8 there, 12 loads per
+32 multiply-adds); otherwise the thread works on its cyclic grid directly.
 
-Per call the thread fills a private accumulator from C (or zeroes it), then for each ``k`` loads the ``P``
-values of A's column and the ``Q`` values of B's row it needs into registers once and does ``P * Q``
-multiply-adds (fully unrolled, so the accumulator stays in registers), and writes the accumulator back. The
+Per call the thread fills a private accumulator from C (or zeroes it), then steps through ``k`` four at a time:
+an operand whose read runs along its buffer's contiguous dimension (A along k, B along k when transposed, A or B
+along m / n when the thread's rows / columns are consecutive) and is provably aligned is read as one 4-lane
+vector per row or column into a ``let``; the others element by element. Together with the 4-lane tile copies of
+`tilelang_webgpu.tile_copy`, TVM then declares the tiles ``array<vec4<f32>>``; on llvmpipe each 16-byte workgroup
+read costs what a 4-byte one does, which is most of the 512^3 GEMM's time. ``P * Q`` multiply-adds per ``k``
+follow, fully unrolled, so the accumulator stays in registers, and the accumulator is written back. The
 accesses to C are parallel nests over C, so core's PartitionParallel maps them onto C's registers exactly as
-every other access to the fragment. Compared with the generic implementation (one dot product per element, two
-workgroup loads per multiply-add) this reads each A element once per thread-row and each B element once per
-thread-column. fp32 (or fp16 operands with an fp32/fp16 accumulator); anything else falls back to the generic
-implementation.
+every other access to the fragment. A partitioned-fragment A operand (flash attention's ``P @ V``) larger than
+`STAGE_BYTES` is staged through workgroup memory a column chunk at a time rather than whole, which keeps the
+corpus flash attention within WebGPU's 32 KiB. fp32 (or fp16 operands with an fp32/fp16 accumulator); anything
+else falls back to the generic implementation.
 """
 
 from __future__ import annotations
@@ -102,6 +106,52 @@ def _block(m: int, n: int, threads: int) -> tuple[int, int, int, int] | None:
     return None if best is None else best[1]
 
 
+STAGE_BYTES = 4096  # a partitioned-fragment A larger than this is staged in column chunks of at most this size
+
+
+def _stage_chunk(ctx: Any, a: Any, ta: bool, m: int, k: int) -> int | None:
+    """Columns of A staged at a time when A is a (non-transposed, whole) partitioned fragment whose staging
+    tile would exceed STAGE_BYTES; None to stage it whole."""
+    from tilelang.transform import _common as C
+    from tilelang.transform.plan_shared_memory import dtype_bytes
+
+    buf = a.source
+    if ta or not ctx.is_partitioned(buf) or len(a.region) != 2:
+        return None
+    if [C.as_int(s) for s in buf.ty.shape] != [m, k] or any(not C.is_const(r.min, 0) for r in a.region):
+        return None
+    elem = dtype_bytes(str(buf.ty.dtype))
+    if m * k * elem <= STAGE_BYTES:
+        return None
+    chunk = k
+    while chunk % 2 == 0 and (chunk // 2) % LANES == 0 and m * chunk * elem > STAGE_BYTES:
+        chunk //= 2
+    return chunk if chunk < k else None
+
+
+def _staged_chunks(a: Any, m: int, k: int, chunk: int) -> tuple[list[Any], list[tuple[list[Any], Any, int]]]:
+    """``(allocation, [(statements staging chunk c, the staged region, c * chunk)])``: A's columns
+    ``[c * chunk, (c + 1) * chunk)`` copied into one ``m x chunk`` workgroup tile, chunk after chunk (a parallel
+    nest over the whole fragment, so core maps it onto the registers; core's barrier pass orders the reuse)."""
+    import tvm
+    from tvm import tirx
+
+    from tilelang.transform import _common as C
+
+    buf = a.source
+    scratch = tirx.decl_buffer((m, chunk), str(buf.ty.dtype), name=f"{buf.name}_stage", scope="shared.dyn")
+    region = tirx.BufferRegion(scratch, [tvm.ir.Range.from_min_extent(0, m), tvm.ir.Range.from_min_extent(0, chunk)])
+    parts = []
+    for c0 in range(0, k, chunk):
+        def copy(vs: list[Any], c0: int = c0) -> Any:
+            inside = tirx.And(vs[1] >= c0, vs[1] < c0 + chunk)
+            return tirx.IfThenElse(inside, tirx.BufferStore(scratch, tirx.BufferLoad(buf, vs),
+                                                            [vs[0], vs[1] - c0]), None)
+
+        parts.append(([C.make_parallel_nest([m, k], copy)], region, c0))
+    return [tirx.AllocBuffer(scratch)], parts
+
+
 def _shared_bytes(node: Any) -> int:
     from tilelang.transform import _common as C
     from tilelang.transform.plan_shared_memory import dtype_bytes
@@ -118,14 +168,18 @@ def _shared_bytes(node: Any) -> int:
 def lower_gemm(ctx: Any) -> Any:
     from tvm import tirx
 
-    from tilelang.tileop._util import cast
     from tilelang.tileop.gemm import gemm_operands, operand_index
     from tilelang.transform import _common as C
 
     a, b, c, ta, tb, clear = gemm_operands(ctx)
-    pre_a, a = ctx.staged(a)
-    pre_b, b = ctx.staged(b)
     m, n, k = _shape(ctx)  # type: ignore[misc]
+    chunk = _stage_chunk(ctx, a, ta, m, k)
+    if chunk is None:
+        pre_a, a = ctx.staged(a)
+        a_chunks: list[tuple[list[Any], Any, int]] = [([], a, 0)]
+    else:  # A, a partitioned fragment, is staged `chunk` columns at a time (see _staged_chunks)
+        pre_a, a_chunks = _staged_chunks(a, m, k, chunk)
+    pre_b, b = ctx.staged(b)
     threads = ctx.num_threads
     acc_dt = str(c.source.ty.dtype)
     acc_bytes = 4 if acc_dt == "float32" else 2
@@ -137,14 +191,16 @@ def lower_gemm(ctx: Any) -> Any:
     exchange = (block is not None and block[2] + block[3] < p_rows + q_cols
                 and used + m * n * acc_bytes <= WORKGROUP_BYTES)
     if exchange:
-        # C goes through a workgroup tile into a more square per-thread block (see the module docstring)
-        tm, tn, p_rows, q_cols = block  # type: ignore[misc]
+        # C goes through a workgroup tile into a more square per-thread block (see the module docstring):
+        # thread t holds rows (t // tn) * bm + p and columns (t % tn) * bn + q, contiguous for 4-lane reads
+        _, tn, p_rows, q_cols = block  # type: ignore[misc]
+        bm, bn = p_rows, q_cols
 
         def row(p: int) -> Any:
-            return tirx.floordiv(tid, tn) + p * tm
+            return tirx.floordiv(tid, tn) * bm + p
 
         def col(q: int) -> Any:
-            return tirx.floormod(tid, tn) + q * tn
+            return tirx.floormod(tid, tn) * bn + q
     elif threads % n == 0:
         g = threads // n
 
@@ -162,8 +218,6 @@ def lower_gemm(ctx: Any) -> Any:
     regs = p_rows * q_cols
 
     acc = tirx.decl_buffer((regs,), acc_dt, name=f"{name}_acc", scope="local")
-    a_reg = tirx.decl_buffer((p_rows,), acc_dt, name=f"{name}_a", scope="local")
-    b_reg = tirx.decl_buffer((q_cols,), acc_dt, name=f"{name}_b", scope="local")
 
     def c_index(vs: list[Any]) -> list[Any]:
         return operand_index(c, vs[0], vs[1], False)
@@ -174,40 +228,151 @@ def lower_gemm(ctx: Any) -> Any:
     def each_reg(make: Any) -> list[Any]:
         return [make(p * q_cols + q, row(p), col(q)) for p in range(p_rows) for q in range(q_cols)]
 
-    stmts: list[Any] = [*pre_a, *pre_b, tirx.AllocBuffer(acc), tirx.AllocBuffer(a_reg), tirx.AllocBuffer(b_reg)]
+    stmts: list[Any] = [*pre_a, *pre_b, tirx.AllocBuffer(acc)]
     scratch = None
     if exchange:
         scratch = tirx.decl_buffer((m, n), acc_dt, name=f"{name}_xchg", scope="shared.dyn")
         stmts.append(tirx.AllocBuffer(scratch))
+    # C -> accumulator and back are marked (GEMM_IN / GEMM_OUT) so that `passes.HoistGemmAccumulators` can move
+    # them out of a loop that only accumulates into C through this GEMM (the usual K loop)
     if clear:
         stmts += [tirx.BufferStore(acc, tirx.const(0, acc_dt), [r]) for r in range(regs)]
     elif exchange:
-        stmts.append(C.make_parallel_nest([m, n], lambda vs: tirx.BufferStore(
-            scratch, tirx.BufferLoad(c.source, c_index(vs)), vs)))
-        stmts += each_reg(lambda r, i, j: tirx.BufferStore(acc, tirx.BufferLoad(scratch, [i, j]), [r]))
+        stmts.append(_marked(GEMM_IN, acc, [C.make_parallel_nest([m, n], lambda vs: tirx.BufferStore(
+            scratch, tirx.BufferLoad(c.source, c_index(vs)), vs)), *each_reg(
+                lambda r, i, j: tirx.BufferStore(acc, tirx.BufferLoad(scratch, [i, j]), [r]))]))
     else:
-        stmts.append(C.make_parallel_nest([m, n], lambda vs: tirx.BufferStore(
-            acc, tirx.BufferLoad(c.source, c_index(vs)), [reg_of(vs)])))
+        stmts.append(_marked(GEMM_IN, acc, [C.make_parallel_nest([m, n], lambda vs: tirx.BufferStore(
+            acc, tirx.BufferLoad(c.source, c_index(vs)), [reg_of(vs)]))]))
 
-    kk = tirx.Var("kk", "int32")
-    step = [tirx.BufferStore(a_reg, cast(acc_dt, tirx.BufferLoad(a.source, operand_index(a, row(p), kk, ta))), [p])
-            for p in range(p_rows)]
-    step += [tirx.BufferStore(b_reg, cast(acc_dt, tirx.BufferLoad(b.source, operand_index(b, kk, col(q), tb))), [q])
-             for q in range(q_cols)]
-    for p in range(p_rows):
-        for q in range(q_cols):
-            r = p * q_cols + q
-            step.append(tirx.BufferStore(acc, tirx.BufferLoad(acc, [r])
-                                         + tirx.BufferLoad(a_reg, [p]) * tirx.BufferLoad(b_reg, [q]), [r]))
-    stmts.append(tirx.For(kk, 0, k, tirx.ForKind.SERIAL, C.seq(step)))
+    rows_contiguous = exchange or (not exchange and threads % n != 0)  # row(p) = base + p
+    cols_contiguous = exchange  # col(q) = base + q
+    for stage, a_part, k0 in a_chunks:
+        stmts += stage
+        stmts.append(_inner_product(ctx, (a_part, ta, rows_contiguous), (b, tb, cols_contiguous),
+                                    k // len(a_chunks), k0, p_rows, q_cols, row, col, acc, name))
     if exchange:
-        stmts += each_reg(lambda r, i, j: tirx.BufferStore(scratch, tirx.BufferLoad(acc, [r]), [i, j]))
-        stmts.append(C.make_parallel_nest([m, n], lambda vs: tirx.BufferStore(
-            c.source, tirx.BufferLoad(scratch, vs), c_index(vs))))
+        out = [*each_reg(lambda r, i, j: tirx.BufferStore(scratch, tirx.BufferLoad(acc, [r]), [i, j])),
+               C.make_parallel_nest([m, n], lambda vs: tirx.BufferStore(c.source, tirx.BufferLoad(scratch, vs),
+                                                                        c_index(vs)))]
     else:
-        stmts.append(C.make_parallel_nest([m, n], lambda vs: tirx.BufferStore(
-            c.source, tirx.BufferLoad(acc, [reg_of(vs)]), c_index(vs))))
+        out = [C.make_parallel_nest([m, n], lambda vs: tirx.BufferStore(
+            c.source, tirx.BufferLoad(acc, [reg_of(vs)]), c_index(vs)))]
+    stmts.append(C.seq(out) if clear else _marked(GEMM_OUT, acc, out))
     return C.seq(stmts)
+
+
+GEMM_IN = "tl.webgpu_gemm_in"  # AttrStmt keys (node: the accumulator's data var), removed by HoistGemmAccumulators
+GEMM_OUT = "tl.webgpu_gemm_out"
+
+
+def _marked(key: str, acc: Any, stmts: list[Any]) -> Any:
+    from tvm import tirx
+
+    from tilelang.transform import _common as C
+
+    return tirx.AttrStmt(acc.data, key, tirx.const(0, "int32"), C.seq(stmts))
+
+
+LANES = 4
+
+
+def _aligned(ctx: Any, region: Any) -> bool:
+    """4-lane reads along the last dimension of `region` at offsets multiple of 4 are aligned and in one row."""
+    from tvm import tirx
+
+    from tilelang.transform import _common as C
+
+    buf = region.source
+    if list(getattr(buf, "strides", None) or []) or not C.scope_of(buf).startswith("shared"):
+        return False
+    last = C.as_int(buf.ty.shape[-1])
+    return last is not None and last % LANES == 0 and ctx.analyzer.can_prove(
+        tirx.floormod(region.region[-1].min, LANES) == 0)
+
+
+def _inner_product(ctx: Any, a_op: tuple[Any, bool, bool], b_op: tuple[Any, bool, bool], k: int, b_k0: int,
+                   p_rows: int, q_cols: int, row: Any, col: Any, acc: Any, name: str) -> Any:
+    """The loop over ``k`` adding A's column times B's row (row ``b_k0 + k`` of B) into the thread's
+    ``p_rows x q_cols`` accumulator.
+
+    Operands are read 4 lanes at a time where the read runs along the buffer's contiguous dimension and is
+    aligned: A (M x K) along k, or along m when transposed and the thread's rows are consecutive; B (K x N)
+    along n when the thread's columns are consecutive, or along k when transposed. The loop then steps 4 k at
+    a time, reading each vector once into a ``let``; other operands are read one element per use.
+    """
+    from tvm import tirx
+
+    from tilelang.tileop._util import cast
+    from tilelang.tileop.gemm import operand_index
+
+    acc_dt = str(acc.ty.dtype)
+    a, ta, rows_contiguous = a_op
+    b, tb, cols_contiguous = b_op
+    # per operand: does it vectorise along k, along its outer (m / n) dimension, or not at all
+    a_mode = "k" if not ta else ("m" if rows_contiguous and p_rows % LANES == 0 else None)
+    b_mode = "k" if tb else ("n" if cols_contiguous and q_cols % LANES == 0 else None)
+    if k % LANES or not _aligned(ctx, a):
+        a_mode = None
+    if k % LANES or b_k0 % LANES or not _aligned(ctx, b):
+        b_mode = None
+    step_k = LANES if (a_mode or b_mode) else 1
+    kq = tirx.Var("kq", "int32")
+    stmts: list[Any] = []
+
+    def vec_load(region: Any, index: list[Any]) -> Any:
+        load = tirx.BufferLoad(region.source, [*index[:-1], tirx.Ramp(index[-1], 1, LANES)])
+        dtype = str(region.source.ty.dtype)
+        return load if dtype == acc_dt else tirx.Cast(f"{acc_dt}x{LANES}", load)
+
+    def bind(label: str, value: Any) -> Any:
+        var = tirx.Var(f"{name}_{label}", value.ty if hasattr(value, "ty") else value.dtype)
+        stmts.append(tirx.Bind(var, value))
+        return var
+
+    def lane(vec: Any, i: int) -> Any:
+        return tirx.Shuffle([vec], [tirx.const(i, "int32")])
+
+    a_val: dict[tuple[int, int], Any] = {}
+    b_val: dict[tuple[int, int], Any] = {}
+    for j in range(step_k):
+        kk = kq * step_k + j
+        for p in range(p_rows):
+            if a_mode == "k":
+                if j == 0:
+                    v = bind(f"a{p}", vec_load(a, operand_index(a, row(p), kk, ta)))
+                    for jj in range(LANES):
+                        a_val[p, jj] = lane(v, jj)
+            elif a_mode == "m":
+                if p % LANES == 0:
+                    v = bind(f"a{p}_{j}", vec_load(a, operand_index(a, row(p), kk, ta)))
+                    for pp in range(LANES):
+                        a_val[p + pp, j] = lane(v, pp)
+            else:
+                a_index = operand_index(a, row(p), kk, ta)
+                a_val[p, j] = bind(f"a{p}_{j}", cast(acc_dt, tirx.BufferLoad(a.source, a_index)))
+        for q in range(q_cols):
+            if b_mode == "k":
+                if j == 0:
+                    v = bind(f"b{q}", vec_load(b, operand_index(b, kk + b_k0, col(q), tb)))
+                    for jj in range(LANES):
+                        b_val[q, jj] = lane(v, jj)
+            elif b_mode == "n":
+                if q % LANES == 0:
+                    v = bind(f"b{q}_{j}", vec_load(b, operand_index(b, kk + b_k0, col(q), tb)))
+                    for qq in range(LANES):
+                        b_val[q + qq, j] = lane(v, qq)
+            else:
+                b_index = operand_index(b, kk + b_k0, col(q), tb)
+                b_val[q, j] = bind(f"b{q}_{j}", cast(acc_dt, tirx.BufferLoad(b.source, b_index)))
+    for j in range(step_k):
+        for p in range(p_rows):
+            for q in range(q_cols):
+                r = p * q_cols + q
+                stmts.append(tirx.BufferStore(acc, tirx.BufferLoad(acc, [r]) + a_val[p, j] * b_val[q, j], [r]))
+    from tilelang.transform import _common as C
+
+    return tirx.For(kq, 0, k // step_k, tirx.ForKind.SERIAL, C.seq(stmts))
 
 
 GEMM = TileOpImpl("tl.gemm", "webgpu_register_blocked", lower_gemm, applies=applies, priority=10)

@@ -1,0 +1,154 @@
+"""``tl.reduce`` of a partitioned fragment along its last dimension on WebGPU: every thread busy, no full rows.
+
+Core's generic reduction stages the whole tile through workgroup memory and then has *every* thread fold every
+row (a replicated destination is computed whole by each thread): for a 4 x 1024 softmax tile on 128 threads
+that is 4096 workgroup loads per thread. Here, with the tile ``M x N`` spread cyclically over ``T`` threads
+(element ``i * N + j`` in thread ``(i * N + j) % T``, see `tilelang.transform.layout_inference`):
+
+1. each thread folds its own elements of each row in registers (a parallel nest over the tile, which core's
+   PartitionParallel maps onto the thread's registers);
+2. the per-thread partials go to a ``M x W`` workgroup tile (``W = T`` when ``T`` divides ``N``; ``W = N``
+   when ``N`` divides ``T``, each row then being spread over ``N`` threads) and a tree halves ``W`` per step,
+   the ``M * s`` pair folds of a step shared out over all threads (core's barrier pass orders the steps);
+3. every thread reads the row results into its (replicated) destination.
+
+That is ``N / T + log2(W)`` steps per row instead of ``N``. It applies to a 2-D partitioned fragment source
+reduced along dimension 1 into a replicated fragment of ``M`` (or ``M x 1``) elements, with ``W`` a power of
+two; anything else goes to core's generic implementation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilelang.backend.tile_ops import TileOpImpl
+
+_KINDS = ("sum", "max", "min", "abssum", "absmax")
+SCRATCH_BYTES = 4096  # workgroup memory one reduction uses at most (WebGPU guarantees only 32 KiB in all)
+
+
+def _plan(ctx: Any) -> tuple[Any, Any, str, bool, int, int, int] | None:
+    """``(src, dst, kind, clear, M, N, W)`` when this implementation serves the call."""
+    from tilelang.transform import _common as C
+
+    if not ctx.has_threads or ctx.num_threads <= 1 or ctx.func is None or len(ctx.args) < 4:
+        return None
+    src, dst = ctx.region(0), ctx.region(1)
+    kind = ctx.str_arg(2)
+    if kind not in _KINDS or len(src.region) != 2:
+        return None
+    dim = ctx.int_arg(3)
+    if (dim + 2 if dim < 0 else dim) != 1:
+        return None
+    clear = bool(ctx.int_arg(4, 1))
+    sbuf, dbuf = src.source, dst.source
+    if C.scope_of(sbuf) != "local.fragment" or not ctx.is_partitioned(sbuf):
+        return None
+    if C.scope_of(dbuf) != "local.fragment" or ctx.is_partitioned(dbuf):
+        return None
+    shape = [C.as_int(s) for s in sbuf.ty.shape]
+    if None in shape or [C.as_int(r.extent) for r in src.region] != shape:
+        return None
+    if any(not C.is_const(r.min, 0) for r in src.region):
+        return None
+    m, n = shape
+    dshape = [C.as_int(s) for s in dbuf.ty.shape]
+    if dshape not in ([m], [m, 1]) or [C.as_int(r.extent) for r in dst.region] != dshape:
+        return None
+    if any(not C.is_const(r.min, 0) for r in dst.region):
+        return None
+    threads = ctx.num_threads
+    if n % threads == 0:
+        width = threads
+    elif threads % n == 0 and m % (threads // n) == 0:
+        width = n
+    else:
+        return None
+    if width & (width - 1):
+        return None
+    return src, dst, kind, clear, m, n, width
+
+
+def applies(ctx: Any) -> bool:
+    """A partitioned 2-D fragment reduced along dim 1 into a replicated fragment (see the module docstring)."""
+    try:
+        return _plan(ctx) is not None
+    except Exception:
+        return False
+
+
+def _tree(scratch: Any, rows: int, width: int, threads: int, tid: Any, kind: str) -> list[Any]:
+    """Fold each row of the ``rows x width`` workgroup tile into its column 0, halving the width per step."""
+    from tvm import tirx
+
+    from tilelang.tileop.reduce import combine
+    from tilelang.transform import _common as C
+
+    stmts = []
+    s = width // 2
+    while s >= 1:
+        pairs = rows * s
+        u = tirx.Var("u", "int32")
+        w = u * threads + tid
+        row, col = tirx.floordiv(w, s), tirx.floormod(w, s)
+        fold: Any = tirx.BufferStore(scratch, combine(kind, tirx.BufferLoad(scratch, [row, col]),
+                                                      tirx.BufferLoad(scratch, [row, col + s])), [row, col])
+        if pairs % threads:
+            fold = tirx.IfThenElse(w < pairs, fold, None)
+        iters = (pairs + threads - 1) // threads
+        stmts.append(tirx.For(u, 0, iters, tirx.ForKind.SERIAL, fold) if iters > 1 else
+                     C.substitute(fold, {u: tirx.const(0, "int32")}))
+        s //= 2
+    return stmts
+
+
+def lower_reduce(ctx: Any) -> Any:
+    from tvm import tirx
+
+    from tilelang.tileop._util import cast
+    from tilelang.tileop.reduce import combine, identity_value
+    from tilelang.transform import _common as C
+    from tilelang.transform.plan_shared_memory import dtype_bytes
+
+    src, dst, kind, clear, m, n, width = _plan(ctx)  # type: ignore[misc]
+    threads = ctx.num_threads
+    dtype = str(dst.source.ty.dtype)
+    group = threads // width  # rows a pass of the threads covers (1 when T divides N)
+    rows = m // group  # partial rows per thread
+    tid = C.linear_thread(ctx.func)
+    name = str(dst.source.name)
+    tree_kind = {"abssum": "sum", "absmax": "max"}.get(kind, kind)
+
+    part = tirx.decl_buffer((rows,), dtype, name=f"{name}_part", scope="local")
+    stmts: list[Any] = [tirx.AllocBuffer(part)]
+    stmts += [tirx.BufferStore(part, identity_value(kind, dtype), [r]) for r in range(rows)]
+    # 1. fold the thread's own elements of each row (row i of the tile is partial row i // group)
+    stmts.append(C.make_parallel_nest([m, n], lambda vs: tirx.BufferStore(
+        part, combine(kind, tirx.BufferLoad(part, [tirx.floordiv(vs[0], group)]),
+                      cast(dtype, tirx.BufferLoad(src.source, vs))), [tirx.floordiv(vs[0], group)])))
+    # 2. partials into the workgroup tile: partial row r of thread t is tile row r * group + t // W, slot t % W;
+    # the tile holds `batch` rows at a time (at most SCRATCH_BYTES), the batches one after the other
+    slot = tirx.floormod(tid, width) if group > 1 else tid
+    first_row = tirx.floordiv(tid, width) if group > 1 else 0
+    elem = dtype_bytes(dtype)
+    batch = group
+    while batch * 2 <= m and m % (batch * 2) == 0 and batch * 2 * width * elem <= SCRATCH_BYTES:
+        batch *= 2
+    scratch = tirx.decl_buffer((batch, width), dtype, name=f"{name}_red", scope="shared.dyn")
+    stmts.insert(1, tirx.AllocBuffer(scratch))
+    for b in range(m // batch):
+        stmts += [tirx.BufferStore(scratch, tirx.BufferLoad(part, [r]), [(r % (batch // group)) * group + first_row,
+                                                                         slot])
+                  for r in range(b * batch // group, (b + 1) * batch // group)]
+        stmts += _tree(scratch, batch, width, threads, tid, tree_kind)
+        # 3. every thread takes the row results
+        for i in range(b * batch, (b + 1) * batch):
+            di = [tirx.const(i, "int32")] + ([tirx.const(0, "int32")] if len(dst.region) == 2 else [])
+            total = tirx.BufferLoad(scratch, [i - b * batch, 0])
+            value = total if clear else combine(tree_kind, tirx.BufferLoad(dst.source, di), total)
+            stmts.append(tirx.BufferStore(dst.source, value, di))
+    return C.seq(stmts)
+
+
+REDUCE = TileOpImpl("tl.reduce", "webgpu_tree", lower_reduce, applies=applies, priority=10)
+IMPLS = (REDUCE,)
