@@ -3,8 +3,14 @@
 The block's simdgroups split C into a ``wm x wn`` grid of rectangles of 8x8 tiles. C travels once per call
 through a threadgroup tile (the fragment keeps core's thread layout outside the gemm): each simdgroup loads its
 C tiles (or fills them with zero), walks K in steps of 8 loading A and B tiles straight from threadgroup memory
-(``simdgroup_load`` transposes for ``trans_A`` / ``trans_B``) and stores C back. fp16 and fp32 operands, fp32 or
-fp16 accumulators; M, N, K multiples of 8; A and B in shared memory or fragments (staged).
+(``simdgroup_load`` transposes for ``trans_A`` / ``trans_B``) and stores C back. fp16, bf16 and fp32 operands
+(bf16 reaches the gemm widened to fp32 by TVM's bf16 legalization, so it runs on ``simdgroup_float8x8``), fp32
+or fp16 accumulators; M, N, K multiples of 8; A and B in shared memory or fragments (staged).
+
+Threadgroup memory is 32 KiB on Apple GPUs, so the staging is sized by what the kernel's own shared tiles leave
+(`threadgroup_budget`, at most `TG_BUDGET`): C goes through threadgroup memory in chunks of ``span`` rows, and a
+fragment A (flash attention's P @ V) is staged one chunk of rows at a time beside it, both within the budget;
+only a fragment B is staged whole.
 """
 
 from __future__ import annotations
@@ -17,12 +23,22 @@ from tvm import tirx
 from tilelang.backend.tile_ops import TileOpImpl
 from tilelang.tileop.gemm import gemm_operands, operand_index
 from tilelang.transform import _common as C
-from tilelang_metal._tile import SIMD_WIDTH, barrier, const_ints, in_threadgroup, row_length, simd_ids
+from tilelang.transform.plan_shared_memory import dtype_bytes
+from tilelang_metal._tile import (
+    SIMD_WIDTH,
+    THREADGROUP_SCOPES,
+    barrier,
+    const_ints,
+    in_threadgroup,
+    row_length,
+    simd_ids,
+    threadgroup_budget,
+)
 
-OPERAND_DTYPES = ("float16", "float32")
+OPERAND_DTYPES = ("float16", "float32", "bfloat16")
 ACCUM_DTYPES = ("float16", "float32")
 MAX_ACCUMULATORS = 16  # 8x8 C matrices a simdgroup holds at once (2 registers each per thread for fp32)
-TG_BUDGET = 16 * 1024  # bytes of the C staging tile (threadgroup memory is 32 KiB; A and B tiles need room)
+TG_BUDGET = 16 * 1024  # most bytes of one staging chunk (C rows, plus A rows for a fragment A)
 _SCOPE = "metal.simdgroup"
 
 
@@ -45,7 +61,7 @@ def applies(ctx: Any) -> bool:
     in_dt, b_dt, acc = str(a.source.ty.dtype), str(b.source.ty.dtype), str(c.source.ty.dtype)
     if in_dt != b_dt or in_dt not in OPERAND_DTYPES or acc not in ACCUM_DTYPES:
         return False
-    if in_dt == "float32" and acc != "float32":
+    if in_dt != "float16" and acc != "float32":
         return False
     if shape is None or any(d % 8 for d in shape):
         return False
@@ -89,18 +105,36 @@ def _intrin(name: str, *args: Any) -> Any:
     return tirx.Evaluate(tirx.call_intrin("void", f"tirx.{name}", *args))
 
 
+def _stage_by_rows(region: Any, trans: bool) -> bool:
+    """A fragment A read untransposed over its whole 2-D buffer: it can be staged one chunk of rows at a time."""
+    buf = region.source
+    shape = const_ints(buf.ty.shape)
+    return (not trans and C.scope_of(buf) not in THREADGROUP_SCOPES and shape is not None and len(shape) == 2
+            and all(C.is_const(r.min, 0) for r in region.region)
+            and const_ints([r.extent for r in region.region]) == shape)
+
+
 def lower_gemm(ctx: Any) -> Any:
     a, b, c, ta, tb, clear = gemm_operands(ctx)
     m, n, k = _shape(ctx)  # type: ignore[misc]
-    pre_a, a = in_threadgroup(a)
+    chunk_a = _stage_by_rows(a, ta)
+    a_src = a
+    pre_a: list[Any] = []
+    if not chunk_a:
+        pre_a, a = in_threadgroup(a)
     pre_b, b = in_threadgroup(b)
     in_dt, acc = str(a.source.ty.dtype), str(c.source.ty.dtype)
     warps = ctx.num_threads // SIMD_WIDTH
-    acc_bytes = 4 if acc == "float32" else 2
-    # C goes through threadgroup memory in chunks of `span` rows when the whole tile would not fit the budget
-    span = max([r for r in range(8, m + 1, 8) if m % r == 0 and r * n * acc_bytes <= TG_BUDGET] or [8])
+    row_bytes = n * (4 if acc == "float32" else 2) + (k * dtype_bytes(in_dt) if chunk_a else 0)
+    # C (and a fragment A) go through threadgroup memory in chunks of `span` rows that fit the budget
+    budget = threadgroup_budget(ctx, TG_BUDGET)
+    span = max([r for r in range(8, m + 1, 8) if m % r == 0 and r * row_bytes <= budget] or [8])
     chunks = m // span
     m = span
+    if chunk_a:  # this chunk's rows of A, refilled per chunk (row `ch * span + r` of A is row `r` here)
+        a_buf = tirx.decl_buffer((span, k), str(a_src.source.ty.dtype), name=f"{a_src.source.name}_tg",
+                                 scope="shared.dyn")
+        a = tirx.BufferRegion(a_buf, [tvm.ir.Range.from_min_extent(0, span), tvm.ir.Range.from_min_extent(0, k)])
     wm, wn = warp_grid(m // 8, n // 8, warps, ctx.int_arg(5))
     tm, tn = m // 8 // wm, n // 8 // wn
     rows_per_pass = max(d for d in range(1, tm + 1) if tm % d == 0 and d * tn <= max(MAX_ACCUMULATORS, tn))
@@ -137,7 +171,7 @@ def lower_gemm(ctx: Any) -> Any:
 
         def k_step(kk: Any) -> Any:
             def load_a(i: Any) -> Any:
-                ptr, ld = _ptr(a, ch * span + row0 + i * 8, kk * 8, ta)
+                ptr, ld = _ptr(a, (0 if chunk_a else ch * span) + row0 + i * 8, kk * 8, ta)
                 return _intrin("simdgroup_load", a_reg, i, ptr, ld, 8, 8, tirx.const(ta, "bool"))
 
             def load_b(j: Any) -> Any:
@@ -177,12 +211,21 @@ def lower_gemm(ctx: Any) -> Any:
         return C.make_parallel_nest([m * chunks, n], body)
 
     stmts = []
+    if chunk_a:
+        src = a_src.source
+        stmts.append(C.make_parallel_nest([span * chunks, k], lambda vs: tirx.IfThenElse(
+            tirx.And(vs[0] >= ch * span, vs[0] < ch * span + span),
+            tirx.BufferStore(a.source, tirx.BufferLoad(src, vs), [vs[0] - ch * span, vs[1]]), None)
+            if chunks > 1 else tirx.BufferStore(a.source, tirx.BufferLoad(src, vs), vs)))
     if not clear:
         stmts.append(chunk_nest(lambda vs, loc: tirx.BufferStore(c_tg, tirx.BufferLoad(c.source, c_index(vs)), loc)))
-    stmts += [simd, barrier()]  # simdgroup_store writes c_tg through a pointer barrier analysis sees as a read
+    # simdgroup_load / simdgroup_store reach the staged tiles through pointers, which barrier analysis does not
+    # order against the fills and the read-back: the barriers are explicit
+    stmts += [barrier(), simd, barrier()]
     stmts.append(chunk_nest(lambda vs, loc: tirx.BufferStore(c.source, tirx.BufferLoad(c_tg, loc), c_index(vs))))
     loop = tirx.For(ch, 0, chunks, tirx.ForKind.SERIAL, C.seq(stmts))
-    return C.seq([*pre_a, *pre_b, tirx.AllocBuffer(c_tg), loop])
+    allocs = [tirx.AllocBuffer(a.source)] if chunk_a else []
+    return C.seq([*pre_a, *pre_b, *allocs, tirx.AllocBuffer(c_tg), loop])
 
 
 GEMM = TileOpImpl("tl.gemm", "metal_simdgroup", lower_gemm, applies=applies, priority=10)

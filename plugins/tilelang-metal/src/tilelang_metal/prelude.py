@@ -69,3 +69,14 @@ def tilelang_postprocess_kernel_source(source: str, target: Any) -> str | None:
     from tilelang.backend import kind_of
 
     return add_prelude(source) if kind_of(target) == "metal" else None
+
+
+@hookimpl
+def tilelang_artifact_built(artifact: Any) -> None:
+    """Record each Metal kernel's threadgroup memory: ``metadata["threadgroup_memory"][kernel]`` holds
+    ``{"bytes": total, "buffers": {name: bytes}}`` (read from the MSL, after buffer sharing)."""
+    if artifact.target.get("kind") != "metal" or not artifact.kernel_source:
+        return
+    from tilelang_metal.threadgroup_memory import report
+
+    artifact.metadata["threadgroup_memory"] = report(artifact.kernel_source)

@@ -3,7 +3,9 @@
 
 Rows are dealt to the block's simdgroups round-robin; lane 0 writes each row's result to a threadgroup
 vector, and a parallel nest over the destination merges it in (so the destination keeps the thread layout
-layout inference chose). A partitioned-fragment source is staged through threadgroup memory first.
+layout inference chose). A partitioned-fragment source is staged through threadgroup memory first: whole when
+it fits what the kernel's shared tiles leave of the 32 KiB (`threadgroup_budget`), else (a 2-D fragment reduced
+along its last dimension, like flash attention's 64x64 fp32 scores) one chunk of rows at a time.
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ from tilelang.layout import unravel
 from tilelang.tileop._util import cast
 from tilelang.tileop.reduce import identity_value
 from tilelang.transform import _common as C
-from tilelang_metal._tile import SIMD_WIDTH, const_ints, simd_ids
+from tilelang.transform.plan_shared_memory import dtype_bytes
+from tilelang_metal._tile import SIMD_WIDTH, barrier, const_ints, simd_ids, threadgroup_budget
 
 SIMD_FUNCTIONS = {"sum": "simd_sum", "abssum": "simd_sum", "max": "simd_max", "absmax": "simd_max",
                   "min": "simd_min"}
 DTYPES = ("float32", "float16", "int32", "uint32")
+STAGE_BUDGET = 16 * 1024  # most bytes of one staged chunk of a partitioned source
 
 
 def _fold(kind: str, acc: Any, x: Any) -> Any:
@@ -52,11 +56,30 @@ def applies(ctx: Any) -> bool:
     return const_ints([r.extent for r in src.region]) is not None
 
 
+def _chunk_rows(ctx: Any, src: Any, dim: int) -> int | None:
+    """Rows per staged chunk for a whole 2-D partitioned fragment reduced along dim 1 (None: stage it whole)."""
+    buf = src.source
+    shape = const_ints(buf.ty.shape)
+    if not ctx.is_partitioned(buf) or dim != 1 or shape is None or len(shape) != 2:
+        return None
+    if not all(C.is_const(r.min, 0) for r in src.region) or const_ints([r.extent for r in src.region]) != shape:
+        return None
+    rows, width = shape
+    row_bytes = width * dtype_bytes(str(buf.ty.dtype))
+    budget = threadgroup_budget(ctx, STAGE_BUDGET)
+    fits = [d for d in range(1, rows + 1) if rows % d == 0 and d * row_bytes <= budget]
+    return max(fits) if fits and max(fits) < rows else None
+
+
 def lower_reduce(ctx: Any) -> Any:
     src, dst = ctx.region(0), ctx.region(1)
     kind, nd = ctx.str_arg(2), len(src.region)
     dim, clear = _dim(ctx, nd), bool(ctx.int_arg(4, 1))
-    pre, src = ctx.staged(src)
+    per_chunk = _chunk_rows(ctx, src, dim)
+    source = src
+    pre: list[Any] = []
+    if per_chunk is None:
+        pre, src = ctx.staged(src)
     dtype = str(dst.source.ty.dtype)
     keep = [d for d in range(nd) if d != dim]
     kept = [int(C.as_int(src.region[d].extent)) for d in keep]
@@ -65,8 +88,17 @@ def lower_reduce(ctx: Any) -> Any:
     warp, lane = simd_ids(ctx)
     partial = tirx.decl_buffer((rows,), dtype, name=f"{dst.source.name}_simd", scope="shared.dyn")
     acc = tirx.decl_buffer((1,), dtype, name="simd_acc", scope="local")
+    ch = tirx.Var("ch", "int32")
+    chunk = rows if per_chunk is None else per_chunk
+    stage = None
+    if per_chunk is not None:
+        stage = tirx.decl_buffer((per_chunk, width), str(source.source.ty.dtype), name=f"{source.source.name}_stage",
+                                 scope="shared.dyn")
 
     def element(row: Any, col: Any) -> Any:
+        if stage is not None:  # `row` counts rows of the current chunk
+            x = cast(dtype, tirx.BufferLoad(stage, [row, col]))
+            return tirx.abs(x) if kind.startswith("abs") else x
         idx = [r.min for r in src.region]
         for d, v in zip(keep, unravel(row, kept) if kept else []):
             idx[d] = C.add(src.region[d].min, v)
@@ -75,8 +107,9 @@ def lower_reduce(ctx: Any) -> Any:
         return tirx.abs(x) if kind.startswith("abs") else x
 
     it, s = tirx.Var("it", "int32"), tirx.Var("s", "int32")
-    row, col = it * warps + warp, s * SIMD_WIDTH + lane
-    step = tirx.BufferStore(acc, _fold(kind, tirx.BufferLoad(acc, [0]), element(row, col)), [0])
+    local_row, col = it * warps + warp, s * SIMD_WIDTH + lane
+    row = local_row if stage is None else ch * chunk + local_row
+    step = tirx.BufferStore(acc, _fold(kind, tirx.BufferLoad(acc, [0]), element(local_row, col)), [0])
     if width % SIMD_WIDTH:
         step = tirx.IfThenElse(col < width, step, None)
     total = tirx.call_extern(dtype, SIMD_FUNCTIONS[kind], tirx.BufferLoad(acc, [0]))
@@ -86,9 +119,21 @@ def lower_reduce(ctx: Any) -> Any:
         tirx.BufferStore(acc, total, [0]),
         tirx.IfThenElse(lane == 0, tirx.BufferStore(partial, tirx.BufferLoad(acc, [0]), [row]), None),
     ])
-    if rows % warps:
-        per_row = tirx.IfThenElse(row < rows, per_row, None)
-    simd = C.seq([tirx.AllocBuffer(acc), tirx.For(it, 0, -(-rows // warps), tirx.ForKind.SERIAL, per_row)])
+    if chunk % warps:
+        per_row = tirx.IfThenElse(local_row < chunk, per_row, None)
+    simd_rows = tirx.For(it, 0, -(-chunk // warps), tirx.ForKind.SERIAL, per_row)
+    if stage is None:
+        simd = C.seq([tirx.AllocBuffer(acc), simd_rows])
+    else:  # each chunk: its owners copy its rows to `stage`, the simdgroups reduce them, then all wait
+        buf = source.source
+
+        def fill(vs: list[Any]) -> Any:
+            store = tirx.BufferStore(stage, tirx.BufferLoad(buf, vs), [vs[0] - ch * chunk, vs[1]])
+            return tirx.IfThenElse(tirx.And(vs[0] >= ch * chunk, vs[0] < ch * chunk + chunk), store, None)
+
+        body = C.seq([C.make_parallel_nest([rows, width], fill), barrier(), simd_rows, barrier()])
+        simd = C.seq([tirx.AllocBuffer(stage), tirx.AllocBuffer(acc),
+                      tirx.For(ch, 0, rows // chunk, tirx.ForKind.SERIAL, body)])
 
     keepdim = len(dst.region) == nd
 

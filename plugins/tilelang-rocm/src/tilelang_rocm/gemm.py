@@ -5,6 +5,9 @@ an LDS tile once (the fragment keeps core's thread layout outside the gemm): eac
 elements (or zeros), walks K one instruction-step at a time gathering its A and B elements from LDS (any
 transposition is just a different gather), issues one matrix instruction per tile and writes C back.
 Accumulates in fp32; M, N multiples of 16; K a multiple of the instruction's K; A and B shared or fragments.
+Operands: fp16 and bf16 everywhere, fp32 on CDNA (`tilelang_rocm.matrix_cores`). bf16 instructions take i16
+bit patterns; TVM's bf16 legalization has widened the tiles to fp32 by then, so the bits are the fp32 value's
+high half (exact: the value came from bf16).
 """
 
 from __future__ import annotations
@@ -118,8 +121,17 @@ def lower_gemm(ctx: Any) -> Any:
     ch = tirx.Var("ch", "int32")
     c_lds = tirx.decl_buffer((m, n), "float32", name=f"{name}_lds", scope="shared.dyn")
     acc = tirx.decl_buffer((rows * tn * core.c_lanes,), "float32", name=f"{name}_acc", scope="local")
-    a_frag = tirx.decl_buffer((rows * core.a_lanes,), core.operand_dtype, name=f"{name}_a", scope="local")
-    b_frag = tirx.decl_buffer((tn * core.a_lanes,), core.operand_dtype, name=f"{name}_b", scope="local")
+    frag_dtype = core.bits_dtype or core.operand_dtype
+    a_frag = tirx.decl_buffer((rows * core.a_lanes,), frag_dtype, name=f"{name}_a", scope="local")
+    b_frag = tirx.decl_buffer((tn * core.a_lanes,), frag_dtype, name=f"{name}_b", scope="local")
+
+    def operand(value: Any) -> Any:
+        """bf16 -> its bit pattern. TVM's bf16 legalization widens bf16 tiles to fp32 (exactly), so the bits
+        are taken from the fp32 value: its high half."""
+        if not core.bits_dtype:
+            return value
+        wide = tirx.reinterpret("uint32", tirx.Cast("float32", value))
+        return tirx.Cast(core.bits_dtype, tirx.shift_right(wide, tirx.const(16, "uint32")))
     vtype = f"float32x{core.c_lanes}"
 
     def one_pass(p: Any) -> Any:
@@ -139,8 +151,8 @@ def lower_gemm(ctx: Any) -> Any:
 
         def k_step(kk: Any) -> Any:
             def gather(frag: Any, region: Any, trans: bool, layout: Any, at: Any) -> Any:
-                return lambda t: C.seq([tirx.BufferStore(frag, tirx.BufferLoad(region.source, operand_index(
-                    region, *at(t, *layout(lane, v)), trans)), [t * core.a_lanes + v]) for v in range(core.a_lanes)])
+                return lambda t: C.seq([tirx.BufferStore(frag, operand(tirx.BufferLoad(region.source, operand_index(
+                    region, *at(t, *layout(lane, v)), trans))), [t * core.a_lanes + v]) for v in range(core.a_lanes)])
 
             load_a = gather(a_frag, a, ta, core.a_at,
                             lambda i, r, q: (ch * span + row0 + i * 16 + r, kk * core.k + q))
