@@ -1,10 +1,12 @@
 """GPU benchmark for the CUDA backend (one NVIDIA GPU, <= 5 minutes): correctness, then speed against torch.
 
-    python benchmarks/gpu_bench.py [--arch sm_90a] [--quick]
+    python benchmarks/gpu_bench.py [--arch sm_90a] [--quick] [--compile-only]
 
 fp16 GEMM 4096^3 vs torch.matmul (cuBLAS), flash-attention forward vs torch SDPA, row softmax vs torch.softmax.
 Each kernel is first checked against torch, then timed with CUDA events (median of repeated runs); the table
 prints ms, TFLOP/s (GEMM, attention) and the ratio torch_time / our_time (> 1: we are faster).
+``--compile-only`` needs no GPU: it builds the same kernels to cubin for ``--arch`` (default sm_90a) and prints
+ptxas' registers / shared memory and the key PTX instructions of each.
 """
 
 from __future__ import annotations
@@ -35,16 +37,34 @@ def bench(fn: Callable[[], Any], warmup: int = 5, reps: int = 30) -> float:
     return statistics.median(times)
 
 
-def gemm_case(arch: str, n: int) -> tuple[Any, Callable[[], Any], Callable[[], Any], float]:
-    import torch
-
-    import tilelang
+def gemm_kernel(arch: str, n: int) -> Any:
     from tilelang.testing import corpus
 
     block = (128, 128, 32) if arch.startswith("sm_8") else (128, 256, 64)
     threads = 128 if arch.startswith("sm_8") else 256
-    k = corpus.gemm(M=n, N=n, K=n, block_M=block[0], block_N=block[1], block_K=block[2], threads=threads,
-                    num_stages=3)
+    return corpus.gemm(M=n, N=n, K=n, block_M=block[0], block_N=block[1], block_K=block[2], threads=threads,
+                       num_stages=3)
+
+
+def attention_kernel(seq: int) -> Any:
+    from tilelang.testing import corpus
+
+    return corpus.flash_attention(batch=4, heads=16, seq_len=seq, dim=64, is_causal=False, block_M=64,
+                                  block_N=64, num_stages=1, threads=128)
+
+
+def softmax_kernel(rows: int, cols: int) -> Any:
+    from tilelang.testing import corpus
+
+    return corpus.softmax(M=rows, N=cols, block_M=16)
+
+
+def gemm_case(arch: str, n: int) -> tuple[Any, Callable[[], Any], Callable[[], Any], float]:
+    import torch
+
+    import tilelang
+
+    k = gemm_kernel(arch, n)
     jit = tilelang.compile(k.func, target={"kind": "cuda", "arch": arch})
     a = torch.randn(n, n, device="cuda", dtype=torch.float16)
     b = torch.randn(n, n, device="cuda", dtype=torch.float16)
@@ -59,11 +79,9 @@ def attention_case(arch: str, seq: int) -> tuple[Any, Callable[[], Any], Callabl
     import torch.nn.functional as F
 
     import tilelang
-    from tilelang.testing import corpus
 
     batch, heads, dim = 4, 16, 64
-    k = corpus.flash_attention(batch=batch, heads=heads, seq_len=seq, dim=dim, is_causal=False, block_M=64,
-                               block_N=64, num_stages=1, threads=128)
+    k = attention_kernel(seq)
     jit = tilelang.compile(k.func, target={"kind": "cuda", "arch": arch})
     q, kk, v = (torch.randn(batch, seq, heads, dim, device="cuda", dtype=torch.float16) for _ in range(3))
     out = torch.empty_like(q)
@@ -79,9 +97,8 @@ def softmax_case(arch: str, rows: int, cols: int) -> tuple[Any, Callable[[], Any
     import torch
 
     import tilelang
-    from tilelang.testing import corpus
 
-    k = corpus.softmax(M=rows, N=cols, block_M=16)
+    k = softmax_kernel(rows, cols)
     jit = tilelang.compile(k.func, target={"kind": "cuda", "arch": arch})
     x = torch.randn(rows, cols, device="cuda")
     y = torch.empty_like(x)
@@ -90,11 +107,51 @@ def softmax_case(arch: str, rows: int, cols: int) -> tuple[Any, Callable[[], Any
     return jit, (lambda: jit(x, y)), (lambda: torch.softmax(x, dim=1)), 0.0
 
 
+def compile_only(arch: str, quick: bool) -> int:
+    """Build every benchmark kernel to cubin for `arch` (no GPU needed) and summarise ptxas and the PTX."""
+    import re
+    import warnings
+
+    import tilelang
+    from tilelang_cuda.compiler import compile_artifact
+
+    kernels = {
+        "gemm fp16": gemm_kernel(arch, 1024 if quick else 4096),
+        "attention fwd": attention_kernel(512 if quick else 2048),
+        "softmax fp32": softmax_kernel(1024 if quick else 8192, 1024),
+    }
+    failed = False
+    for name, kernel in kernels.items():
+        t0 = time.perf_counter()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                artifact = tilelang.lower(kernel.prim_func(), target={"kind": "cuda", "arch": arch})
+            binary = compile_artifact(artifact)
+        except Exception as exc:
+            failed = True
+            print(f"{name:16} FAILED: {type(exc).__name__}: {str(exc).splitlines()[0][:150]}")
+            continue
+        ptx = binary.ptx
+        waits = sorted(set(re.findall(r"cp\.async\.wait_group (\d+)", ptx)))
+        counts = {ins: ptx.count(ins) for ins in ("mma.sync", "wgmma.mma_async", "ldmatrix", "cp.async.cg",
+                                                  "cp.async.commit_group", "shfl.sync")}
+        shared = artifact.metadata.get("shared_bytes", binary.resources.get("static_shared_bytes", "?"))
+        res = binary.resources
+        print(f"{name:16} regs={res.get('registers', '?')} spills={res.get('spill_stores', 0)}"
+              f" shared={shared}B wait_group={waits} "
+              + " ".join(f"{k}={v}" for k, v in counts.items() if v) + f"  {time.perf_counter() - t0:.1f}s")
+    return 1 if failed else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--arch", default=None, help="CUDA arch (default: the GPU's, e.g. sm_90a on an H200)")
     parser.add_argument("--quick", action="store_true", help="smaller shapes (a smoke run)")
+    parser.add_argument("--compile-only", action="store_true", help="no GPU: build the kernels, report ptxas/PTX")
     args = parser.parse_args()
+    if args.compile_only:
+        return compile_only(args.arch or "sm_90a", args.quick)
     import torch
 
     if not torch.cuda.is_available():

@@ -19,6 +19,7 @@ from tilelang.backend import (
 PIPELINE_OPTIONS = {
     "has_threads": True,
     "warp_size": 32,
+    "software_pipeline": True,  # core multi-buffers T.Pipelined; passes/async_pipeline.py overlaps the copies
     # float atomic max/min do not exist in CUDA: the intrinsics header defines CAS-loop overloads
     "atomic_functions": {"add": "atomicAdd", "max": "tl_atomic_max", "min": "tl_atomic_min"},
 }

@@ -19,7 +19,35 @@ def _mma_accumulators(target: Any) -> Any:
     return MMAAccumulators(target)
 
 
+def _mark_pipeline(target: Any) -> Any:
+    from tilelang_cuda.passes.async_pipeline import MarkPipelineStages
+
+    return MarkPipelineStages(target)
+
+
+def _async_pipeline(target: Any) -> Any:
+    from tilelang_cuda.passes.async_pipeline import AsyncCopyPipeline
+
+    return AsyncCopyPipeline(target)
+
+
+def _swizzle(target: Any) -> Any:
+    from tilelang_cuda.passes.swizzle_shared import SwizzleSharedOperands
+
+    return SwizzleSharedOperands(target)
+
+
+def _share_scratch(target: Any) -> Any:
+    from tilelang_cuda.passes.share_scratch import ShareScratchTiles
+
+    return ShareScratchTiles(target)
+
+
 PASSES = (
     PipelinePass("cuda.mma_accumulators", "pre_layout", _mma_accumulators),
+    PipelinePass("cuda.mark_pipeline_stages", "post_layout", _mark_pipeline),
+    PipelinePass("cuda.async_copy_pipeline", "post_tile_lowering", _async_pipeline),
+    PipelinePass("cuda.swizzle_shared_operands", "post_tile_lowering", _swizzle),
+    PipelinePass("cuda.share_scratch_tiles", "post_tile_lowering", _share_scratch),
     PipelinePass("cuda.legalize_vector_width", "post_parallel", _legalize_vectors),
 )

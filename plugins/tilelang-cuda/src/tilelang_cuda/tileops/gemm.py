@@ -25,6 +25,7 @@ from tilelang_cuda.tileops.common import is_cuda
 from tilelang_cuda.tileops.common import sync as _sync
 from tilelang_cuda.tileops.common import unroll as _unroll
 
+SCRATCH = "tl.cuda.scratch"  # AllocBuffer annotation: this shared tile's uses are bracketed by barriers
 LAYOUT_ARGS = 7  # tl.gemm's own arguments; the accumulator layout follows
 
 
@@ -162,9 +163,10 @@ class _Gemm:
             return _unroll(lay.mi, "mi", lambda mi: _extern(
                 func, _addr(self.acc, [mi * lay.ni * 4]), _addr(a_frag, [(ks * lay.mi + mi) * 4]), desc))
 
-        return C.seq([*self.pre, _sync(), tirx.AllocBuffer(b_core), stage, _sync(), tirx.AllocBuffer(a_frag),
-                      *self.clear_stmt(), loads, _extern("tl_wgmma_fence"), _unroll(steps, "ks", issue),
-                      _extern("tl_wgmma_commit"), _extern("tl_wgmma_wait"), _sync()])
+        # a scratch tile: bracketed by barriers, so every wgmma of the kernel may share one (passes/share_scratch.py)
+        return C.seq([*self.pre, _sync(), tirx.AllocBuffer(b_core, {SCRATCH: 1}), stage, _sync(),
+                      tirx.AllocBuffer(a_frag), *self.clear_stmt(), loads, _extern("tl_wgmma_fence"),
+                      _unroll(steps, "ks", issue), _extern("tl_wgmma_commit"), _extern("tl_wgmma_wait"), _sync()])
 
 
 def lower_gemm(ctx: Any) -> Any:

@@ -1,0 +1,336 @@
+"""Overlap ``cp.async`` copies with compute in ``T.Pipelined`` loops: commit groups per stage, waits that let
+``num_stages - 1`` stages stay in flight.
+
+Core's InjectSoftwarePipeline (enabled by this target's ``software_pipeline`` option) turns
+``T.Pipelined(n, num_stages=s)`` into a prologue, a steady loop and an epilogue in which the copies of
+iteration ``k + s - 1`` are issued before iteration ``k`` computes, each on its own version of the shared
+tiles. The ``cp.async`` copy lowering alone would still wait for each copy right away. Two passes fix that:
+
+* `MarkPipelineStages` (``post_layout``, before the expansion) wraps every top-level statement of a pipelined
+  loop in an ``AttrStmt`` naming its role (producer = ``tl.copy`` global -> shared, else consumer) and its
+  iteration (the loop variable, which the expansion substitutes like any other use).
+* `AsyncCopyPipeline` (``post_tile_lowering``) walks the lowered code in program order with the list of
+  committed, not yet awaited groups (each: the iteration it loads, the shared buffers it writes). A producer
+  instance drops its ``wait_group 0`` and trailing barrier and commits a group (adjacent producers of one
+  iteration share one ``commit_group``; commits stay outside the ``j < n`` guards so group counts are static).
+  A consumer that touches a pending buffer gets ``cp.async.wait_group N`` + ``__syncthreads()`` in front, ``N``
+  = the number of groups committed after its own iteration's group. Anything else that touches a pending
+  buffer waits for all groups. Loops are handled by induction: if the groups pending at the loop entry are
+  ``P`` (iterations ``e_i``), the hypothesis is that iteration ``t`` starts with ``e_i + t`` pending; it is
+  kept only when the body maps that state to the one of iteration ``t + 1``, else the loop's consumers wait
+  for everything.
+
+Why results stay those of the serial loop: a consumer of iteration ``j`` reads only what producers of
+iterations ``<= j`` wrote (serial semantics, which the expansion keeps), and core gives every buffer a producer
+writes ahead of its readers ``S + 1`` versions, so groups of later iterations pending at that point write
+other versions. ``wait_group N`` completes every group older than the newest ``N`` (including iteration
+``j``'s); the barrier after it publishes all threads' copies. A producer's copies follow a barrier that
+follows every earlier read of shared memory: its own leading barrier, dropped only when nothing but copies,
+commits and waits ran since the last barrier (at a loop top: neither before the loop nor at the body's end).
+Where the analysis is unsure it waits for all groups, which is the unpipelined behaviour.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import tvm
+import tvm_ffi
+from tvm import tirx
+
+from tilelang.transform import _common as C
+from tilelang_cuda.tileops.common import arch_number, extern, sync
+
+PRODUCER = "tl.cuda.pipeline_producer"
+CONSUMER = "tl.cuda.pipeline_consumer"
+_MARKERS = (PRODUCER, CONSUMER)
+_SHARED = ("shared", "shared.dyn")
+_DECLARATIONS = tuple(getattr(tirx, n) for n in ("AllocBuffer", "Bind", "DeclBuffer") if hasattr(tirx, n))
+
+
+# ----------------------------------------------------------------------------- marking (before expansion)
+def _is_async_candidate(stmt: Any) -> bool:
+    """A ``tl.copy`` from global memory into a shared tile (what the cp.async lowering may serve)."""
+    found = C.tile_op_of(stmt)
+    if found is None or found[0] != "tl.copy" or len(found[1].args) < 2:
+        return False
+    src, dst = (getattr(a, "source", a) for a in found[1].args[:2])
+    try:
+        return C.scope_of(src) == "global" and C.scope_of(dst) in _SHARED
+    except AttributeError:
+        return False
+
+
+def _mark(stmt: Any, loop_var: Any) -> Any:
+    key = PRODUCER if _is_async_candidate(stmt) else CONSUMER
+    return tirx.AttrStmt(tvm.ir.StringImm(key), key, loop_var, stmt)
+
+
+def MarkPipelineStages(target: Any = None) -> tvm.transform.Pass:
+    """Tag the top-level statements of ``T.Pipelined`` loops with their role and iteration (module docstring)."""
+
+    @C.prim_func_pass("tl.cuda.MarkPipelineStages")
+    def mark(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
+        tgt = target if target is not None else (func.attrs.get("target") if func.attrs else None)
+        if tgt is None or arch_number(tgt) < 80:
+            return func
+
+        def on_for(loop: Any, m: Any) -> Any:
+            loop = m.default_mutate(loop)
+            if not any(k in loop.annotations for k in C.PIPELINE_KEYS):
+                return loop
+            body = loop.body
+            stmts = list(body.seq) if isinstance(body, tirx.SeqStmt) else [body]
+            if len(stmts) < 2 or not any(_is_async_candidate(s) for s in stmts):
+                return loop
+            if any(isinstance(s, _DECLARATIONS) for s in stmts):
+                return loop  # a marker would end the declaration's scope (and core runs such loops serially)
+            marked = tirx.SeqStmt([_mark(s, loop.loop_var) for s in stmts])
+            return tirx.For(loop.loop_var, loop.min, loop.extent, loop.kind, marked, loop.thread_binding,
+                            loop.annotations)
+
+        return C.with_body(func, tvm_ffi.structural_mutate(func.body, [(tirx.For, on_for)]))
+
+    return mark
+
+
+# ----------------------------------------------------------------------------- waits (after lowering)
+@dataclass(frozen=True)
+class _Group:
+    """One committed cp.async group: the iteration it loads (None: unknown) and the variables (buffers and
+    their data pointers) it writes (None: possibly any)."""
+
+    iteration: Any
+    keys: frozenset | None
+
+
+_UNKNOWN = _Group(None, None)
+
+
+def _extern_name(stmt: Any) -> str | None:
+    if isinstance(stmt, tirx.Evaluate) and isinstance(stmt.value, tvm.ir.Call):
+        call = stmt.value
+        if isinstance(call.op, tvm.ir.Op) and call.op.name == "tirx.call_extern":
+            return str(call.args[0].value)
+    return None
+
+
+def _is_sync(stmt: Any) -> bool:
+    if isinstance(stmt, tirx.Evaluate) and isinstance(stmt.value, tvm.ir.Call):
+        op = stmt.value.op
+        return isinstance(op, tvm.ir.Op) and op.name == "tirx.tvm_storage_sync"
+    return False
+
+
+def _flat(stmt: Any) -> list[Any]:
+    if isinstance(stmt, tirx.SeqStmt):
+        return [x for s in stmt.seq for x in _flat(s)]
+    return [stmt]
+
+
+def _vars(stmt: Any) -> set[Any]:
+    found: set[Any] = set()
+    C.walk(stmt, [(tvm.ir.Var, found.add)])
+    return found
+
+
+def _has_marker(stmt: Any) -> bool:
+    return bool(C.collect(stmt, tirx.AttrStmt, lambda a: str(a.attr_key) in _MARKERS))
+
+
+def _has_wait(stmt: Any) -> bool:
+    return bool(C.collect(stmt, tirx.Evaluate, lambda e: _extern_name(e) == "tl_cp_async_wait_group"))
+
+
+def _wait(n: int) -> Any:
+    return extern("tl_cp_async_wait_group", n)
+
+
+def _split_async(body: Any) -> tuple[list[Any], frozenset] | None:
+    """The issuing part of a lowered cp.async copy (``[sync, copies, commit, wait 0, sync]`` without its last
+    three statements) and the shared buffers it writes; None for any other lowering."""
+    items = _flat(body)
+    names = [_extern_name(s) for s in items]
+    if len(items) < 4 or names[-3:-1] != ["tl_cp_async_commit", "tl_cp_async_wait_group"] or not _is_sync(items[-1]):
+        return None
+    issued = C.collect(body, tirx.Evaluate, lambda e: _extern_name(e) == "tl_cp_async16")
+    if names.count("tl_cp_async_commit") != 1 or not issued:
+        return None
+    keys: set[Any] = set()
+    for v in _vars(body):
+        if tirx.is_buffer_var(v) and C.scope_of(v) in _SHARED:
+            keys.add(v)
+    return items[:-3], frozenset(keys)
+
+
+class _Walker:
+    """Rewrites one function body in program order, tracking the pending groups (module docstring)."""
+
+    def __init__(self, analyzer: Any):
+        self.analyzer = analyzer
+        self.dirty = True  # shared memory may have been read since the last barrier
+
+    def after(self, stmt: Any) -> None:
+        """Update `dirty` for `stmt` just emitted (anything but a barrier may read shared memory)."""
+        self.dirty = not _is_sync(_flat(stmt)[-1])
+
+    # -- helpers
+    def same(self, a: Any, b: Any) -> bool:
+        if a is None or b is None:
+            return False
+        return bool(self.analyzer.can_prove_equal(a, b))
+
+    @staticmethod
+    def touches(stmt_vars: set[Any], pending: list[_Group]) -> bool:
+        return any(g.keys is None or not g.keys.isdisjoint(stmt_vars) for g in pending)
+
+    def wait_for(self, iteration: Any, pending: list[_Group]) -> tuple[int, list[_Group]]:
+        """``(N, remaining)`` for a consumer of `iteration`: the newest group of that iteration and every
+        older one complete under ``wait_group N``."""
+        for idx in range(len(pending) - 1, -1, -1):
+            if self.same(pending[idx].iteration, iteration):
+                newer = pending[idx + 1:]
+                if all(g.iteration is not None for g in newer):
+                    return len(newer), newer
+                break
+        return 0, []
+
+    # -- statements
+    def seq(self, stmts: list[Any], pending: list[_Group]) -> tuple[list[Any], list[_Group]]:
+        out: list[Any] = []
+        open_group = False  # the last emitted statement is the commit of pending[-1]
+        for stmt in stmts:
+            guard, inner = None, stmt
+            if isinstance(stmt, tirx.IfThenElse) and stmt.else_case is None and isinstance(
+                    stmt.then_case, tirx.AttrStmt) and str(stmt.then_case.attr_key) in _MARKERS:
+                guard, inner = stmt.condition, stmt.then_case
+            if isinstance(inner, tirx.AttrStmt) and str(inner.attr_key) == PRODUCER:
+                split = _split_async(inner.body)
+                if split is not None:
+                    issue, keys = split
+                    iteration = inner.value
+                    if open_group and self.same(pending[-1].iteration, iteration):
+                        out.pop()  # one commit for the producers of one iteration
+                        if issue and _is_sync(issue[0]):
+                            issue = issue[1:]
+                        last = pending.pop()
+                        keys = keys | (last.keys or frozenset())
+                    if issue and _is_sync(issue[0]):
+                        if self.dirty:
+                            self.dirty = False  # this barrier orders the copies after earlier readers
+                        else:
+                            issue = issue[1:]  # nothing read shared memory since the last barrier
+                    body = C.seq(issue)
+                    out.append(body if guard is None else tirx.IfThenElse(guard, body, None))
+                    out.append(extern("tl_cp_async_commit"))
+                    pending = [*pending, _Group(iteration, keys)]
+                    open_group = True
+                    continue
+                inner_out, pending = self.plain(inner.body, pending, out)
+                out.append(inner_out if guard is None else tirx.IfThenElse(guard, inner_out, None))
+                self.after(inner_out)
+                open_group = False
+                continue
+            if isinstance(inner, tirx.AttrStmt) and str(inner.attr_key) == CONSUMER:
+                body = inner.body
+                if self.touches(_vars(body), pending):
+                    n, pending = self.wait_for(inner.value, pending)
+                    out.append(_wait(n))
+                    first = _flat(body)[0]
+                    if not _is_sync(first):
+                        out.append(sync())
+                if _has_wait(body):
+                    pending = []  # a copy of its own that waits for every group
+                out.append(body if guard is None else tirx.IfThenElse(guard, body, None))
+                self.after(body)
+                open_group = False
+                continue
+            new, pending = self.visit(stmt, pending, out)
+            out.append(new)
+            if not _has_marker(stmt):
+                self.after(new)
+            open_group = False
+        return out, pending
+
+    def plain(self, stmt: Any, pending: list[_Group], out: list[Any]) -> tuple[Any, list[_Group]]:
+        """A statement without markers: wait for everything first if it touches a pending buffer."""
+        if pending and self.touches(_vars(stmt), pending):
+            out += [_wait(0), sync()]
+            pending = []
+        if _has_wait(stmt):
+            pending = []  # its own copies wait for all groups
+        return stmt, pending
+
+    def visit(self, stmt: Any, pending: list[_Group], out: list[Any] | None = None) -> tuple[Any, list[_Group]]:
+        out = [] if out is None else out
+        if not _has_marker(stmt):
+            return self.plain(stmt, pending, out)
+        if isinstance(stmt, tirx.SeqStmt) or (isinstance(stmt, tirx.AttrStmt) and str(stmt.attr_key) in _MARKERS):
+            items, pending = self.seq(_flat(stmt) if isinstance(stmt, tirx.SeqStmt) else [stmt], pending)
+            return C.seq(items), pending
+        if isinstance(stmt, tirx.For):
+            return self.loop(stmt, pending)
+        if isinstance(stmt, tirx.AttrStmt):
+            body, pending = self.visit(stmt.body, pending)
+            return tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, body), pending
+        # any other structure holding markers: its pipelined parts wait for everything
+        prefix = [_wait(0), sync()] if pending else []
+        body = _strip_markers(stmt)
+        self.dirty = True
+        commits = C.collect(body, tirx.Evaluate, lambda e: _extern_name(e) == "tl_cp_async_commit")
+        return C.seq([*prefix, body]), [_UNKNOWN] if commits else []
+
+    def loop(self, loop: Any, entry: list[_Group]) -> tuple[Any, list[_Group]]:
+        t = loop.loop_var
+        self.analyzer.bind(t, tvm.ir.Range.from_min_extent(loop.min, loop.extent), allow_override=True)
+
+        def state_at(when: Any) -> list[_Group]:
+            return [_Group(self.analyzer.simplify(g.iteration + (when - loop.min)), g.keys) for g in entry]
+
+        def body_from(state: list[_Group], entry_dirty: bool) -> tuple[list[Any], list[_Group]]:
+            """The body for `state` at the top of each iteration; barriers a producer would open with are
+            dropped only if neither the code before the loop nor the end of the body reads shared memory
+            unfenced (an iteration starts after one or the other)."""
+            self.dirty = True
+            items, end = self.seq(_flat(loop.body), list(state))
+            end_dirty = self.dirty
+            if not (entry_dirty or end_dirty):
+                self.dirty = False
+                items, end = self.seq(_flat(loop.body), list(state))
+            self.dirty = entry_dirty or end_dirty
+            return items, end
+
+        entry_dirty = self.dirty
+        hypothesis = state_at(t) if all(g.iteration is not None for g in entry) else None
+        if hypothesis is not None:
+            items, end = body_from(hypothesis, entry_dirty)
+            nxt = state_at(t + 1)
+            if len(end) == len(nxt) and all(self.same(a.iteration, b.iteration) and a.keys == b.keys
+                                            for a, b in zip(end, nxt)):
+                new = tirx.For(t, loop.min, loop.extent, loop.kind, C.seq(items), loop.thread_binding,
+                               loop.annotations)
+                return new, state_at(loop.min + loop.extent)
+        items, _ = body_from([_UNKNOWN], entry_dirty)
+        new = tirx.For(t, loop.min, loop.extent, loop.kind, C.seq(items), loop.thread_binding, loop.annotations)
+        return new, [_UNKNOWN]
+
+
+def _strip_markers(stmt: Any) -> Any:
+    return tvm_ffi.structural_map(stmt, (tirx.AttrStmt, lambda a: a.body if str(a.attr_key) in _MARKERS else a))
+
+
+def AsyncCopyPipeline(target: Any = None) -> tvm.transform.Pass:
+    """Commit groups and staged waits for the cp.async copies of pipelined loops (see the module docstring)."""
+
+    @C.prim_func_pass("tl.cuda.AsyncCopyPipeline")
+    def pipeline(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
+        if not _has_marker(func.body):
+            return func
+        analyzer = tvm.sym.Analyzer()
+        for var, extent in C.launch_extents(func).values():
+            analyzer.bind(var, tvm.ir.Range.from_min_extent(0, extent))
+        body, _ = _Walker(analyzer).visit(func.body, [])
+        return C.with_body(func, _strip_markers(body))
+
+    return pipeline

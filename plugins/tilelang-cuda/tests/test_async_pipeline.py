@@ -1,0 +1,421 @@
+"""Software pipelining of cp.async copies (tilelang_cuda.passes.async_pipeline).
+
+The staged waits are checked two ways without a GPU: the lowered program is executed symbolically for one
+thread under the cp.async rules (a read of a shared tile version must follow the completion -- by a
+``wait_group`` -- of the group that wrote it and a barrier after that; a copy into a version must follow a
+barrier after its last read), and nvcc's PTX holds ``cp.async.wait_group s-1`` and one ``commit_group`` per stage.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import pytest
+import tvm
+from cuda_helpers import needs_nvcc
+from tvm import tirx
+
+from tilelang.testing import corpus
+
+
+def _readme_gemm(num_stages: int, k_tiles: int = 16, block_k: int = 32):
+    return corpus.gemm(M=256, N=256, K=k_tiles * block_k, block_M=128, block_N=128, block_K=block_k,
+                       num_stages=num_stages)
+
+
+def _dynamic_k_gemm(num_stages: int):
+    """The README GEMM with a runtime K (``kdim``): guarded prologue/epilogue, A copied synchronously (its
+    rows have a runtime length), B with cp.async."""
+    import tilelang.language as T
+
+    kdim = T.dynamic("kdim")
+
+    @T.prim_func
+    def gemm(A: T.Tensor((128, kdim), "float16"), B: T.Tensor((kdim, 128), "float16"),
+             C: T.Tensor((128, 128), "float16")):
+        with T.Kernel(1, 1, threads=128) as (_bx, _by):
+            A_shared = T.alloc_shared((128, 32), "float16")
+            B_shared = T.alloc_shared((32, 128), "float16")
+            C_local = T.alloc_fragment((128, 128), "float32")
+            T.clear(C_local)
+            for ko in T.Pipelined(T.ceildiv(kdim, 32), num_stages=num_stages):
+                T.copy(A[0, ko * 32], A_shared)
+                T.copy(B[ko * 32, 0], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[0, 0])
+
+    class _Kernel:
+        def prim_func(self):
+            return gemm
+
+    return _Kernel()
+
+
+def _lower(kernel, arch: str = "sm_80", capture: list | None = None):
+    import tilelang
+    import tilelang_cuda.passes.async_pipeline as ap
+
+    if capture is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return tilelang.lower(kernel.prim_func(), target={"kind": "cuda", "arch": arch})
+    original = ap.AsyncCopyPipeline
+
+    def capturing(target=None):
+        inner = original(target)
+
+        def run(mod):
+            out = inner(mod)
+            capture.append(out)
+            return out
+
+        return run
+
+    ap.AsyncCopyPipeline = capturing
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return tilelang.lower(kernel.prim_func(), target={"kind": "cuda", "arch": arch})
+    finally:
+        ap.AsyncCopyPipeline = original
+
+
+class _Sim:
+    """One thread (threadIdx = blockIdx = 0) of the lowered block, run in program order under cp.async rules."""
+
+    def __init__(self):
+        self.analyzer = tvm.sym.Analyzer()
+        self.env: dict = {}
+        self.time = 0
+        self.groups: list[list] = []       # committed groups: list of (buffer, version)
+        self.open: list = []               # issued, not yet committed
+        self.done_at: dict = {}            # (buf, version) -> time its group completed
+        self.writer: dict = {}             # (buf, version) -> group index (or "open")
+        self.last_sync = -1
+        self.last_read: dict = {}
+        self.errors: list[str] = []
+        self.completed = 0                 # groups [0, completed) are complete
+        self.reads = 0
+
+    def value(self, e):
+        import tvm_ffi
+
+        e = tvm_ffi_subst(e, self.env)
+
+        def fold_xor(x):  # the simplifier keeps XORs of constant operands
+            a, b = self.analyzer.simplify(x.a), self.analyzer.simplify(x.b)
+            if isinstance(a, tirx.IntImm) and isinstance(b, tirx.IntImm):
+                return tirx.const(int(a.value) ^ int(b.value), "int32")
+            return x
+
+        v = self.analyzer.simplify(tvm_ffi.structural_map(e, (tirx.BitwiseXor, fold_xor)))
+        return int(v.value) if isinstance(v, tirx.IntImm) else None
+
+    def version(self, buf, offset_or_lead, linear: bool):
+        shape = [int(s) for s in buf.ty.shape]
+        if len(shape) < 3:
+            return (buf.name, 0)
+        if linear:
+            per = 1
+            for s in shape[1:]:
+                per *= s
+            return (buf.name, self.value(offset_or_lead) // per)
+        return (buf.name, self.value(offset_or_lead))
+
+    def run(self, stmt):
+        self.time += 1
+        if isinstance(stmt, tirx.SeqStmt):
+            for s in stmt.seq:
+                self.run(s)
+        elif isinstance(stmt, tirx.For):
+            lo, ext = self.value(stmt.min), self.value(stmt.extent)
+            for i in range(lo, lo + ext):
+                self.env[stmt.loop_var] = tirx.const(i, "int32")
+                self.run(stmt.body)
+            self.env.pop(stmt.loop_var, None)
+        elif isinstance(stmt, tirx.IfThenElse):
+            cond = self.value(stmt.condition)
+            if cond is None or cond:
+                self.run(stmt.then_case)
+            elif stmt.else_case is not None:
+                self.run(stmt.else_case)
+        elif isinstance(stmt, tirx.AttrStmt):
+            if stmt.attr_key == "thread_extent":
+                self.env[stmt.node.var] = tirx.const(0, "int32")
+            self.run(stmt.body)
+        elif isinstance(stmt, tirx.Evaluate):
+            self.evaluate(stmt.value)
+
+    def evaluate(self, call):
+        if not isinstance(call, tvm.ir.Call) or not isinstance(call.op, tvm.ir.Op):
+            return
+        if call.op.name == "tirx.tvm_storage_sync":
+            self.last_sync = self.time
+            return
+        if call.op.name != "tirx.call_extern":
+            return
+        name = str(call.args[0].value)
+        if name == "tl_cp_async16":
+            ptr = call.args[1]
+            buf = next(v for v in _vars(ptr) if tirx.is_buffer_var(v))
+            key = self.version(buf, ptr.args[2], linear=True)
+            if self.last_read.get(key, -1) > self.last_sync:
+                self.errors.append(f"copy into {key} at {self.time} without a barrier after its last read")
+            self.open.append(key)
+            self.writer[key] = "open"
+        elif name == "tl_cp_async_commit":
+            for key in self.open:
+                self.writer[key] = len(self.groups)
+            self.groups.append(self.open)
+            self.open = []
+        elif name == "tl_cp_async_wait_group":
+            n = int(call.args[1].value)
+            upto = max(self.completed, len(self.groups) - n)
+            for g in range(self.completed, upto):
+                for key in self.groups[g]:
+                    if self.writer.get(key) == g:
+                        self.done_at[key] = self.time
+            self.completed = upto
+        elif name.startswith("tl_ldmatrix"):
+            load = call.args[2].args[0]
+            key = self.version(load.source, load.indices[0], linear=False)
+            self.reads += 1
+            w = self.writer.get(key)
+            if w is not None:
+                if w == "open" or w >= self.completed:
+                    self.errors.append(f"read of {key} at {self.time} before its copy group completed")
+                elif self.done_at.get(key, 1 << 60) > self.last_sync:
+                    self.errors.append(f"read of {key} at {self.time} without a barrier after the wait")
+            self.last_read[key] = self.time
+
+
+def _vars(node):
+    found = []
+    tvm_ffi_walk(node, found)
+    return found
+
+
+def tvm_ffi_walk(node, found):
+    import tvm_ffi
+
+    tvm_ffi.structural_walk(node, [(tvm.ir.Var, found.append)])
+
+
+def tvm_ffi_subst(e, env):
+    import tvm_ffi
+
+    return tvm_ffi.structural_map(e, (tvm.ir.Var, lambda v: env.get(v, v))) if env else e
+
+
+@pytest.mark.parametrize("num_stages,k_tiles", [(2, 1), (2, 5), (3, 1), (3, 2), (3, 16), (4, 3), (4, 9)])
+def test_pipelined_gemm_waits_are_sufficient(num_stages, k_tiles):
+    captured: list = []
+    src = _lower(_readme_gemm(num_stages, k_tiles), capture=captured).kernel_source
+    (mod,) = captured
+    sim = _Sim()
+    for _, func in mod.functions.items():
+        sim.run(func.body)
+    assert sim.errors == []
+    assert sim.reads > 0 and len(sim.groups) == k_tiles  # one commit group per stage (A and B together)
+    waits = [int(n) for n in re.findall(r"tl_cp_async_wait_group\((\d+)\)", src)]
+    if k_tiles > num_stages:  # the steady loop keeps num_stages - 1 groups in flight
+        assert waits[0] == num_stages - 1
+
+
+@pytest.mark.parametrize("num_stages", [2, 3])
+def test_dynamic_trip_counts_keep_the_waits_sufficient(num_stages):
+    captured: list = []
+    src = _lower(_dynamic_k_gemm(num_stages), capture=captured).kernel_source
+    (mod,) = captured
+    assert f"tl_cp_async_wait_group({num_stages - 1})" in src
+    for _, func in mod.functions.items():
+        kdim = [v for v in _vars(func.body) if v.name == "kdim" and not tirx.is_buffer_var(v)]
+        assert kdim
+        for k in (32, 64, 96, 160, 320):
+            sim = _Sim()
+            sim.env = {v: tirx.const(k, "int32") for v in kdim}
+            sim.run(func.body)
+            assert sim.errors == [], (k, sim.errors)
+            assert sim.reads > 0
+
+
+def test_a_wrong_wait_count_is_caught_by_the_simulation():
+    captured: list = []
+    _lower(_readme_gemm(3, 8), capture=captured)
+    (mod,) = captured
+
+    def loosen(ev):
+        if (isinstance(ev.value, tvm.ir.Call) and isinstance(ev.value.op, tvm.ir.Op)
+                and ev.value.op.name == "tirx.call_extern" and str(ev.value.args[0].value) == "tl_cp_async_wait_group"):
+            return tirx.Evaluate(tirx.call_extern("void", "tl_cp_async_wait_group", int(ev.value.args[1].value) + 1))
+        return ev
+
+    import tvm_ffi
+
+    sim = _Sim()
+    for _, func in mod.functions.items():
+        sim.run(tvm_ffi.structural_map(func.body, (tirx.Evaluate, loosen)))
+    assert any("before its copy group completed" in e for e in sim.errors)
+
+
+def test_loops_declaring_buffers_at_top_level_are_left_to_core():
+    # flash attention's loop body allocates a tile at its top level: core runs it serially, and marking its
+    # statements must not end that allocation's scope early
+    src = _lower(corpus.flash_attention(num_stages=2)).kernel_source
+    assert re.findall(r"tl_cp_async_wait_group\((\d+)\)", src) and "tl_mma_" in src
+
+
+def test_serial_loops_keep_waiting_at_once():
+    src = _lower(_readme_gemm(1, 4)).kernel_source
+    assert re.findall(r"tl_cp_async_wait_group\((\d+)\)", src) == ["0"]
+
+
+@needs_nvcc
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_readme_gemm_ptx_overlaps_three_stages(arch):
+    from tilelang_cuda.compiler import compile_artifact
+
+    art = _lower(_readme_gemm(3, 16), arch=arch)
+    ptx = compile_artifact(art).ptx
+    assert ("wgmma.mma_async" if arch == "sm_90a" else "mma.sync.aligned") in ptx
+    waits = re.findall(r"cp\.async\.wait_group (\d+)", ptx)
+    assert "2" in waits and set(waits) <= {"0", "1", "2"}
+    # two prologue stages + one per steady iteration (a loop in the PTX) : at least three commit sites
+    assert ptx.count("cp.async.commit_group") >= 3
+
+
+# ----------------------------------------------------------------------------- swizzled operand tiles
+def _ldmatrix_slots(mod, threads: int = 32):
+    """For each ldmatrix call (in program order) and each lane: the 16-byte bank slot (0..7) it reads."""
+    per_call: list[list[int]] = []
+    for tid in range(threads):
+        sim = _Sim()
+        calls: list = []
+
+        def record(call, sim=sim, calls=calls):
+            if (isinstance(call, tvm.ir.Call) and isinstance(call.op, tvm.ir.Op) and call.op.name == "tirx.call_extern"
+                    and str(call.args[0].value).startswith("tl_ldmatrix")):
+                load = call.args[2].args[0]
+                shape = [int(s) for s in load.source.ty.shape]
+                offset = 0
+                for i, s in zip(load.indices, shape):
+                    offset = offset * s + sim.value(i)
+                calls.append((offset * 2 // 16) % 8)
+
+        sim.evaluate = record
+        for _, func in mod.functions.items():
+            sim.env = {}
+            _run_with_tid(sim, func.body, tid)
+        for n, slot in enumerate(calls):
+            if tid == 0:
+                per_call.append([])
+            per_call[n].append(slot)
+    return per_call
+
+
+def _run_with_tid(sim, stmt, tid):
+    if isinstance(stmt, tirx.AttrStmt) and stmt.attr_key == "thread_extent":
+        sim.env[stmt.node.var] = tirx.const(tid if "threadIdx" in str(stmt.node.thread_tag) else 0, "int32")
+        return _run_with_tid(sim, stmt.body, tid)
+    if isinstance(stmt, tirx.SeqStmt):
+        for s in stmt.seq:
+            _run_with_tid(sim, s, tid)
+        return None
+    return sim.run(stmt)
+
+
+def _capture_after_swizzle(kernel, swizzle: bool = True):
+    import tilelang_cuda.passes.swizzle_shared as sw
+
+    captured: list = []
+    original = sw.SwizzleSharedOperands
+
+    def wrapped(target=None):
+        inner = original(target)
+
+        def run(mod):
+            out = inner(mod) if swizzle else mod
+            captured.append(out)
+            return out
+
+        return run
+
+    sw.SwizzleSharedOperands = wrapped
+    try:
+        _lower(kernel)
+    finally:
+        sw.SwizzleSharedOperands = original
+    return captured[0]
+
+
+def _conflicted_phases(per_call):
+    # each group of 8 lanes (one 8x8 matrix) is one shared-memory phase: distinct slots = no bank conflict
+    return sum(len(set(lanes[g:g + 8])) < 8 for lanes in per_call for g in range(0, 32, 8))
+
+
+@pytest.mark.parametrize("trans_a,trans_b", [(False, False), (True, True)])
+def test_swizzled_operands_make_ldmatrix_conflict_free(trans_a, trans_b):
+    kernel = corpus.gemm(M=128, N=128, K=64, block_M=128, block_N=128, block_K=32, num_stages=2,
+                         trans_A=trans_a, trans_B=trans_b)
+    plain = _ldmatrix_slots(_capture_after_swizzle(kernel, swizzle=False))
+    swizzled = _ldmatrix_slots(_capture_after_swizzle(kernel))
+    assert len(plain) == len(swizzled) > 0
+    assert _conflicted_phases(plain) > 0  # the row-major tiles conflict (what the pass is for)
+    assert _conflicted_phases(swizzled) == 0
+
+
+@pytest.mark.parametrize("shape,dtype", [((128, 32), "float16"), ((32, 128), "float16"), ((64, 16), "float16"),
+                                         ((3, 64, 64), "bfloat16"), ((64, 128), "int8")])
+def test_swizzle_is_a_chunk_preserving_permutation_of_each_row(shape, dtype):
+    from tilelang_cuda.passes.swizzle_shared import _swizzle_col, swizzle_params
+
+    params = swizzle_params(list(shape), dtype)
+    assert params is not None
+    vec = params[0]
+    analyzer = tvm.sym.Analyzer()
+    rows, cols = shape[-2], shape[-1]
+    for r in range(rows):
+        image = [int(analyzer.simplify(_swizzle_col(tirx.const(r, "int32"), tirx.const(c, "int32"), params)))
+                 for c in range(cols)]
+        assert sorted(image) == list(range(cols))
+        assert all(image[c] // vec == image[c - c % vec] // vec and image[c] % vec == c % vec for c in range(cols))
+
+
+def test_tiles_that_cannot_be_swizzled_are_left_alone():
+    from tilelang_cuda.passes.swizzle_shared import swizzle_params
+
+    assert swizzle_params([128, 8], "float16") is None      # one 16-byte chunk per row
+    assert swizzle_params([12, 64], "float16") is None      # rows not a multiple of 8
+    assert swizzle_params([64, 96], "float16") is None      # 12 chunks: XOR would leave the row
+
+
+# ----------------------------------------------------------------------------- shared scratch tiles
+def test_pipelined_wgmma_gemm_fits_hopper_shared_memory():
+    from tilelang_cuda.passes.share_scratch import max_shared_bytes
+
+    kernel = corpus.gemm(M=512, N=512, K=512, block_M=128, block_N=256, block_K=64, threads=256, num_stages=3)
+    art = _lower(kernel, arch="sm_90a")
+    src = art.kernel_source
+    assert "tl_wgmma_m64n256k16" in src and "tl_cp_async_wait_group(2)" in src
+    # 3 versions of A (16 KiB) and B (32 KiB) + ONE 32 KiB b_core, not one per pipelined gemm copy
+    assert art.metadata["shared_bytes"] == 3 * (16 + 32) * 1024 + 32 * 1024 <= max_shared_bytes(90)
+
+
+def test_kernels_that_fit_keep_their_scratch_tiles():
+    art = _lower(_readme_gemm(3, 4), arch="sm_90a")  # 128x128x32 tiles: well under the limit
+    assert art.metadata["shared_bytes"] == 3 * (8 + 8) * 1024 + 3 * 8 * 1024
+
+
+@pytest.mark.parametrize("pre_swizzled", [False, True])
+def test_tiles_with_an_applied_layout_are_not_swizzled_again(pre_swizzled):
+    from tilelang_cuda.passes.swizzle_shared import _rewritable, swizzle_params
+
+    buf = tirx.decl_buffer((32, 64), "float16", name="A_shared", scope="shared.dyn")
+    i, j = tirx.Var("i", "int32"), tirx.Var("j", "int32")
+    col = tirx.bitwise_xor(j, 8) if pre_swizzled else j
+    store = tirx.BufferStore(buf, tirx.const(0, "float16"), [i, col])
+    body = tirx.SeqStmt([tirx.AllocBuffer(buf), tirx.For(i, 0, 32, tirx.ForKind.SERIAL,
+                                                         tirx.For(j, 0, 64, tirx.ForKind.SERIAL, store))])
+    params = swizzle_params([32, 64], "float16")
+    assert _rewritable(body, buf, params, tvm.sym.Analyzer()) is not pre_swizzled
