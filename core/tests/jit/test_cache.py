@@ -252,6 +252,7 @@ def test_package_stamp_tracks_source_edits(tmp_path, monkeypatch):
     assert keys.package_stamp("tilelang") != "absent"
 
 
+@pytest.mark.backend("cpu")
 def test_lowering_packages_are_core_and_the_kinds_plugins():
     from tilelang.cache import keys
 
