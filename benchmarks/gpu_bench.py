@@ -59,13 +59,14 @@ def softmax_kernel(rows: int, cols: int) -> Any:
     return corpus.softmax(M=rows, N=cols, block_M=16)
 
 
-def gemm_case(arch: str, n: int) -> tuple[Any, Callable[[], Any], Callable[[], Any], float]:
+def gemm_case(arch: str, n: int, tma: bool = False) -> tuple[Any, Callable[[], Any], Callable[[], Any], float]:
     import torch
 
     import tilelang
 
     k = gemm_kernel(arch, n)
-    jit = tilelang.compile(k.func, target={"kind": "cuda", "arch": arch})
+    configs = {"tl.cuda.enable_tma": True} if tma else None
+    jit = tilelang.compile(k.func, target={"kind": "cuda", "arch": arch}, pass_configs=configs)
     a = torch.randn(n, n, device="cuda", dtype=torch.float16)
     b = torch.randn(n, n, device="cuda", dtype=torch.float16)
     c = torch.empty(n, n, device="cuda", dtype=torch.float16)
@@ -121,12 +122,16 @@ def compile_only(arch: str, quick: bool) -> int:
         "softmax fp32": softmax_kernel(1024 if quick else 8192, 1024),
     }
     failed = False
+    if arch.endswith("a") and arch >= "sm_90":
+        kernels["gemm fp16 TMA"] = kernels["gemm fp16"]
     for name, kernel in kernels.items():
         t0 = time.perf_counter()
+        configs = {"tl.cuda.enable_tma": True} if "TMA" in name else None
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                artifact = tilelang.lower(kernel.prim_func(), target={"kind": "cuda", "arch": arch})
+                artifact = tilelang.lower(kernel.prim_func(), target={"kind": "cuda", "arch": arch},
+                                          pass_configs=configs)
             binary = compile_artifact(artifact)
         except Exception as exc:
             failed = True
@@ -135,7 +140,8 @@ def compile_only(arch: str, quick: bool) -> int:
         ptx = binary.ptx
         waits = sorted(set(re.findall(r"cp\.async\.wait_group (\d+)", ptx)))
         counts = {ins: ptx.count(ins) for ins in ("mma.sync", "wgmma.mma_async", "ldmatrix", "cp.async.cg",
-                                                  "cp.async.commit_group", "shfl.sync")}
+                                                  "cp.async.commit_group", "cp.async.bulk.tensor",
+                                                  "mbarrier.try_wait.parity", "shfl.sync")}
         shared = artifact.metadata.get("shared_bytes", binary.resources.get("static_shared_bytes", "?"))
         res = binary.resources
         print(f"{name:16} regs={res.get('registers', '?')} spills={res.get('spill_stores', 0)}"
@@ -163,6 +169,8 @@ def main() -> int:
     print(f"GPU: {torch.cuda.get_device_name(0)}  arch: {arch}  torch {torch.__version__}")
     cases = {
         "gemm fp16 4096^3": lambda: gemm_case(arch, 1024 if args.quick else 4096),
+        **({"gemm fp16 4096^3 (TMA, opt-in)": lambda: gemm_case(arch, 1024 if args.quick else 4096, tma=True)}
+           if arch.endswith("a") and arch >= "sm_90" else {}),
         "attention fwd (b4 h16 s2048 d64)": lambda: attention_case(arch, 512 if args.quick else 2048),
         "softmax 8192x1024 fp32": lambda: softmax_case(arch, 1024 if args.quick else 8192, 1024),
     }

@@ -18,6 +18,8 @@ from tvm import tirx
 
 from tilelang.testing import corpus
 
+NO_TMA = {"tl.disable_tma_lower": True}  # the cp.async pipeline on sm_90a
+
 
 def _readme_gemm(num_stages: int, k_tiles: int = 16, block_k: int = 32):
     return corpus.gemm(M=256, N=256, K=k_tiles * block_k, block_M=128, block_N=128, block_K=block_k,
@@ -52,14 +54,15 @@ def _dynamic_k_gemm(num_stages: int):
     return _Kernel()
 
 
-def _lower(kernel, arch: str = "sm_80", capture: list | None = None):
+def _lower(kernel, arch: str = "sm_80", capture: list | None = None, configs: dict | None = None):
+    """Lower for `arch`; `capture` collects the module right after AsyncCopyPipeline."""
     import tilelang
     import tilelang_cuda.passes.async_pipeline as ap
 
     if capture is None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return tilelang.lower(kernel.prim_func(), target={"kind": "cuda", "arch": arch})
+            return tilelang.lower(kernel.prim_func(), target={"kind": "cuda", "arch": arch}, pass_configs=configs)
     original = ap.AsyncCopyPipeline
 
     def capturing(target=None):
@@ -76,7 +79,7 @@ def _lower(kernel, arch: str = "sm_80", capture: list | None = None):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return tilelang.lower(kernel.prim_func(), target={"kind": "cuda", "arch": arch})
+            return tilelang.lower(kernel.prim_func(), target={"kind": "cuda", "arch": arch}, pass_configs=configs)
     finally:
         ap.AsyncCopyPipeline = original
 
@@ -276,7 +279,7 @@ def test_serial_loops_keep_waiting_at_once():
 def test_readme_gemm_ptx_overlaps_three_stages(arch):
     from tilelang_cuda.compiler import compile_artifact
 
-    art = _lower(_readme_gemm(3, 16), arch=arch)
+    art = _lower(_readme_gemm(3, 16), arch=arch, configs=NO_TMA)  # sm_90a: TMA in test_tma.py
     ptx = compile_artifact(art).ptx
     assert ("wgmma.mma_async" if arch == "sm_90a" else "mma.sync.aligned") in ptx
     waits = re.findall(r"cp\.async\.wait_group (\d+)", ptx)
@@ -395,7 +398,7 @@ def test_pipelined_wgmma_gemm_fits_hopper_shared_memory():
     from tilelang_cuda.passes.share_scratch import max_shared_bytes
 
     kernel = corpus.gemm(M=512, N=512, K=512, block_M=128, block_N=256, block_K=64, threads=256, num_stages=3)
-    art = _lower(kernel, arch="sm_90a")
+    art = _lower(kernel, arch="sm_90a", configs=NO_TMA)
     src = art.kernel_source
     assert "tl_wgmma_m64n256k16" in src and "tl_cp_async_wait_group(2)" in src
     # 3 versions of A (16 KiB) and B (32 KiB) + ONE 32 KiB b_core, not one per pipelined gemm copy
@@ -403,8 +406,13 @@ def test_pipelined_wgmma_gemm_fits_hopper_shared_memory():
 
 
 def test_kernels_that_fit_keep_their_scratch_tiles():
-    art = _lower(_readme_gemm(3, 4), arch="sm_90a")  # 128x128x32 tiles: well under the limit
-    assert art.metadata["shared_bytes"] == 3 * (8 + 8) * 1024 + 3 * 8 * 1024
+    from tilelang_cuda.passes.share_scratch import ShareScratchTiles, shared_bytes
+
+    captured: list = []
+    _lower(_readme_gemm(3, 4), arch="sm_90a", capture=captured, configs=NO_TMA)  # well under the limit
+    out = ShareScratchTiles()(captured[0])
+    # three A/B versions of 8 KiB each + one b_core scratch tile per pipelined gemm call (three), unmerged
+    assert [shared_bytes(f.body) for f in out.functions.values()] == [3 * (8 + 8) * 1024 + 3 * 8 * 1024]
 
 
 @pytest.mark.parametrize("pre_swizzled", [False, True])

@@ -1,5 +1,6 @@
 """Every corpus program lowers for sm_80 and sm_90a and nvcc compiles it to a cubin whose PTX holds the
-instructions we meant: mma.sync + ldmatrix (sm_80), wgmma (sm_90a), cp.async, shfl.sync."""
+instructions we meant: mma.sync + ldmatrix (sm_80), wgmma (sm_90a), cp.async (TMA bulk copies where they
+apply on sm_90a), shfl.sync."""
 
 from __future__ import annotations
 
@@ -38,7 +39,10 @@ def test_corpus_compiles_to_cubin(name, arch):
     if name in TENSOR_CORE:
         assert "ldmatrix.sync.aligned" in ptx
         assert ("wgmma.mma_async" if arch == "sm_90a" else "mma.sync.aligned") in ptx
-    if name in CP_ASYNC:
+    if name in CP_ASYNC and "tl_tma_load_2d(tl_tmap_" in artifact.kernel_source:  # sm_90a: TMA where it can
+        assert arch == "sm_90a"
+        assert "cp.async.bulk.tensor.2d" in ptx and "mbarrier.try_wait.parity" in ptx
+    elif name in CP_ASYNC:
         assert "cp.async.cg.shared.global" in ptx and "cp.async.wait_group" in ptx
     if name in SHUFFLE:
         assert "shfl.sync.bfly" in ptx

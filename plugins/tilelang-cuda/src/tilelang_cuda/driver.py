@@ -59,3 +59,26 @@ class CudaKernel:
         check(libcuda().cuLaunchKernel(self.func, *[ctypes.c_uint(g) for g in grid],
                                        *[ctypes.c_uint(b) for b in block], ctypes.c_uint(self.dynamic_smem),
                                        ctypes.c_void_p(stream), params, None), "cuLaunchKernel")
+
+
+class TensorMap(ctypes.Structure):
+    """The driver's opaque 128-byte ``CUtensorMap`` (64-byte aligned), passed by value as a kernel parameter."""
+
+    _align_ = 64
+    _fields_ = [("opaque", ctypes.c_uint64 * 16)]
+
+
+def encode_tensor_map(args: dict[str, Any], address: int) -> TensorMap:
+    """``cuTensorMapEncodeTiled`` with `args` (`tilelang_cuda.tma.encode_arguments`) for a tensor at `address`."""
+    if address % 16:
+        raise CudaDriverError(f"TMA needs a 16-byte aligned tensor; its data pointer is {address:#x}")
+    rank = int(args["rank"])
+    tmap = TensorMap()
+    u64, u32 = ctypes.c_uint64, ctypes.c_uint32
+    check(libcuda().cuTensorMapEncodeTiled(
+        ctypes.byref(tmap), ctypes.c_int(args["data_type"]), u32(rank), ctypes.c_void_p(address),
+        (u64 * rank)(*args["global_dim"]), (u64 * (rank - 1))(*args["global_strides"]),
+        (u32 * rank)(*args["box_dim"]), (u32 * rank)(*args["element_strides"]), ctypes.c_int(args["interleave"]),
+        ctypes.c_int(args["swizzle"]), ctypes.c_int(args["l2_promotion"]), ctypes.c_int(args["oob_fill"])),
+        "cuTensorMapEncodeTiled")
+    return tmap

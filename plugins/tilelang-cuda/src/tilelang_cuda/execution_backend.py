@@ -52,6 +52,9 @@ class _Launcher:
         self.grid = list(meta.get("grid", [1])) + [1] * (3 - len(meta.get("grid", [1])))
         self.block = list(meta.get("threads", [1])) + [1] * (3 - len(meta.get("threads", [1])))
         self.params = artifact.params
+        from tilelang_cuda.tma import tensor_maps_of
+
+        self.tma_maps = dict(meta.get("tma_maps") or tensor_maps_of(artifact.kernel_source))
         smem = int(meta.get("shared_bytes", 0))
         # the merged dynamic pool may pad each buffer for alignment: leave room beyond the plain sum
         self.kernel = CudaKernel(artifact.files[CUBIN], self.kernel_name, smem + 1024 if smem else 0)
@@ -72,7 +75,9 @@ class _Launcher:
         values = []
         for pname, ctype in self.device_params:
             base = pname[:-4] if pname.endswith("_ptr") else pname
-            if base in by_name and "*" in ctype:
+            if pname in self.tma_maps:
+                values.append(_tensor_map(self.tma_maps[pname], by_name))
+            elif base in by_name and "*" in ctype:
                 values.append(ctypes.c_void_p(by_name[base].data_ptr()))
             elif base in env:
                 values.append(_SCALAR_CTYPES.get(_c_to_dtype(ctype), ctypes.c_int32)(env[base]))
@@ -82,6 +87,20 @@ class _Launcher:
         block = tuple(_evaluate(b, env) for b in self.block)
         stream = torch.cuda.current_stream().cuda_stream
         self.kernel.launch(grid, block, values, stream)  # type: ignore[arg-type]
+
+
+def _tensor_map(spec: dict[str, Any], by_name: dict[str, Any]) -> Any:
+    """The ``CUtensorMap`` of `spec` (artifact metadata ``tma_maps``) for the call's tensor."""
+    from tilelang_cuda.driver import encode_tensor_map
+    from tilelang_cuda.tma import encode_arguments
+
+    tensor = by_name.get(spec["buffer"])
+    if tensor is None:
+        raise TileLangError(f"the TMA tensor map needs the tensor {spec['buffer']!r}, which is not an argument")
+    dtype = str(tensor.dtype).removeprefix("torch.")
+    args = encode_arguments(tuple(tensor.shape), tuple(tensor.stride()), dtype, tensor.element_size(), spec["box"],
+                            spec.get("swizzle", 0))
+    return encode_tensor_map(args, tensor.data_ptr())
 
 
 def _c_to_dtype(ctype: str) -> str:

@@ -13,8 +13,9 @@ def tilelang_postprocess_kernel_source(source: str, target: Any) -> str | None:
     if kind_of(target) != "cuda" or not source:
         return None
     from tilelang_cuda.intrinsics import with_header
+    from tilelang_cuda.tma import rewrite_source
 
-    return with_header(source)
+    return with_header(rewrite_source(source))
 
 
 @hookimpl
@@ -22,6 +23,11 @@ def tilelang_artifact_built(artifact: Any) -> None:
     """Build ``kernel.cubin`` / ``kernel.ptx`` (and the ptxas report) as soon as tilelang.lower builds the kernel."""
     if artifact.target.get("kind") != "cuda" or "kernel.cubin" in artifact.files:
         return
+    from tilelang_cuda.tma import tensor_maps_of
+
+    maps = tensor_maps_of(artifact.kernel_source or "")
+    if maps:  # the execution backend encodes these at launch
+        artifact.metadata["tma_maps"] = maps
     from tilelang_cuda.compiler import compile_artifact, compiler_available
 
     if not compiler_available():  # source-only machines: lower() still returns the CUDA C; launching says why

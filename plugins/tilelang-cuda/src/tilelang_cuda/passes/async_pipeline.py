@@ -28,6 +28,15 @@ other versions. ``wait_group N`` completes every group older than the newest ``N
 follows every earlier read of shared memory: its own leading barrier, dropped only when nothing but copies,
 commits and waits ran since the last barrier (at a loop top: neither before the loop nor at the body's end).
 Where the analysis is unsure it waits for all groups, which is the unpipelined behaviour.
+
+TMA copies (sm_90a, `tilelang_cuda.tma`) join the same walk as groups of their own: a producer whose copy
+lands in version ``j % V`` of a multi-buffered tile keeps only its (leading barrier and) thread-0 issue, on
+mbarrier ``base + j % V`` (one per buffer version); the consumer of iteration ``j`` awaits, with
+``tl_tma_wait``, exactly the TMA groups a ``wait_group`` would have completed (each barrier once per issue, so
+every thread's phase bit stays in step). Guards of such producers are dropped (an iteration past the end loads
+out-of-bounds zeros into its own version and is awaited like the others). If any TMA group could not be
+tracked (an unknown loop state, one still pending at the end) the walk is redone with every TMA copy awaited
+at once.
 """
 
 from __future__ import annotations
@@ -99,10 +108,12 @@ def MarkPipelineStages(target: Any = None) -> tvm.transform.Pass:
 @dataclass(frozen=True)
 class _Group:
     """One committed cp.async group: the iteration it loads (None: unknown) and the variables (buffers and
-    their data pointers) it writes (None: possibly any)."""
+    their data pointers) it writes (None: possibly any). A TMA copy's group has `tma` = ``(base, versions)``:
+    it arrives on mbarrier ``base + iteration % versions``."""
 
     iteration: Any
     keys: frozenset | None
+    tma: tuple[int, int] | None = None
 
 
 _UNKNOWN = _Group(None, None)
@@ -147,6 +158,26 @@ def _wait(n: int) -> Any:
     return extern("tl_cp_async_wait_group", n)
 
 
+def _split_tma(body: Any) -> tuple[list[Any], Any, frozenset] | None:
+    """The issuing part of a lowered TMA copy (``[sync, if (tid == 0) issue, wait(slot), sync]``), its issue
+    call and the shared buffers it writes; None for any other lowering."""
+    items = _flat(body)
+    if len(items) != 4 or not (_is_sync(items[0]) and _is_sync(items[3])) or _extern_name(items[2]) != "tl_tma_wait":
+        return None
+    guard = items[1]
+    if not isinstance(guard, tirx.IfThenElse) or guard.else_case is not None:
+        return None
+    if _extern_name(guard.then_case) != "tl_tma_load_2d":
+        return None
+    keys = frozenset(v for v in _vars(body) if tirx.is_buffer_var(v) and C.scope_of(v) in _SHARED)
+    return items[:2], guard.then_case.value, keys
+
+
+def _tma_wait(group: _Group) -> Any:
+    base, versions = group.tma  # type: ignore[misc]
+    return extern("tl_tma_wait", base + tirx.floormod(group.iteration, versions))
+
+
 def _split_async(body: Any) -> tuple[list[Any], frozenset] | None:
     """The issuing part of a lowered cp.async copy (``[sync, copies, commit, wait 0, sync]`` without its last
     three statements) and the shared buffers it writes; None for any other lowering."""
@@ -167,9 +198,51 @@ def _split_async(body: Any) -> tuple[list[Any], frozenset] | None:
 class _Walker:
     """Rewrites one function body in program order, tracking the pending groups (module docstring)."""
 
-    def __init__(self, analyzer: Any):
+    def __init__(self, analyzer: Any, tma: bool = True):
         self.analyzer = analyzer
         self.dirty = True  # shared memory may have been read since the last barrier
+        self.tma = tma  # overlap TMA copies (else they keep their immediate waits)
+        self.tma_bases: dict[Any, tuple[int, int]] = {}
+        self.unsure = False  # set when a TMA group's barrier could not be tracked: rerun with tma=False
+        self.versions: dict[Any, int] = {}
+        self.tile_elems: dict[Any, int] = {}
+
+    def tma_group(self, issue: Any, iteration: Any) -> tuple[int, int] | None:
+        """``(base, versions)`` for a TMA copy of `iteration` into a version ``iteration % versions`` of a
+        multi-buffered tile (so its barrier follows from the iteration), or None."""
+        from tilelang_cuda.tma import SLOTS
+
+        ptr = issue.args[4]
+        if not (isinstance(ptr, tvm.ir.Call) and isinstance(ptr.op, tvm.ir.Op)
+                and ptr.op.name == "tirx.tvm_access_ptr"):
+            return None
+        data = ptr.args[1]
+        if _extern_name(tirx.Evaluate(data)) is None and isinstance(data, tvm.ir.Call) and data.args:
+            data = data.args[0]  # tirx.buffer_data(buffer)
+        versions = self.versions.get(data)
+        if versions is None or iteration is None:
+            return None
+        tile = self.tile_elems[data]
+        offset = ptr.args[2]
+        if not self.same(offset, tirx.floormod(iteration, versions) * tile):
+            return None
+        if data not in self.tma_bases:
+            used = sum(v for _, v in self.tma_bases.values())
+            if 1 + used + versions > SLOTS:
+                return None
+            self.tma_bases[data] = (1 + used, versions)
+        return self.tma_bases[data]
+
+    def waits(self, done: list[_Group]) -> list[Any]:
+        """Waits for the TMA groups in `done` (each group's barrier is awaited exactly once)."""
+        out = []
+        for g in done:
+            if g.tma is not None:
+                if g.iteration is None:
+                    self.unsure = True
+                    continue
+                out.append(_tma_wait(g))
+        return out
 
     def after(self, stmt: Any) -> None:
         """Update `dirty` for `stmt` just emitted (anything but a barrier may read shared memory)."""
@@ -192,7 +265,7 @@ class _Walker:
             if self.same(pending[idx].iteration, iteration):
                 newer = pending[idx + 1:]
                 if all(g.iteration is not None for g in newer):
-                    return len(newer), newer
+                    return sum(g.tma is None for g in newer), newer
                 break
         return 0, []
 
@@ -205,6 +278,34 @@ class _Walker:
             if isinstance(stmt, tirx.IfThenElse) and stmt.else_case is None and isinstance(
                     stmt.then_case, tirx.AttrStmt) and str(stmt.then_case.attr_key) in _MARKERS:
                 guard, inner = stmt.condition, stmt.then_case
+            if isinstance(inner, tirx.AttrStmt) and str(inner.attr_key) == PRODUCER and self.tma:
+                found = _split_tma(inner.body)
+                tma = self.tma_group(found[1], inner.value) if found is not None else None
+                if found is not None and tma is not None:
+                    issue, call, keys = found
+                    base, versions = tma
+                    slot = base + tirx.floormod(inner.value, versions)
+                    new_call = tirx.call_extern("void", "tl_tma_load_2d", *call.args[1:5], slot, *call.args[6:])
+                    issue = [issue[0], tirx.IfThenElse(issue[1].condition, tirx.Evaluate(new_call), None)]
+                    if self.dirty:
+                        self.dirty = False
+                    else:
+                        issue = issue[1:]
+                    # unguarded: an iteration past the loop's end reads out-of-bounds boxes (zeros) into the
+                    # version core reserved for it, and its barrier is awaited like any other
+                    out.append(C.seq(issue))
+                    pending = [*pending, _Group(inner.value, keys, tma)]
+                    open_group = False
+                    continue
+            if isinstance(inner, tirx.AttrStmt) and str(inner.attr_key) == PRODUCER and guard is not None:
+                found = _split_tma(inner.body)
+                if found is not None:  # a TMA copy awaited at once: its barriers stay outside the guard
+                    items = _flat(inner.body)
+                    out += [items[0], tirx.IfThenElse(guard, items[1], None), tirx.IfThenElse(guard, items[2], None),
+                            items[3]]
+                    self.dirty = False
+                    open_group = False
+                    continue
             if isinstance(inner, tirx.AttrStmt) and str(inner.attr_key) == PRODUCER:
                 split = _split_async(inner.body)
                 if split is not None:
@@ -235,13 +336,17 @@ class _Walker:
             if isinstance(inner, tirx.AttrStmt) and str(inner.attr_key) == CONSUMER:
                 body = inner.body
                 if self.touches(_vars(body), pending):
-                    n, pending = self.wait_for(inner.value, pending)
-                    out.append(_wait(n))
+                    n, remaining = self.wait_for(inner.value, pending)
+                    done = pending[:len(pending) - len(remaining)]
+                    if any(g.tma is None for g in done):
+                        out.append(_wait(n))
+                    out += self.waits(done)
+                    pending = remaining
                     first = _flat(body)[0]
                     if not _is_sync(first):
                         out.append(sync())
                 if _has_wait(body):
-                    pending = []  # a copy of its own that waits for every group
+                    pending = [g for g in pending if g.tma is not None]  # its own cp.async wait_group 0
                 out.append(body if guard is None else tirx.IfThenElse(guard, body, None))
                 self.after(body)
                 open_group = False
@@ -256,10 +361,10 @@ class _Walker:
     def plain(self, stmt: Any, pending: list[_Group], out: list[Any]) -> tuple[Any, list[_Group]]:
         """A statement without markers: wait for everything first if it touches a pending buffer."""
         if pending and self.touches(_vars(stmt), pending):
-            out += [_wait(0), sync()]
+            out += [_wait(0), *self.waits(pending), sync()]
             pending = []
         if _has_wait(stmt):
-            pending = []  # its own copies wait for all groups
+            pending = [g for g in pending if g.tma is not None]  # its own copies wait for all cp.async groups
         return stmt, pending
 
     def visit(self, stmt: Any, pending: list[_Group], out: list[Any] | None = None) -> tuple[Any, list[_Group]]:
@@ -275,7 +380,7 @@ class _Walker:
             body, pending = self.visit(stmt.body, pending)
             return tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, body), pending
         # any other structure holding markers: its pipelined parts wait for everything
-        prefix = [_wait(0), sync()] if pending else []
+        prefix = [_wait(0), *self.waits(pending), sync()] if pending else []
         body = _strip_markers(stmt)
         self.dirty = True
         commits = C.collect(body, tirx.Evaluate, lambda e: _extern_name(e) == "tl_cp_async_commit")
@@ -286,7 +391,7 @@ class _Walker:
         self.analyzer.bind(t, tvm.ir.Range.from_min_extent(loop.min, loop.extent), allow_override=True)
 
         def state_at(when: Any) -> list[_Group]:
-            return [_Group(self.analyzer.simplify(g.iteration + (when - loop.min)), g.keys) for g in entry]
+            return [_Group(self.analyzer.simplify(g.iteration + (when - loop.min)), g.keys, g.tma) for g in entry]
 
         def body_from(state: list[_Group], entry_dirty: bool) -> tuple[list[Any], list[_Group]]:
             """The body for `state` at the top of each iteration; barriers a producer would open with are
@@ -307,13 +412,31 @@ class _Walker:
             items, end = body_from(hypothesis, entry_dirty)
             nxt = state_at(t + 1)
             if len(end) == len(nxt) and all(self.same(a.iteration, b.iteration) and a.keys == b.keys
-                                            for a, b in zip(end, nxt)):
+                                            and a.tma == b.tma for a, b in zip(end, nxt)):
                 new = tirx.For(t, loop.min, loop.extent, loop.kind, C.seq(items), loop.thread_binding,
                                loop.annotations)
                 return new, state_at(loop.min + loop.extent)
+        if any(g.tma is not None for g in entry):
+            self.unsure = True
         items, _ = body_from([_UNKNOWN], entry_dirty)
         new = tirx.For(t, loop.min, loop.extent, loop.kind, C.seq(items), loop.thread_binding, loop.annotations)
         return new, [_UNKNOWN]
+
+
+def _multi_buffered(body: Any) -> tuple[dict[Any, int], dict[Any, int]]:
+    """``{buffer: versions}`` and ``{buffer: elements per version}`` of the shared tiles with a leading version
+    dimension (3-D and more: what core's multi-buffering makes of a 2-D tile)."""
+    versions: dict[Any, int] = {}
+    tiles: dict[Any, int] = {}
+    for alloc in C.allocations(body):
+        buf = alloc.buffer
+        dims = [C.as_int(d) for d in buf.ty.shape]
+        if len(dims) >= 3 and None not in dims and C.scope_of(buf) in _SHARED:
+            versions[buf] = dims[0]
+            tiles[buf] = 1
+            for d in dims[1:]:
+                tiles[buf] *= d
+    return versions, tiles
 
 
 def _strip_markers(stmt: Any) -> Any:
@@ -330,7 +453,15 @@ def AsyncCopyPipeline(target: Any = None) -> tvm.transform.Pass:
         analyzer = tvm.sym.Analyzer()
         for var, extent in C.launch_extents(func).values():
             analyzer.bind(var, tvm.ir.Range.from_min_extent(0, extent))
-        body, _ = _Walker(analyzer).visit(func.body, [])
+        versions, tiles = _multi_buffered(func.body)
+        for tma in (True, False):
+            walker = _Walker(analyzer, tma)
+            walker.versions, walker.tile_elems = versions, tiles
+            body, pending = walker.visit(func.body, [])
+            if any(g.tma is not None for g in pending):
+                walker.unsure = True  # a bulk copy nobody awaits would outlive the block: await each at once
+            if not walker.unsure:
+                break
         return C.with_body(func, _strip_markers(body))
 
     return pipeline

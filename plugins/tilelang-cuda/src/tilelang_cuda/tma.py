@@ -1,0 +1,148 @@
+"""TMA (Tensor Memory Accelerator) copies for sm_90a: device helpers, kernel-source rewriting, host tensor maps.
+
+Device side: the ``tl.copy`` lowering (`tilelang_cuda.tileops.copy`, impl ``cuda_tma``) emits
+``tl_tma_load_2d("A", box_rows, box_cols, dst, slot, bytes, col, row)`` issued by thread 0 and
+``tl_tma_wait(slot)`` for every thread. `rewrite_source` (run by the source hook) turns the buffer name into a
+``const __grid_constant__ tl_tensor_map_t tl_tmap_A`` kernel parameter, and opens the kernel with the mbarrier
+initialisation and the per-thread phase register the waits use (bit ``slot`` = the parity the next wait on that
+barrier expects; every thread runs every wait, so each keeps the phases itself).
+
+Host side: `tensor_maps_of` lists the maps a kernel source takes (the artifact metadata ``tma_maps``), and
+`encode_arguments` computes the ``cuTensorMapEncodeTiled`` arguments for a tensor (`tilelang_cuda.driver`
+makes the call at launch).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tilelang.errors import TileLangError
+
+MAX_BOX = 256
+SLOTS = 16  # slot 0: copies awaited at once; 1..: one per buffer version of pipelined copies
+DISABLE_KEY = "tl.disable_tma_lower"
+ENABLE_KEY = "tl.cuda.enable_tma"
+# Off until a GPU run has validated the TMA path (no GPU was available when it was written): opt in with
+# pass_configs={"tl.cuda.enable_tma": True}; benchmarks/gpu_bench.py times both paths on sm_90a.
+ENABLED_BY_DEFAULT = False
+
+# CUtensorMapDataType (cuda.h)
+DATA_TYPES = {"uint8": 0, "int8": 0, "bool": 0, "uint16": 1, "int16": 1, "uint32": 2, "int32": 3, "uint64": 4,
+              "int64": 5, "float16": 6, "float32": 7, "float64": 8, "bfloat16": 9, "float8_e4m3fn": 0,
+              "float8_e5m2": 0}
+INTERLEAVE_NONE = 0
+SWIZZLE_NONE = 0
+L2_PROMOTION_128B = 2
+OOB_FILL_NONE = 0
+
+HEADER = r"""
+#ifndef TILELANG_CUDA_TMA
+#define TILELANG_CUDA_TMA
+struct __align__(64) tl_tensor_map_t { unsigned long long opaque[16]; };  // layout of the driver's CUtensorMap
+__shared__ __align__(8) unsigned long long tl_tma_bar[""" + str(SLOTS) + r"""];
+
+__device__ __forceinline__ void tl_tma_init() {
+  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+    for (int i = 0; i < """ + str(SLOTS) + r"""; ++i)
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" :: "r"(tl_smem_addr(&tl_tma_bar[i])) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+}
+// one thread: expect `bytes` on the slot's barrier, then the tiled bulk copy that completes them
+// (box_rows, box_cols: the box the host encoded into `map`, kept in the call for the artifact metadata)
+__device__ __forceinline__ void tl_tma_load_2d(const tl_tensor_map_t& map, int box_rows, int box_cols, void* dst,
+                                               int slot, int bytes, int col, int row) {
+  unsigned bar = tl_smem_addr(&tl_tma_bar[slot]);
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" :: "r"(bar), "r"(bytes) : "memory");
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], "
+               "[%4];\n" :: "r"(tl_smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(col),
+               "r"(row), "r"(bar) : "memory");
+}
+__device__ __forceinline__ void tl_tma_wait_parity(int slot, unsigned& phase) {
+  unsigned bar = tl_smem_addr(&tl_tma_bar[slot]);
+  unsigned parity = (phase >> slot) & 1u, done = 0;
+  while (!done) {
+    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                 " selp.u32 %0, 1, 0, p;\n}\n" : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+  }
+  phase ^= 1u << slot;
+}
+#define tl_tma_wait(slot) tl_tma_wait_parity((slot), tl_tma_phase)
+#endif
+"""
+
+_CALL = re.compile(r'\btl_tma_load_2d\("(\w+)", (\d+), (\d+), ')
+_REWRITTEN = re.compile(r"\btl_tma_load_2d\(tl_tmap_(\w+), (\d+), (\d+), ")
+_KERNEL = re.compile(r'(extern "C" __global__ void(?: __launch_bounds__\(\d+\))? (\w+)\()([^)]*)(\)\s*\{)')
+_DECLARATION = r'(extern "C" __global__ void(?: __launch_bounds__\(\d+\))? {}\()([^)]*)(\)\s*;)'
+
+
+def uses_tma(source: str) -> bool:
+    return "tl_tma_load_2d(" in source
+
+
+def rewrite_source(source: str) -> str:
+    """Tensor-map parameters, barrier set-up and phase register for the kernels of `source` that use TMA."""
+    if not _CALL.search(source):
+        return source
+    out, pos, extra = [], 0, {}
+    kernels = list(_KERNEL.finditer(source))
+    for i, m in enumerate(kernels):
+        end = kernels[i + 1].start() if i + 1 < len(kernels) else len(source)
+        body = source[m.end():end]
+        names = list(dict.fromkeys(n for n, _, _ in _CALL.findall(body)))
+        out.append(source[pos:m.start()])
+        if names:
+            extra[m.group(2)] = "".join(f", const __grid_constant__ tl_tensor_map_t tl_tmap_{n}" for n in names)
+            out.append(m.group(1) + m.group(3) + extra[m.group(2)] + m.group(4)
+                       + "\n  unsigned tl_tma_phase = 0u;\n  tl_tma_init();\n")
+            out.append(_CALL.sub(lambda c: f"tl_tma_load_2d(tl_tmap_{c.group(1)}, {c.group(2)}, {c.group(3)}, ",
+                                 body))
+        else:
+            out.append(m.group(0) + body)
+        pos = end
+    out.append(source[pos:])
+    text = "".join(out)
+    for name, params in extra.items():  # forward declarations
+        text = re.sub(_DECLARATION.format(name), lambda d, p=params: d.group(1) + d.group(2) + p + d.group(3), text)
+    # TMA writes shared memory at 128-byte aligned addresses: align the dynamic pool beyond the static barriers
+    text = re.sub(r"extern __shared__ __align__\(\d+\) ", "extern __shared__ __align__(1024) ", text)
+    text = re.sub(r"(?<!extern )__shared__ __align__\((\d+)\) ",
+                  lambda m: f"__shared__ __align__({max(128, int(m.group(1)))}) ", text)
+    return HEADER + text
+
+
+def tensor_maps_of(source: str) -> dict[str, dict[str, Any]]:
+    """``{parameter: {"buffer", "box"}}`` for the tensor maps a rewritten kernel source takes (``box`` in
+    row-major order: rows, columns)."""
+    maps: dict[str, dict[str, Any]] = {}
+    for name, rows, cols in _REWRITTEN.findall(source):
+        box = [int(rows), int(cols)]
+        prev = maps.setdefault(f"tl_tmap_{name}", {"buffer": name, "box": box, "swizzle": SWIZZLE_NONE})
+        if prev["box"] != box:
+            raise TileLangError(f"TMA copies of {name!r} use two box shapes {prev['box']} and {box}")
+    return maps
+
+
+def encode_arguments(shape: tuple[int, ...] | list[int], strides: tuple[int, ...] | list[int], dtype: str,
+                     element_bytes: int, box: list[int], swizzle: int = SWIZZLE_NONE) -> dict[str, Any]:
+    """The ``cuTensorMapEncodeTiled`` arguments for a row-major 2-D tensor (`shape`, `strides` in elements, as
+    torch gives them) and a `box` of ``[rows, cols]``: dims and boxes innermost first, strides in bytes."""
+    if len(shape) != 2 or len(box) != 2:
+        raise TileLangError(f"TMA tensor maps here are 2-D; got a tensor of shape {list(shape)} and box {box}")
+    if dtype not in DATA_TYPES:
+        raise TileLangError(f"TMA cannot copy dtype {dtype!r}; supported: {', '.join(sorted(DATA_TYPES))}")
+    if int(strides[1]) != 1:
+        raise TileLangError(f"TMA needs a contiguous last dimension; the tensor's strides are {list(strides)}")
+    row_bytes = int(strides[0]) * element_bytes
+    if row_bytes % 16:
+        raise TileLangError(f"TMA needs 16-byte aligned row strides; this tensor's is {row_bytes} bytes")
+    if not all(1 <= b <= MAX_BOX for b in box) or (box[1] * element_bytes) % 16:
+        raise TileLangError(f"TMA box {box} must have dims in 1..{MAX_BOX} and rows of a multiple of 16 bytes")
+    return {"data_type": DATA_TYPES[dtype], "rank": 2, "global_dim": [int(shape[1]), int(shape[0])],
+            "global_strides": [row_bytes], "box_dim": [int(box[1]), int(box[0])], "element_strides": [1, 1],
+            "interleave": INTERLEAVE_NONE, "swizzle": swizzle, "l2_promotion": L2_PROMOTION_128B,
+            "oob_fill": OOB_FILL_NONE}
