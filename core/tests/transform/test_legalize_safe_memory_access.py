@@ -157,3 +157,38 @@ def test_non_divisible_gemm_is_guarded_only_at_the_edges():
                if C.collect(s.then_case, tvm.tirx.BufferStore) and "C" in
                {str(st.buffer.name) for st in C.collect(s.then_case, tvm.tirx.BufferStore)}]
     assert guarded  # the epilogue store of C is guarded (the copies guard themselves)
+
+
+def _vector_copy_plus_one(cols):
+    @S.prim_func(check_well_formed=False)
+    def func(A: S.Buffer((2, cols), "float32"), B: S.Buffer((2, cols), "float32")):
+        for i, j in S.grid(2, 8):
+            B[i, S.Ramp(j * 4, 1, 4)] = A[i, S.Ramp(j * 4, 1, 4)] + S.Broadcast(S.float32(1), 4)
+
+    return func
+
+
+def test_vector_indices_are_checked_lane_wise():
+    """A 4-lane index into a global buffer (used to crash building an ``int32x4`` cast of the extent)."""
+    assert body_equal(_guard(_vector_copy_plus_one(32)), _vector_copy_plus_one(32))  # every lane proven
+    body = _guard(_vector_copy_plus_one(30))["main"].body
+    (edge,) = [s for s in C.collect(body, tvm.tirx.IfThenElse) if s.else_case is not None]
+    assert str(edge.condition) == "j * 4 + 3 < 30"  # first lane proven >= 0, last lane checked
+    fast = edge.then_case
+    assert isinstance(fast, tvm.tirx.BufferStore) and int(tvm.DataType(str(fast.indices[1].ty.dtype)).lanes) == 4
+    lane_stores = C.collect(edge.else_case, tvm.tirx.BufferStore)
+    assert len(lane_stores) == 4 and all(len(s.indices) == 2 and "x" not in str(s.indices[1].ty.dtype)
+                                         for s in lane_stores)
+
+
+def test_vector_edge_access_runs_correctly_on_the_host():
+    """The guarded vector copy writes every in-bounds lane (lanes 28, 29 of the last vector) and nothing past."""
+    import numpy as np
+
+    mod = _guard(_vector_copy_plus_one(30))
+    f = tvm.compile(mod, target="llvm")
+    a = np.random.default_rng(0).random((2, 30), dtype="float32")
+    out = np.zeros((2, 30), "float32")
+    out_t = tvm.runtime.tensor(out)
+    f(tvm.runtime.tensor(a), out_t)
+    np.testing.assert_allclose(out_t.numpy(), a + 1, rtol=1e-6)

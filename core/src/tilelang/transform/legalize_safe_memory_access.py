@@ -13,6 +13,10 @@ per dimension against the buffer's (possibly symbolic) shape. Where it cannot:
 - an ``Evaluate`` whose call takes ``address_of(X[idx])`` of a global buffer (atomics, async copies) runs only
   when ``idx`` is in bounds.
 
+A vector access (a ``Ramp`` / ``Broadcast`` index, or any vector index) is checked lane by lane (first and last
+lane of a linear index, every lane otherwise): when every lane fits it runs as the vector access, else lane by
+lane -- a store writes the lanes inside the buffer, a load reads them and 0 for the others.
+
 Accesses that are proven safe are left alone, so kernels with divisible sizes keep their exact code. Pointers
 (``address_of``, ``tvm_access_ptr``) are not loads and are never rewritten in place. The pass config
 ``tl.disable_safe_memory_access`` turns it off.
@@ -71,6 +75,29 @@ def _literals(cond: Any) -> list[Any]:
     return [cond]
 
 
+def _lanes(e: Any) -> int:
+    return int(tvm.DataType(_dtype(e)).lanes)
+
+
+def _index_lanes(indices: Sequence[Any]) -> int:
+    return max((_lanes(i) for i in indices), default=1)
+
+
+def _lane(e: Any, lane: int) -> Any:
+    """Lane `lane` of the (possibly vector) integer expression `e`, as a scalar expression."""
+    if _lanes(e) == 1:
+        return e
+    if isinstance(e, tirx.Ramp):
+        return e.base + e.stride * lane
+    if isinstance(e, tirx.Broadcast):
+        return e.value
+    return tirx.Shuffle([e], [tirx.const(lane, "int32")])
+
+
+def _lane_indices(indices: Sequence[Any], lane: int) -> list[Any]:
+    return [_lane(i, lane) for i in indices]
+
+
 class _Guard:
     """The rewriting state: the global buffers to protect and an analyzer that follows the visit's context."""
 
@@ -112,8 +139,8 @@ class _Guard:
         finally:
             del self.facts[len(self.facts) - len(facts):]
 
-    def in_bounds(self, buf: Any, indices: Sequence[Any]) -> Any:
-        """The condition that `indices` lie inside `buf`, or None when the analyzer proves it."""
+    def _scalar_in_bounds(self, buf: Any, indices: Sequence[Any]) -> Any:
+        """The condition that scalar `indices` lie inside `buf`, or None when the analyzer proves it."""
         conds = []
         for index, extent in zip(indices, buf.ty.shape):
             dtype = _dtype(index)
@@ -124,7 +151,22 @@ class _Guard:
                 conds.append(index >= zero)
             if not self._prove(lambda e, x=extent: e < x, index):
                 conds.append(index < extent)
-        cond = _conj(conds)
+        return _conj(conds)
+
+    def in_bounds(self, buf: Any, indices: Sequence[Any]) -> Any:
+        """The (scalar) condition that every lane of `indices` lies inside `buf`, or None when proven.
+
+        A vector index is checked lane by lane: for ``Ramp``/``Broadcast`` indices (linear in the lane) the first
+        and the last lane bound all the others; any other vector index is checked at every lane.
+        """
+        lanes = _index_lanes(indices)
+        if lanes == 1:
+            cond = self._scalar_in_bounds(buf, indices)
+        else:
+            linear = all(_lanes(i) == 1 or isinstance(i, (tirx.Ramp, tirx.Broadcast)) for i in indices)
+            picked = (0, lanes - 1) if linear else range(lanes)
+            cond = _conj([c for lane in picked
+                          if (c := self._scalar_in_bounds(buf, _lane_indices(indices, lane))) is not None])
         if cond is not None:
             self.added += 1
         return cond
@@ -162,7 +204,20 @@ class _Guard:
             return tirx.BufferStore(s.buffer, m.mutate(s.value), indices)
         with self.assuming(cond):  # loads at the same indices need no second guard
             value = m.mutate(s.value)
-        return tirx.IfThenElse(cond, tirx.BufferStore(s.buffer, value, indices), None)
+        lanes = _index_lanes(indices)
+        if lanes == 1:
+            return tirx.IfThenElse(cond, tirx.BufferStore(s.buffer, value, indices), None)
+        # a vector store at the edge: the whole vector when every lane fits, else lane by lane (the lanes inside
+        # the buffer are still written)
+        edge_value = m.mutate(s.value)  # outside the all-lanes condition: its loads guard themselves
+        per_lane = []
+        for lane in range(lanes):
+            lane_indices = _lane_indices(indices, lane)
+            lane_value = _lane(edge_value, lane) if _lanes(edge_value) > 1 else edge_value
+            store = tirx.BufferStore(s.buffer, lane_value, lane_indices)
+            lane_cond = self._scalar_in_bounds(s.buffer, lane_indices)
+            per_lane.append(store if lane_cond is None else tirx.IfThenElse(lane_cond, store, None))
+        return tirx.IfThenElse(cond, tirx.BufferStore(s.buffer, value, indices), tirx.SeqStmt(per_lane))
 
     def on_eval(self, s: Any, m: Any) -> Any:
         value = m.mutate(s.value)
@@ -188,7 +243,21 @@ class _Guard:
         cond = self.in_bounds(ld.source, indices)
         if cond is None:
             return load
-        return tirx.if_then_else(cond, load, tirx.const(0, _dtype(load)))
+        lanes = _index_lanes(indices)
+        if lanes == 1:
+            return tirx.if_then_else(cond, load, tirx.const(0, _dtype(load)))
+        # a vector load at the edge: the whole vector when every lane fits, else lane by lane (lanes past the
+        # edge read 0, the others their element)
+        scalar = str(tvm.DataType(_dtype(load)).with_lanes(1))
+        per_lane = []
+        for lane in range(lanes):
+            lane_indices = _lane_indices(indices, lane)
+            lane_load = tirx.BufferLoad(ld.source, lane_indices)
+            lane_cond = self._scalar_in_bounds(ld.source, lane_indices)
+            per_lane.append(lane_load if lane_cond is None
+                            else tirx.if_then_else(lane_cond, lane_load, tirx.const(0, scalar)))
+        lanes_vec = tirx.Shuffle(per_lane, [tirx.const(i, "int32") for i in range(lanes)])
+        return tirx.if_then_else(cond, load, lanes_vec)
 
     def on_call(self, call: Any, m: Any) -> Any:
         name = _op_name(call)
