@@ -8,7 +8,7 @@ import re
 import pytest
 
 import tilelang
-from tilelang.testing.corpus import gemm
+from tilelang.testing.corpus import elementwise_add, gemm, row_max, row_sum, softmax
 from tilelang_metal.mslcheck import check_msl
 
 HEAD = "#include <metal_stdlib>\nusing namespace metal;\n"
@@ -49,10 +49,28 @@ def test_bfloat_mistakes_are_rejected(old, new, expected, clang22):
 def test_bf16_gemm_lowers_to_checked_msl_on_simdgroup_matrices(clang22):
     artifact = tilelang.lower(gemm(dtype="bfloat16").prim_func(), target="metal")
     msl = artifact.kernel_source
-    # TVM's bf16 legalization keeps bf16 in 16-bit device buffers and computes in fp32: the gemm multiplies the
-    # widened tiles on fp32 simdgroup matrices (exact: every bf16 value is an fp32 value)
-    assert re.search(r"device ushort\* A_ptr", msl)
-    assert "simdgroup_multiply_accumulate(" in msl and "simdgroup_float8x8" in msl
-    assert re.search(r"<< \(uint\)16", msl)  # bf16 -> fp32 widening of the loads
+    # native bf16 (pipeline option ``native_bf16``): bf16 stays ``bfloat`` in device and threadgroup memory, and
+    # the gemm multiplies bf16 tiles on ``simdgroup_bfloat8x8`` operands into fp32 accumulators
+    assert re.search(r"device bfloat\* A_ptr", msl) and re.search(r"threadgroup bfloat A_shared\[", msl)
+    assert "simdgroup_bfloat8x8" in msl and "simdgroup_multiply_accumulate(" in msl
+    assert "ushort" not in msl and not re.search(r"<< \(uint\)16", msl)  # no 16-bit-integer widening
     result = check_msl(msl, name="gemm_bf16.metal", clang=clang22)
     assert result.ok, result.diagnostics
+
+
+@pytest.mark.parametrize("kernel", [elementwise_add(dtype="bfloat16"), row_sum(dtype="bfloat16"),
+                                    row_max(dtype="bfloat16"), softmax(dtype="bfloat16")],
+                         ids=lambda k: k.name)
+def test_bf16_elementwise_and_reductions_lower_to_checked_msl(kernel, clang22):
+    msl = tilelang.lower(kernel.prim_func(), target="metal").kernel_source
+    assert re.search(r"device (const )?bfloat\* \w+_ptr", msl) and "ushort" not in msl
+    result = check_msl(msl, name=f"{kernel.name}_bf16.metal", clang=clang22)
+    assert result.ok, result.diagnostics
+
+
+def test_host_module_keeps_bf16_storage_legalized():
+    """Only the device keeps bf16: the host module (LLVM) still sees legalized 16-bit storage and builds."""
+    artifact = tilelang.lower(elementwise_add(dtype="bfloat16").prim_func(), target="metal")
+    script = artifact.host_mod.script()
+    assert 'A = T.Buffer((256, 256), "uint16"' in script and not re.search(r'Buffer\([^\n]*"bfloat16"', script)
+    assert "bfloat" in artifact.kernel_source

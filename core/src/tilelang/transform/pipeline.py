@@ -10,8 +10,10 @@ Order (``[point]`` = `tilelang.backend.passes` extension point where backends' p
     split -> device module [device_module] + host module [host_module] -> TVM finalize passes
 
 Core never names a target: differences come from ``TargetKind.pipeline_options`` (``has_threads``,
-``vectorize``, ``static_shared_memory``, ``software_pipeline``, ``shared_layouts``) and the passes backends
-register.
+``vectorize``, ``static_shared_memory``, ``software_pipeline``, ``shared_layouts``, ``native_bf16``) and the passes
+backends register. ``native_bf16`` keeps bfloat16 arithmetic and storage in the device code (no fp32 compute
+legalization, no 16-bit-integer storage); the host module still gets its bf16 storage legalized (LLVM host codegen
+needs it).
 
 Shared-tile layouts (``T.annotate_layout``): AttachLayouts checks them and moves each onto its tile's
 allocation (``tl.layout``) before any backend pass runs; ApplyLayouts rewrites the tile to its storage shape and
@@ -70,9 +72,10 @@ def _tvm_legalize(target: Any) -> list[Any]:
     config = tvm.transform.PassContext.current().config
     vectorize = bool(C.pipeline_options(target).get("vectorize", True)) and not bool(
         config.get("tirx.disable_vectorize", False))
+    bf16 = [] if _native_bf16(target) else [tirx.transform.BF16ComputeLegalize()]
     return [
         tirx.transform.FlattenBuffer(),
-        tirx.transform.BF16ComputeLegalize(),
+        *bf16,
         tirx.transform.NarrowDataType(32),
         s_tir.transform.LoopPartition(),
         tirx.transform.VectorizeLoop(vectorize),
@@ -81,6 +84,34 @@ def _tvm_legalize(target: Any) -> list[Any]:
         tirx.transform.StmtSimplify(),
         tirx.transform.RemoveNoOp(),
     ]
+
+
+def _native_bf16(target: Any) -> bool:
+    """Whether the target's device code computes and stores bfloat16 natively (``pipeline_options``)."""
+    return bool(C.pipeline_options(target).get("native_bf16", False))
+
+
+def _spell_bf16_constants() -> tvm.transform.Pass:
+    """Native bf16: each bfloat16 literal becomes an fp32 literal cast to bfloat16.
+
+    C-family device languages have no bf16 literal suffix (TVM's Metal codegen prints one as ``0.0h``, a ``half``
+    that Metal does not convert implicitly to ``bfloat``); the cast rounds as the literal would and folds at
+    compile time.
+    """
+    import tvm_ffi
+    from tvm import tirx
+
+    def on_float(imm: Any, m: Any) -> Any:
+        if str(imm.ty.dtype).startswith("bfloat16"):
+            return tirx.Cast(str(imm.ty.dtype), tirx.FloatImm("float32", float(imm.value)))
+        return imm
+
+    @C.prim_func_pass("tl.SpellBF16Constants")
+    def spell(func: Any, mod: Any, ctx: Any) -> Any:
+        body = tvm_ffi.structural_mutate(func.body, [(tirx.FloatImm, on_float)])
+        return func if body.same_as(func.body) else C.with_body(func, body)
+
+    return spell
 
 
 def _run(mod: tvm.IRModule, passes: list[Any]) -> tvm.IRModule:
@@ -113,8 +144,9 @@ def lower_tile_program(mod: tvm.IRModule, target: Any, target_host: Any) -> tvm.
         tirx.transform.SplitHostDevice(),
         tirx.transform.MakePackedAPI(),
         tirx.transform.FP8StorageLegalize(),
-        tirx.transform.BF16StorageLegalize(),
     ]
+    if not _native_bf16(target):  # native: only the host module's storage is legalized, in `split`
+        tail.append(tirx.transform.BF16StorageLegalize())
     return _run(mod, tail)
 
 
@@ -132,6 +164,12 @@ def split(mod: tvm.IRModule, target: Any) -> tuple[tvm.IRModule, tvm.IRModule | 
     if nonempty:
         device_mod = _run(nonempty[0], passes_at("device_module", target))
         device_mod = finalize_device_passes()(device_mod)
+        if _native_bf16(target):
+            device_mod = _spell_bf16_constants()(device_mod)
+    if _native_bf16(target):  # the device keeps bf16; LLVM host codegen needs it legalized (bf16 pointers)
+        from tvm import tirx
+
+        host_mod = tirx.transform.BF16StorageLegalize()(host_mod)
     host_mod = _run(host_mod, passes_at("host_module", target))
     host_mod = finalize_host_passes()(host_mod)
     return host_mod, device_mod

@@ -18,7 +18,7 @@ MIN_STAGE_BYTES = 4 * 1024  # the smallest staging budget a tile op plans with
 def threadgroup_budget(ctx: Any, cap: int) -> int:
     """Bytes a tile op may stage through threadgroup memory: what the kernel's own shared tiles leave of 32 KiB,
     at most `cap` and at least `MIN_STAGE_BYTES` (TVM may still let buffers share memory; the codegen's
-    check has the last word). bf16 tiles count 4 bytes an element: TVM's bf16 legalization widens them."""
+    check has the last word). bf16 tiles are native ``bfloat`` (2 bytes; the ``native_bf16`` pipeline option)."""
     from tilelang.transform.plan_shared_memory import dtype_bytes
 
     used = 0
@@ -26,7 +26,7 @@ def threadgroup_budget(ctx: Any, cap: int) -> int:
         buf = alloc.buffer
         n = C.num_elements(buf.ty.shape) if C.scope_of(buf) in THREADGROUP_SCOPES else None
         dtype = str(buf.ty.dtype)
-        used += (n or 0) * (4 if dtype == "bfloat16" else dtype_bytes(dtype))
+        used += (n or 0) * dtype_bytes(dtype)
     return max(MIN_STAGE_BYTES, min(cap, THREADGROUP_BYTES - used))
 
 

@@ -4,7 +4,7 @@ The block's simdgroups split C into a ``wm x wn`` grid of rectangles of 8x8 tile
 through a threadgroup tile (the fragment keeps core's thread layout outside the gemm): each simdgroup loads its
 C tiles (or fills them with zero), walks K in steps of 8 loading A and B tiles straight from threadgroup memory
 (``simdgroup_load`` transposes for ``trans_A`` / ``trans_B``) and stores C back. fp16, bf16 and fp32 operands
-(bf16 reaches the gemm widened to fp32 by TVM's bf16 legalization, so it runs on ``simdgroup_float8x8``), fp32
+(bf16 stays native ``bfloat`` under the ``native_bf16`` pipeline option and runs on ``simdgroup_bfloat8x8``), fp32
 or fp16 accumulators; M, N, K multiples of 8; A and B in shared memory or fragments (staged).
 
 Threadgroup memory is 32 KiB on Apple GPUs, so the staging is sized by what the kernel's own shared tiles leave
