@@ -146,10 +146,13 @@ def lower(func: Any, target: Any = None, target_host: Any = None,
                             location=C.source_location(prim)) from None
 
     metadata = launch_metadata(prim)
-    shared = [int(f.attrs["tl.shared_bytes"]) for f in lowered.functions.values()
-              if f.attrs is not None and "tl.shared_bytes" in f.attrs]
+    shared = _final_shared_bytes(device_mod) if device_mod is not None else None
+    if shared is None:  # host-code kernels (their tiles are plain buffers) or symbolic sizes: the planned sum
+        planned = [int(f.attrs["tl.shared_bytes"]) for f in lowered.functions.values()
+                   if f.attrs is not None and "tl.shared_bytes" in f.attrs]
+        shared = max(planned, default=0)
     if shared:
-        metadata["shared_bytes"] = max(shared)
+        metadata["shared_bytes"] = shared
     metadata["device_functions"] = [str(gv.name_hint) for gv in (device_mod or host_mod).functions.keys()]
     artifact = CompiledArtifact(
         name=name, target=_plain(config), target_host=_plain(host_config), params=param_infos(prim),
@@ -158,3 +161,28 @@ def lower(func: Any, target: Any = None, target_host: Any = None,
     )
     hooks.plugin_manager().hook.tilelang_artifact_built(artifact=artifact)
     return artifact
+
+
+def _final_shared_bytes(device_mod: Any) -> int | None:
+    """Shared memory of the largest kernel of the final device module, or None when a size is symbolic.
+
+    Counted after TVM's StorageRewrite / MergeSharedMemoryAllocations and every backend pass: tiles whose
+    lifetimes do not overlap share storage, backend scratch is included (the plan before them overstates).
+    """
+    from tilelang.transform import _common as C
+    from tilelang.transform.plan_shared_memory import dtype_bytes
+
+    best = 0
+    for func in device_mod.functions.values():
+        if not hasattr(func, "body"):
+            continue
+        total = 0
+        for alloc in C.allocations(func.body):
+            if not C.scope_of(alloc.buffer).startswith("shared"):
+                continue
+            n = C.num_elements(alloc.buffer.ty.shape)
+            if n is None:
+                return None
+            total += n * dtype_bytes(str(alloc.buffer.ty.dtype))
+        best = max(best, total)
+    return best
