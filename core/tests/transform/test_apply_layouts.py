@@ -243,11 +243,33 @@ def test_pass_checks_layouts_that_bypass_the_front_end():
 
 
 # ---------------------------------------------------------------------------------------------- end to end
+@pytest.fixture
+def cpu_layouts_applied(options):
+    """The CPU's pipeline options with shared layouts applied (by default the CPU keeps them as hints), and no
+    kernel cache (its key does not see monkeypatched options)."""
+    from tilelang import cache
+
+    was_enabled = cache.is_cache_enabled()
+    options({"has_threads": False, "shared_layouts": True})
+    cache.disable_cache()
+    yield
+    if was_enabled:
+        cache.enable_cache()
+
+
 @pytest.mark.backend("cpu")
 @pytest.mark.parametrize("layout_of", [make_swizzled_layout, lambda s: make_padded_layout(s, 3),
                                        lambda s: (lambda i, j: (j, i))], ids=["swizzle", "padded", "lambda"])
-def test_transpose_and_copy_kernels_match_torch_on_cpu(layout_of):
-    kernel = tilelang.compile(transpose_kernel(layout_of), target="cpu")
+def test_transpose_and_copy_kernels_match_torch_on_cpu(layout_of, cpu_layouts_applied):
+    func = transpose_kernel(layout_of)
+    attached = AttachLayouts({"kind": "cpu"})(as_module(func))
+    assert "tl.layout" in shared_allocs(attached["main"])["S"].annotations
+    applied = ApplyLayouts({"kind": "cpu"})(attached)["main"]
+    def storage(f):
+        return str((accesses(f, "S"), list(shared_allocs(f)["S"].buffer.ty.shape)))
+
+    assert storage(applied) != storage(attached["main"])  # indices or storage shape rewritten
+    kernel = tilelang.compile(func, target="cpu")
     a = torch.randn(64, 64)
     b = torch.empty(64, 64)
     kernel(a, b)
@@ -260,7 +282,7 @@ def test_transpose_and_copy_kernels_match_torch_on_cpu(layout_of):
 
 
 @pytest.mark.backend("cpu")
-def test_swizzled_gemm_matches_torch_on_cpu():
+def test_swizzled_gemm_matches_torch_on_cpu(cpu_layouts_applied):
     func = gemm_kernel()
     art = tilelang.lower(func, target="cpu")
     script = art.host_mod.script()
@@ -270,6 +292,24 @@ def test_swizzled_gemm_matches_torch_on_cpu():
     c = torch.empty(64, 64)
     kernel(a, b, c)
     torch.testing.assert_close(c, a.relu() @ b, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.backend("cpu")
+def test_cpu_keeps_row_major_storage_by_default():
+    """On the CPU a swizzle only costs: by default the annotated tiles stay row-major, and results are unchanged."""
+    func = gemm_kernel()
+    script = tilelang.lower(func, target="cpu").host_mod.script()
+    assert " ^ " not in script and "tl.layout" not in script
+    a, b = torch.randn(64, 64), torch.randn(64, 64)
+    c = torch.empty(64, 64)
+    tilelang.compile(func, target="cpu")(a, b, c)
+    torch.testing.assert_close(c, a.relu() @ b, atol=1e-4, rtol=1e-4)
+    applied = ApplyLayouts({"kind": "cpu"})(AttachLayouts({"kind": "cpu"})(as_module(transpose_kernel(
+        make_swizzled_layout))))["main"]
+    assert not any(has_xor(i) for i in accesses(applied, "S"))
+    a, b = torch.randn(64, 64), torch.empty(64, 64)
+    tilelang.compile(transpose_kernel(make_swizzled_layout), target="cpu")(a, b)
+    torch.testing.assert_close(b, (2 * a).T)
 
 
 @pytest.mark.backend("cuda")

@@ -24,6 +24,11 @@ def _normalize_cpu(config: dict) -> dict:
     return {**config, "kind": "llvm"}
 
 
+# Shared-memory layouts (T.annotate_layout swizzles / paddings) stay hints: a CPU has no shared-memory banks, so a
+# swizzle only adds index arithmetic (measured 5-10x slower GEMM tiles).
+PIPELINE_OPTIONS = {"has_threads": False, "shared_layouts": False}
+
+
 def _detect() -> dict:
     return {"kind": "llvm"}
 
@@ -31,11 +36,12 @@ def _detect() -> dict:
 def register() -> None:
     """Register the CPU target kinds, codegens and execution backends (no heavy imports)."""
     register_target_kind(TargetKind("cpu", normalize=_normalize_cpu, detect=_detect, detect_priority=-100,
-                                    description="this machine's CPU through LLVM (alias of llvm)"))
+                                    description="this machine's CPU through LLVM (alias of llvm)",
+                                    pipeline_options=PIPELINE_OPTIONS))
     register_target_kind(TargetKind("llvm", description="CPU code through LLVM; mcpu defaults to the host CPU",
-                                    pipeline_options={"has_threads": False}))
+                                    pipeline_options=PIPELINE_OPTIONS))
     register_target_kind(TargetKind("c", description="portable C source compiled by the system C compiler",
-                                    pipeline_options={"has_threads": False, "vectorize": False}))
+                                    pipeline_options={**PIPELINE_OPTIONS, "vectorize": False}))
     for kind in ("llvm", "c"):
         register_lazy_device_codegen(kind, f"tilelang_cpu.codegen:{kind.upper()}_CODEGEN")
         register_lazy_execution_backends(kind, "tilelang_cpu.execution_backend:EXECUTION_BACKENDS")
