@@ -38,6 +38,18 @@ def fresh_registries():
     plugins._reported.update(reported)
 
 
+def _drop_installed_plugins() -> None:
+    """Remove what installed backends registered earlier in this process (another test may have loaded one), so
+    only the fakes are visible; `fresh_registries` puts it back afterwards."""
+    owners = set()
+    for registry in _registry._all_registries:
+        snap_entries, snap_lazy = registry._snapshot()
+        owners |= {e.owner for entries in snap_entries.values() for e in entries}
+        owners |= {owner for pending in snap_lazy.values() for _, owner in pending}
+    for owner in owners - {None}:
+        _registry.rollback_owner(owner)
+
+
 class FakePlugins:
     """Writes fake plugin packages and exposes their entry points (and only those)."""
 
@@ -49,6 +61,7 @@ class FakePlugins:
         monkeypatch.syspath_prepend(str(self.root))
         monkeypatch.setattr(plugins, "_read_entry_points", lambda: list(self.entry_points))
         plugins.reset()
+        _drop_installed_plugins()
 
     def add(self, package: str, kinds: dict[str, str], backend_py: str, files: dict[str, str] | None = None,
             distribution: str | None = None) -> None:
