@@ -7,7 +7,10 @@ time of the dispatches alone (timestamp queries, ``launcher.time_ms``: the media
 repetitions, which is the steadier figure on a loaded machine), torch on the CPU, and the ratios (>1: torch is
 faster). The kernel cache is off unless ``--cache`` (its keys hold package versions, not the
 source of an editable plugin, so a cached kernel may predate the code being measured).
-Usage: ``python benchmarks/webgpu_bench.py [--rep N] [--cache]``.
+``--vector-lanes V`` / ``--vector-scope all|gemm`` override the target's ``fragment_vector_lanes`` /
+``fragment_vector_scope`` pipeline options (lanes 1: the cyclic fragment layout; see
+`tilelang.transform.layout_inference`), ``--only add,softmax`` runs the kernels whose label starts so.
+Usage: ``python benchmarks/webgpu_bench.py [--rep N] [--cache] [--vector-lanes V] [--only A,B]``.
 """
 
 from __future__ import annotations
@@ -57,9 +60,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rep", type=int, default=10, help="timed repetitions per measurement")
     parser.add_argument("--cache", action="store_true", help="use the kernel cache (compile column = cache hit)")
+    parser.add_argument("--vector-lanes", type=int, default=None,
+                        help="override the fragment_vector_lanes pipeline option (1 = cyclic fragments)")
+    parser.add_argument("--vector-scope", default=None, choices=["all", "gemm"],
+                        help="override the fragment_vector_scope pipeline option")
+    parser.add_argument("--only", default="", help="comma-separated label prefixes of the kernels to run")
     args = parser.parse_args()
     if not args.cache:
         os.environ["TILELANG_DISABLE_CACHE"] = "1"
+    override = {k: v for k, v in (("fragment_vector_lanes", args.vector_lanes),
+                                  ("fragment_vector_scope", args.vector_scope)) if v is not None}
+    if override:
+        from tilelang.transform import _common
+
+        registered = _common.pipeline_options
+        _common.pipeline_options = lambda target: {**registered(target), **override}
 
     import torch
 
@@ -71,7 +86,10 @@ def main() -> None:
              f"{'call/torch':>12}{'gpu/torch':>11}  check"
     print(header)
     print("-" * len(header))
+    only = [p for p in args.only.split(",") if p]
     for label, case, reference in _cases():
+        if only and not any(label.startswith(p) for p in only):
+            continue
         inputs = case.make_inputs()
         start = time.perf_counter()
         try:

@@ -45,3 +45,22 @@ def test_layout_annotations_are_consumed():
     after = LayoutInference({"kind": "cuda"})(as_module(swizzled))
     keys = {str(s.attr_key) for s in C.collect(after["main"].body, tvm.tirx.AttrStmt)}
     assert not keys & {"tl.layout_map", "tl.swizzle"}
+
+
+def test_vector_lanes_recorded_for_partitioned_fragments(options):
+    options({"has_threads": True, "fragment_vector_lanes": 4})
+    after = LayoutInference({"kind": "cuda"})(as_module(K.flash_attention()))
+    anns = {str(a.buffer.name): dict(a.annotations) for a in C.allocations(after["main"].body)
+            if C.scope_of(a.buffer) == "local.fragment"}
+    for tile in ("acc_s", "acc_o", "acc_s_cast"):  # partitioned, innermost extent a multiple of 4
+        assert str(anns[tile][C.FRAGMENT_ANN]) == "partitioned" and int(anns[tile]["tl.vector_lanes"]) == 4
+    for row in ("scores_max", "scores_sum", "logsum"):  # replicated: no vector layout
+        assert str(anns[row][C.FRAGMENT_ANN]) == "replicated" and "tl.vector_lanes" not in anns[row]
+
+
+def test_vector_lanes_off_by_default(options):
+    options({"has_threads": True})
+    after = LayoutInference({"kind": "cuda"})(as_module(K.flash_attention()))
+    for a in C.allocations(after["main"].body):
+        if C.scope_of(a.buffer) == "local.fragment":
+            assert set(a.annotations) == {C.FRAGMENT_ANN}

@@ -70,3 +70,49 @@ def test_single_thread_targets_run_nests_whole_and_vectorise(options):
     body = lower(K.elementwise_add(), {"kind": "llvm"})["main"].body
     kinds = [lp.kind for lp in C.collect(body, tvm.tirx.For)]
     assert tvm.tirx.ForKind.VECTORIZED in kinds and tvm.tirx.ForKind.PARALLEL not in kinds
+
+
+def test_vector_partition_over_threads(options):
+    options({"has_threads": True, "fragment_vector_lanes": 4})
+
+    @T.prim_func
+    def before(A: T.Tensor((32,), "float32")):
+        with T.Kernel(1, threads=4):
+            F = T.alloc_fragment((32,), "float32")
+            for i in T.Parallel(32):
+                F[i] = A[i]
+            for i in T.Parallel(32):
+                A[i] = F[i] + 1.0
+
+    @S.prim_func(check_well_formed=False)
+    def expected(A: S.Buffer((32,), "float32")):
+        S.launch_thread("blockIdx.x", 1)
+        tx = S.launch_thread("threadIdx.x", 4)
+        F_local = S.alloc_buffer((8,), scope="local", annotations={"tl.fragment": "partitioned",
+                                                                     "tl.vector_lanes": 4})
+        for k in range(2):
+            for v in S.vectorized(4):
+                F_local[k * 4 + v] = A[k * 16 + tx * 4 + v]
+        for k in range(2):
+            for v in S.vectorized(4):
+                A[k * 16 + tx * 4 + v] = F_local[k * 4 + v] + S.float32(1.0)
+
+    assert body_equal(lower(before, {"kind": "cuda"}), expected)
+
+
+def test_vector_partition_falls_back_to_cyclic(options):
+    options({"has_threads": True, "fragment_vector_lanes": 4})
+
+    @T.prim_func
+    def before(A: T.Tensor((4, 6), "float32")):
+        with T.Kernel(1, threads=2):
+            F = T.alloc_fragment((4, 6), "float32")
+            for i, j in T.Parallel(4, 6):
+                F[i, j] = A[i, j]
+            for i, j in T.Parallel(4, 6):
+                A[i, j] = F[i, j] + 1.0
+
+    body = lower(before, {"kind": "cuda"})["main"].body
+    assert [lp.kind for lp in C.collect(body, tvm.tirx.For)] == [tvm.tirx.ForKind.SERIAL] * 2
+    alloc = next(a for a in C.allocations(body) if str(a.buffer.name) == "F_local")
+    assert dict(alloc.annotations) == {"tl.fragment": "partitioned"} and int(alloc.buffer.ty.shape[0]) == 12

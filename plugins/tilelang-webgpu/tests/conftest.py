@@ -15,3 +15,15 @@ def wgpu_backend():
     if reason is not None:
         pytest.skip(f"wgpu cannot run kernels here: {reason}")
     return backend
+
+
+@pytest.fixture
+def cyclic_fragments(monkeypatch):
+    """Lower with the cyclic fragment layout (``fragment_vector_lanes = 1``) for tests pinning that layout's
+    paths; the kernel cache is bypassed (its key does not hold the override)."""
+    from tilelang.transform import _common
+
+    registered = _common.pipeline_options
+    monkeypatch.setenv("TILELANG_DISABLE_CACHE", "1")
+    monkeypatch.setattr(_common, "pipeline_options",
+                        lambda target: {**registered(target), "fragment_vector_lanes": 1})

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 
@@ -57,11 +59,17 @@ def test_gemm_matches_torch(wgpu_backend, name):
     assert ("_acc" in source) == (name != "fallback")
 
 
-def test_gemm_exchange_and_cyclic_paths_are_taken(wgpu_backend):
+def test_gemm_exchange_and_cyclic_paths_are_taken(wgpu_backend, cyclic_fragments):
     exchanged = tilelang.lower(CASES["nn"]().func, target="webgpu").kernel_source
     cyclic = tilelang.lower(CASES["cyclic"]().func, target="webgpu").kernel_source
     assert "_xchg" in exchanged and "_acc" in exchanged
     assert "_xchg" not in cyclic and "_acc" in cyclic
+
+
+def test_gemm_vector_layout_path(wgpu_backend):
+    """The backend's default (4-lane runs for GEMM accumulators): C's registers are vec4s, the result correct."""
+    compiled = _run(CASES["cyclic"]())
+    assert re.search(r"var C_local_local_0 : vec4<f32>;", compiled.artifact.kernel_source)
 
 
 def test_legalize_atomics_rewrites_float_atomics_into_cas_loops():

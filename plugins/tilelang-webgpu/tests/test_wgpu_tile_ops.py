@@ -22,7 +22,7 @@ def _run_and_check(compiled, kernel):
                                rtol=kernel.rtol)
 
 
-def test_gemm_tiles_are_vec4_arrays_and_registers_are_scalars(wgpu_backend):
+def test_gemm_tiles_are_vec4_arrays_and_registers_are_scalars(wgpu_backend, cyclic_fragments):
     kernel = corpus.gemm(M=128, N=128, K=128, dtype="float32")
     compiled = _compile(kernel)
     src = compiled.artifact.kernel_source

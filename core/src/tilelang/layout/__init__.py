@@ -5,6 +5,7 @@ from tilelang.layout.layout import (
     Layout,
     PaddedLayout,
     evaluate_index,
+    fragment_vector_lanes,
     from_index_map,
     identity_layout,
     linearize,
@@ -14,6 +15,6 @@ from tilelang.layout.layout import (
 )
 from tilelang.layout.swizzle import SwizzledLayout, make_swizzled_layout
 
-__all__ = ["Fragment", "Layout", "PaddedLayout", "SwizzledLayout", "evaluate_index", "from_index_map",
-           "identity_layout", "linearize", "make_padded_layout", "make_swizzled_layout", "register_layout_kind",
-           "unravel"]
+__all__ = ["Fragment", "Layout", "PaddedLayout", "SwizzledLayout", "evaluate_index", "fragment_vector_lanes",
+           "from_index_map", "identity_layout", "linearize", "make_padded_layout", "make_swizzled_layout",
+           "register_layout_kind", "unravel"]

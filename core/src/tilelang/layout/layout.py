@@ -333,22 +333,53 @@ def make_padded_layout(buffer_or_shape: Any, pad: int | None = None, dtype: str 
 register_layout_kind("padded", lambda f, shape, dtype: PaddedLayout(shape, int(f.get("pad", 0))))
 
 
+def fragment_vector_lanes(extents: Sequence[Any], num_threads: int, lanes: int) -> int:
+    """The vector width a partitioned fragment (or a parallel nest) over `extents` gets when `lanes` are asked for.
+
+    `lanes` when the innermost non-unit extent is a constant multiple of it, the element count is constant and
+    at least ``lanes * num_threads`` (so no thread idles), else 1 (the cyclic layout). LayoutInference and
+    PartitionParallel both decide through this, so a fragment and every nest touching it agree.
+    """
+    if isinstance(lanes, bool) or not isinstance(lanes, int) or lanes < 1:
+        raise ValueError(f"fragment_vector_lanes must be a positive int, got {lanes!r}")
+    if lanes == 1 or num_threads <= 1:
+        return 1
+    consts = [_const(e) for e in extents]
+    if not consts or None in consts:
+        return 1
+    inner = [c for c in consts if c != 1]
+    if not inner or inner[-1] % lanes:  # type: ignore[operator]
+        return 1
+    return lanes if math.prod(consts) >= lanes * num_threads else 1  # type: ignore[arg-type]
+
+
 class Fragment:
     """How a fragment tile is spread over the threads of a block.
 
     ``partitioned``: element with row-major offset ``f`` lives in thread ``f % num_threads`` at local index
     ``f // num_threads`` (a cyclic layout: consecutive elements on consecutive threads, so a parallel loop
-    over the tile walks each thread's registers in order). ``replicated``: every thread holds the whole tile.
+    over the tile walks each thread's registers in order). With ``vector_lanes = V > 1`` each thread holds
+    runs of V consecutive elements instead: ``f`` lives in thread ``(f // V) % num_threads`` at local index
+    ``(f // (V * num_threads)) * V + f % V`` (so a thread's V-element runs can move as one vector access).
+    ``replicated``: every thread holds the whole tile.
     """
 
     KINDS = ("partitioned", "replicated")
 
-    def __init__(self, shape: Sequence[Any], num_threads: int, kind: str = "partitioned"):
+    def __init__(self, shape: Sequence[Any], num_threads: int, kind: str = "partitioned", vector_lanes: int = 1):
         if kind not in self.KINDS:
             raise ValueError(f"fragment kind must be one of {self.KINDS}, got {kind!r}")
+        if isinstance(vector_lanes, bool) or not isinstance(vector_lanes, int) or vector_lanes < 1:
+            raise ValueError(f"vector_lanes must be a positive int, got {vector_lanes!r}")
         self.shape = list(shape)
         self.num_threads = int(num_threads)
         self.kind = kind
+        self.vector_lanes = 1 if self.replicated else vector_lanes
+        if self.vector_lanes > 1:
+            inner = [_const(s) for s in self.shape if _const(s) != 1]
+            if not inner or inner[-1] is None or inner[-1] % self.vector_lanes:
+                raise ValueError(f"a fragment of shape {self.shape} cannot take {self.vector_lanes} vector lanes: "
+                                 "its innermost extent must be a constant multiple of them")
 
     @property
     def replicated(self) -> bool:
@@ -363,23 +394,44 @@ class Fragment:
         """Registers per thread."""
         if self.replicated:
             return self.num_elements
-        return -(-self.num_elements // self.num_threads)
+        step = self.vector_lanes * self.num_threads
+        return -(-self.num_elements // step) * self.vector_lanes
 
     def thread(self, indices: Sequence[Any]) -> Any:
         """The thread that holds the element at `indices` (0 for a replicated fragment: every thread does)."""
-        return 0 if self.replicated else linearize(indices, self.shape) % self.num_threads
+        if self.replicated:
+            return 0
+        offset = linearize(indices, self.shape)
+        if self.vector_lanes == 1:
+            return offset % self.num_threads
+        return offset // self.vector_lanes % self.num_threads
 
     def local(self, indices: Sequence[Any]) -> Any:
         """The element's index in its thread's local storage."""
         offset = linearize(indices, self.shape)
-        return offset if self.replicated else offset // self.num_threads
+        if self.replicated:
+            return offset
+        if self.vector_lanes == 1:
+            return offset // self.num_threads
+        v = self.vector_lanes
+        return offset // (v * self.num_threads) * v + offset % v
+
+    def ownership(self) -> tuple[Any, Any]:
+        """``(thread, local)`` numpy arrays over the (constant-shape) tile: who holds each element, and where."""
+        import numpy as np
+
+        grids = np.meshgrid(*[np.arange(int(s), dtype=np.int64) for s in self.shape], indexing="ij")
+        thread = np.broadcast_to(np.asarray(self.thread(grids), dtype=np.int64), grids[0].shape)
+        return thread, np.asarray(self.local(grids), dtype=np.int64)
 
     def to_ir(self) -> str:
         return self.kind
 
     @classmethod
-    def from_ir(cls, shape: Sequence[Any], num_threads: int, value: Any) -> Fragment:
-        return cls(shape, num_threads, str(value))
+    def from_ir(cls, shape: Sequence[Any], num_threads: int, value: Any, vector_lanes: Any = 1) -> Fragment:
+        """The fragment of an allocation annotated ``{"tl.fragment": value, "tl.vector_lanes": vector_lanes}``."""
+        return cls(shape, num_threads, str(value), int(_const(vector_lanes) or 1))
 
     def __repr__(self) -> str:
-        return f"Fragment(shape={self.shape}, threads={self.num_threads}, {self.kind})"
+        lanes = f", lanes={self.vector_lanes}" if self.vector_lanes > 1 else ""
+        return f"Fragment(shape={self.shape}, threads={self.num_threads}, {self.kind}{lanes})"

@@ -10,6 +10,13 @@ are read across elements (gemm A/B, reduce/cumsum sources) impose nothing: their
 partitioned fragment through shared memory. On targets without threads every fragment is one block-local tile.
 
 Writes: the annotation ``{"tl.fragment": "partitioned" | "replicated"}`` on each fragment's ``AllocBuffer``.
+Opt-in vector layouts: with the target's pipeline option ``fragment_vector_lanes = V`` (> 1), a partitioned
+fragment whose innermost extent is a multiple of V (and that has at least ``V * threads`` elements, see
+`tilelang.layout.fragment_vector_lanes`) gives each thread runs of V consecutive elements and is annotated
+``{"tl.fragment": "partitioned", "tl.vector_lanes": V}``; the others stay cyclic. With
+``fragment_vector_scope = "gemm"`` only the fragments tied (by sharing a nest or tile op, transitively) to a
+``tl.gemm`` accumulator take V lanes, and parallel nests over no vector fragment stay cyclic. Without the
+option the annotations are exactly the ones above.
 Shared-tile layouts from ``T.annotate_layout`` are not decided here: AttachLayouts (before ``pre_layout``)
 moved them onto the tiles' allocations and ApplyLayouts rewrites the tiles once tile operators are lowered
 (`tilelang.transform.apply_layouts`). Fragment layouts the user annotates are performance-only: this pass
@@ -26,7 +33,14 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
+from tilelang.errors import LoweringError
+from tilelang.layout import Fragment, fragment_vector_lanes
 from tilelang.transform import _common as C
+
+VECTOR_LANES_ANN = "tl.vector_lanes"  # AllocBuffer annotation: the partitioned fragment's vector width (> 1 only)
+VECTOR_LANES_OPTION = "fragment_vector_lanes"  # TargetKind.pipeline_options key enabling vector layouts
+VECTOR_SCOPE_OPTION = "fragment_vector_scope"  # "all" (default) | "gemm": which fragments / nests take them
+VECTOR_SCOPES = ("all", "gemm")
 
 # per tile op: (operand index, role); role "w" = element-wise write, "r" = element-wise read,
 # "s" = read across elements (staged), "x" = arbitrary access
@@ -166,6 +180,72 @@ def infer_fragment_kinds(body: Any, fragments: set[Any], threads: int) -> dict[A
     return kind
 
 
+def requested_lanes(options: Any, func: Any = None) -> int:
+    """The ``fragment_vector_lanes`` pipeline option (1 when unset); LoweringError (at `func`, when given) when
+    it is not a power-of-two int in [1, 16]."""
+    lanes = options.get(VECTOR_LANES_OPTION, 1) if options else 1
+    if isinstance(lanes, bool) or not isinstance(lanes, int) or not 1 <= lanes <= 16 or lanes & (lanes - 1):
+        message = f"pipeline option {VECTOR_LANES_OPTION!r} must be a power-of-two int in [1, 16], got {lanes!r}"
+        raise C.lowering_error(func, message) if func is not None else LoweringError(message)
+    return lanes
+
+
+def vector_scope(options: Any, func: Any = None) -> str:
+    """The ``fragment_vector_scope`` pipeline option ("all" when unset); LoweringError when unknown."""
+    scope = options.get(VECTOR_SCOPE_OPTION, "all") if options else "all"
+    if scope not in VECTOR_SCOPES:
+        message = f"pipeline option {VECTOR_SCOPE_OPTION!r} must be one of {VECTOR_SCOPES}, got {scope!r}"
+        raise C.lowering_error(func, message) if func is not None else LoweringError(message)
+    return str(scope)
+
+
+def vector_lanes_of(body: Any, kinds: dict[Any, str], threads: int, lanes: int, scope: str) -> dict[Any, int]:
+    """The vector width of each partitioned fragment (see the module docstring). Scope "all": every fragment its
+    shape allows; "gemm": only the fragments that share a parallel nest or tile op, directly or through others,
+    with a ``tl.gemm`` accumulator."""
+    parts = [f for f, k in kinds.items() if k == "partitioned"]
+    want = {f: fragment_vector_lanes(list(f.ty.shape), threads, lanes) for f in parts}
+    if scope == "all":
+        return {f: v for f, v in want.items() if v > 1}
+    parent = {f: f for f in parts}
+
+    def root(f: Any) -> Any:
+        while parent[f] is not f:
+            f = parent[f]
+        return f
+
+    nests, _ = scan(body, set(parts))
+    for nest in nests:
+        members = [f for f in (*nest.writes, *nest.reads) if f in parent]
+        for f in members[1:]:
+            parent[root(f)] = root(members[0])
+    accumulators: list[Any] = []
+
+    def on_eval(ev: Any) -> None:
+        found = C.tile_op_of(ev)
+        if found is not None and found[0] == "tl.gemm" and len(found[1].args) > 2:
+            region = found[1].args[2]
+            if isinstance(region, tvm.ir.TensorRegion) and region.source in parent:
+                accumulators.append(region.source)
+
+    C.walk(body, [(tirx.Evaluate, on_eval)])
+    chosen = {root(a) for a in accumulators}
+    return {f: want[f] for f in parts if root(f) in chosen and want[f] > 1}
+
+
+def fragment_of(alloc: Any, threads: int) -> Fragment:
+    """The `Fragment` of a fragment allocation from its LayoutInference annotations (replicated when none)."""
+    ann = alloc.annotations or {}
+    kind = str(ann.get(C.FRAGMENT_ANN, "replicated"))
+    return Fragment.from_ir(list(alloc.buffer.ty.shape), threads, kind, ann.get(VECTOR_LANES_ANN, 1))
+
+
+def fragment_layouts(body: Any, threads: int) -> dict[Any, Fragment]:
+    """The `Fragment` (vector lanes included) of every fragment allocation in `body`."""
+    return {a.buffer: fragment_of(a, threads) for a in C.allocations(body)
+            if C.scope_of(a.buffer) == "local.fragment"}
+
+
 def LayoutInference(target: Any = None) -> tvm.transform.Pass:
     """Annotate every fragment allocation with its thread distribution (see the module docstring)."""
     threaded = target is None or C.has_threads(target)
@@ -176,16 +256,24 @@ def LayoutInference(target: Any = None) -> tvm.transform.Pass:
             func.body,
             (tirx.AttrStmt, lambda s: s.body if str(s.attr_key) in ("tl.layout_map", "tl.swizzle") else s),
         )
+        tgt = target if target is not None else (func.attrs.get("target") if func.attrs else None)
+        options = C.pipeline_options(tgt) if tgt is not None else {}
+        lanes = requested_lanes(options, func)
+        scope = vector_scope(options, func)
         allocs = [a for a in C.allocations(body) if C.scope_of(a.buffer) == "local.fragment"]
         if not allocs:
             return C.with_body(func, body)
         threads = C.block_threads(func) if threaded else 1
         kinds = infer_fragment_kinds(body, {a.buffer for a in allocs}, threads)
+        vector = vector_lanes_of(body, kinds, threads, lanes, scope) if lanes > 1 and threads > 1 else {}
 
         def on_alloc(a: Any) -> Any:
             if a.buffer in kinds:
                 ann = dict(a.annotations or {})
+                ann.pop(VECTOR_LANES_ANN, None)
                 ann[C.FRAGMENT_ANN] = kinds[a.buffer]
+                if a.buffer in vector:
+                    ann[VECTOR_LANES_ANN] = tirx.IntImm("int32", vector[a.buffer])
                 return tirx.AllocBuffer(a.buffer, ann)
             return a
 

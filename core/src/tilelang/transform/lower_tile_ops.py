@@ -16,20 +16,10 @@ from tvm import tirx
 
 from tilelang.backend.tile_ops import ANY_TARGET, register_lazy_tile_op_impls, resolve_tile_op_impl
 from tilelang.errors import LoweringError, TileLangError
-from tilelang.layout import Fragment
 from tilelang.transform import _common as C
+from tilelang.transform.layout_inference import fragment_layouts
 
 register_lazy_tile_op_impls(ANY_TARGET, "tilelang.tileop:GENERIC_IMPLS")
-
-
-def fragment_layouts(body: Any, threads: int) -> dict[Any, Fragment]:
-    """The `Fragment` of every fragment allocation annotated by LayoutInference (replicated when not)."""
-    out = {}
-    for alloc in C.allocations(body):
-        if C.scope_of(alloc.buffer) == "local.fragment":
-            kind = str((alloc.annotations or {}).get(C.FRAGMENT_ANN, "replicated"))
-            out[alloc.buffer] = Fragment.from_ir(list(alloc.buffer.ty.shape), threads, kind)
-    return out
 
 
 def LowerTileOps(target: Any = None) -> tvm.transform.Pass:

@@ -7,7 +7,13 @@ cyclic layout LayoutInference chose, so a partitioned fragment ``F[i, j]`` becom
 ``F_local[k]`` (scope ``local``, ``ceil(numel / T)`` elements). Any other nest runs whole on every thread,
 and replicated fragments become whole per-thread ``local`` tiles. With one thread (targets without threads)
 every nest runs whole; its innermost loop is marked vectorised when the target vectorises and the body is a
-single plain store. Afterwards no ``tl.parallel`` loop and no ``local.fragment`` buffer remains (the new
+single plain store. With vector layouts (pipeline option ``fragment_vector_lanes = V``, see LayoutInference) a
+nest over the same elements as a vector-lane fragment -- or touching no partitioned fragment, when
+`tilelang.layout.fragment_vector_lanes` grants its extents V lanes and ``fragment_vector_scope`` is "all"
+-- is split in runs of V: thread ``t`` runs
+``for k: for v in vectorized(V): f = (k * T + t) * V + v`` and the fragment element is register ``k * V + v``;
+the lanes run serially instead when the body calls anything but pure arithmetic. Afterwards no ``tl.parallel``
+loop and no ``local.fragment`` buffer remains (the new
 ``local`` allocations keep the ``tl.fragment`` annotation until FinalizeTileIR).
 """
 
@@ -19,9 +25,9 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
-from tilelang.layout import unravel
+from tilelang.layout import fragment_vector_lanes, unravel
 from tilelang.transform import _common as C
-from tilelang.transform.lower_tile_ops import fragment_layouts
+from tilelang.transform.layout_inference import fragment_layouts, requested_lanes, vector_scope
 
 _VECTOR_LIMIT = 64
 
@@ -35,6 +41,18 @@ def _vectorizable(loop: Any) -> bool:
         return False
     calls = C.collect(body, tvm.ir.Call)
     return not calls
+
+
+_SIDE_EFFECT_FREE = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "fabs", "tanh", "sigmoid", "floor", "ceil", "round",
+                     "pow", "erf", "if_then_else", "isnan", "isinf", "fma", "sin", "cos"}
+
+
+def _lanes_vectorizable(body: Any) -> bool:
+    """Whether a nest body may become one vector statement: stores and loads and pure math only."""
+    for call in C.collect(body, tvm.ir.Call):
+        if str(getattr(call.op, "name", "")).rsplit(".", 1)[-1] not in _SIDE_EFFECT_FREE:
+            return False
+    return not C.collect(body, tirx.AllocBuffer)
 
 
 def _serial(loops: list[Any], body: Any, vectorize: bool) -> Any:
@@ -57,6 +75,7 @@ def PartitionParallel(target: Any = None) -> tvm.transform.Pass:
         threaded = bool(options.get("has_threads", True))
         vectorize = bool(options.get("vectorize", True))
         threads = C.block_threads(func) if threaded else 1
+        lanes_asked = requested_lanes(options, func) if vector_scope(options, func) == "all" else 1
         layouts = fragment_layouts(func.body, threads)
         local: dict[Any, Any] = {}
         for buf, frag in layouts.items():
@@ -83,6 +102,15 @@ def PartitionParallel(target: Any = None) -> tvm.transform.Pass:
             total = extents[0]
             for e in extents[1:]:
                 total = total * e
+            touched = ({ld.source for ld in C.collect(body, tvm.ir.TensorLoad)} | writes) & partitioned
+            frag_lanes = {layouts[b].vector_lanes for b in touched}
+            if len(frag_lanes) > 1:
+                widths = sorted(f"{b.name}: {layouts[b].vector_lanes}" for b in touched)
+                raise C.lowering_error(func, f"a parallel loop touches partitioned fragments with different vector "
+                                             f"widths: {widths}")
+            lanes = frag_lanes.pop() if frag_lanes else fragment_vector_lanes(extents, threads, lanes_asked)
+            if lanes > 1:
+                return vector_nest(loops, body, extents, total, lanes)
             k = tirx.Var("k", "int32")
             fused = k * threads + tid
             ana = tvm.sym.Analyzer()
@@ -106,6 +134,29 @@ def PartitionParallel(target: Any = None) -> tvm.transform.Pass:
             if not ana.can_prove(total % threads == 0):
                 body = tirx.IfThenElse(fused < total, body, None)
             return tirx.For(k, 0, iters, tirx.ForKind.SERIAL, body)
+
+        def vector_nest(loops: list[Any], body: Any, extents: list[Any], total: Any, lanes: int) -> Any:
+            k = tirx.Var("k", "int32")
+            v = tirx.Var("v", "int32")
+            run = k * threads + tid
+            ana = tvm.sym.Analyzer()
+            idx = [ana.simplify(e) for e in unravel(run * lanes + v, extents)]
+            reg = k * lanes + v
+
+            def on_load(ld: Any) -> Any:
+                return tirx.BufferLoad(local[ld.source], [reg]) if ld.source in partitioned else ld
+
+            def on_store(st: Any) -> Any:
+                return tirx.BufferStore(local[st.buffer], st.value, [reg]) if st.buffer in partitioned else st
+
+            body = tvm_ffi.structural_map(body, [(tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store)])
+            body = C.substitute(body, dict(zip([lp.loop_var for lp in loops], idx)))
+            kind = tirx.ForKind.VECTORIZED if _lanes_vectorizable(body) else tirx.ForKind.SERIAL
+            stmt: Any = tirx.For(v, 0, lanes, kind, body)
+            step = lanes * threads
+            if not ana.can_prove(total % step == 0):
+                stmt = tirx.IfThenElse(run * lanes < total, stmt, None)
+            return tirx.For(k, 0, ana.simplify((total + step - 1) // step), tirx.ForKind.SERIAL, stmt)
 
         def on_for(loop: Any, mutator: Any) -> Any:
             if C.is_parallel(loop):

@@ -3,7 +3,11 @@
 Core's layout inference spreads a partitioned C fragment cyclically: element ``f = i * N + j`` of the row-major
 tile lives in thread ``f % T`` at register ``f // T``. When ``T`` divides ``N`` or ``N`` divides ``T`` (and the
 tile splits evenly) a thread's elements form a grid: rows ``P`` x columns ``Q`` (``T % N == 0``: ``M * N / T``
-rows ``r * (T / N) + t // N`` of column ``t % N``; ``N % T == 0``: every row, columns ``t + b * T``).
+rows ``r * (T / N) + t // N`` of column ``t % N``; ``N % T == 0``: every row, columns ``t + b * T``). Under a
+vector fragment layout (``tl.vector_lanes = V``, core's ``fragment_vector_lanes`` option) the same holds with
+rows of ``N / V`` runs of ``V`` consecutive columns: ``T % (N / V) == 0`` gives rows ``r * g + t // (N / V)``
+(``g = T V / N``) of columns ``(t % (N / V)) * V + q``; ``(N / V) % T == 0`` every row, columns
+``((q // V) * T + t) * V + q % V`` -- runs of V consecutive columns, read 4 lanes at a time from B.
 
 That grid is often a thin strip (128 threads on a 64x64 tile: 32 rows x 1 column, 33 loads per 32
 multiply-adds), so when the workgroup memory allows, C travels per call through a workgroup tile into a more
@@ -34,16 +38,24 @@ MAX_REGISTERS = 128  # C elements per thread this implementation keeps in regist
 _DTYPES = ("float32", "float16")
 
 
-def _grid(m: int, n: int, threads: int) -> tuple[int, int] | None:
-    """``(P, Q)``: the rows x columns of C one thread holds under the cyclic layout, or None when not a grid."""
-    if (m * n) % threads:
+def _grid(m: int, n: int, threads: int, lanes: int = 1) -> tuple[int, int] | None:
+    """``(P, Q)``: the rows x columns of C one thread holds under the cyclic layout (runs of `lanes` consecutive
+    elements per thread under a vector layout), or None when not a grid."""
+    if (m * n) % (threads * lanes) or n % lanes:
         return None
-    if threads % n == 0:
-        g = threads // n
-        return (m // g, 1) if m % g == 0 else None
-    if n % threads == 0:
+    runs = n // lanes
+    if threads % runs == 0:
+        g = threads // runs
+        return (m // g, lanes) if m % g == 0 else None
+    if runs % threads == 0:
         return m, n // threads
     return None
+
+
+def _lanes(ctx: Any, buf: Any) -> int:
+    from tilelang_webgpu.reduce import fragment_lanes
+
+    return fragment_lanes(ctx, buf)
 
 
 def _shape(ctx: Any) -> tuple[int, int, int] | None:
@@ -81,7 +93,7 @@ def applies(ctx: Any) -> bool:
         return False  # C must be the whole 2-D fragment (the cyclic layout is over the whole tile)
     if any(not C.is_const(r.min, 0) for r in c.region):
         return False
-    grid = _grid(shape[0], shape[1], ctx.num_threads)
+    grid = _grid(shape[0], shape[1], ctx.num_threads, _lanes(ctx, buf))
     return grid is not None and grid[0] * grid[1] <= MAX_REGISTERS
 
 
@@ -185,7 +197,9 @@ def lower_gemm(ctx: Any) -> Any:
     acc_bytes = 4 if acc_dt == "float32" else 2
     tid = C.linear_thread(ctx.func)
     name = str(c.source.name)
-    p_rows, q_cols = _grid(m, n, threads)  # type: ignore[misc]
+    lanes = _lanes(ctx, c.source)
+    runs = n // lanes
+    p_rows, q_cols = _grid(m, n, threads, lanes)  # type: ignore[misc]
     block = _block(m, n, threads)
     used = _shared_bytes(ctx.func.body) + (_shared_bytes(C.seq([*pre_a, *pre_b])) if pre_a or pre_b else 0)
     exchange = (block is not None and block[2] + block[3] < p_rows + q_cols
@@ -201,19 +215,21 @@ def lower_gemm(ctx: Any) -> Any:
 
         def col(q: int) -> Any:
             return tirx.floormod(tid, tn) * bn + q
-    elif threads % n == 0:
-        g = threads // n
+    elif threads % runs == 0:  # (runs of `lanes` columns; lanes = 1: the cyclic layout)
+        g = threads // runs
 
         def row(p: int) -> Any:
-            return p * g + tirx.floordiv(tid, n)
+            return p * g + tirx.floordiv(tid, runs)
 
         def col(q: int) -> Any:
-            return tirx.floormod(tid, n)
+            return tirx.floormod(tid, runs) * lanes + q if lanes > 1 else tirx.floormod(tid, n)
     else:
         def row(p: int) -> Any:
             return tirx.const(p, "int32")
 
         def col(q: int) -> Any:
+            if lanes > 1:
+                return (q // lanes * threads + tid) * lanes + q % lanes
             return q * threads + tid
     regs = p_rows * q_cols
 
@@ -223,6 +239,9 @@ def lower_gemm(ctx: Any) -> Any:
         return operand_index(c, vs[0], vs[1], False)
 
     def reg_of(vs: list[Any]) -> Any:
+        if lanes > 1:  # the vector layout's register (`tilelang.layout.Fragment.local`)
+            f = vs[0] * n + vs[1]
+            return tirx.floordiv(f, lanes * threads) * lanes + tirx.floormod(f, lanes)
         return tirx.floordiv(vs[0] * n + vs[1], threads)
 
     def each_reg(make: Any) -> list[Any]:
@@ -245,8 +264,9 @@ def lower_gemm(ctx: Any) -> Any:
         stmts.append(_marked(GEMM_IN, acc, [C.make_parallel_nest([m, n], lambda vs: tirx.BufferStore(
             acc, tirx.BufferLoad(c.source, c_index(vs)), [reg_of(vs)]))]))
 
-    rows_contiguous = exchange or (not exchange and threads % n != 0)  # row(p) = base + p
-    cols_contiguous = exchange  # col(q) = base + q
+    rows_contiguous = exchange or (not exchange and threads % runs != 0)  # row(p) = base + p
+    # col(q) = base + q: in aligned groups of LANES under a vector layout of a multiple of LANES lanes
+    cols_contiguous = exchange or lanes % LANES == 0
     for stage, a_part, k0 in a_chunks:
         stmts += stage
         stmts.append(_inner_product(ctx, (a_part, ta, rows_contiguous), (b, tb, cols_contiguous),

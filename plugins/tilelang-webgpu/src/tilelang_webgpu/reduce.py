@@ -12,7 +12,9 @@ that is 4096 workgroup loads per thread. Here, with the tile ``M x N`` spread cy
    the ``M * s`` pair folds of a step shared out over all threads (core's barrier pass orders the steps);
 3. every thread reads the row results into its (replicated) destination.
 
-That is ``N / T + log2(W)`` steps per row instead of ``N``. It applies to a 2-D partitioned fragment source
+That is ``N / T + log2(W)`` steps per row instead of ``N``. Under a vector fragment layout (``tl.vector_lanes =
+V``: runs of V consecutive elements per thread) the same holds with rows of ``N / V`` runs: ``W = T`` when
+``T`` divides ``N / V``, ``W = N / V`` when ``N / V`` divides ``T``. It applies to a 2-D partitioned fragment source
 reduced along dimension 1 into a replicated fragment of ``M`` (or ``M x 1``) elements, with ``W`` a power of
 two; anything else goes to core's generic implementation.
 """
@@ -58,15 +60,27 @@ def _plan(ctx: Any) -> tuple[Any, Any, str, bool, int, int, int] | None:
     if any(not C.is_const(r.min, 0) for r in dst.region):
         return None
     threads = ctx.num_threads
-    if n % threads == 0:
+    runs = n // fragment_lanes(ctx, sbuf)  # a row's runs of consecutive elements held by one thread
+    if runs % threads == 0:
         width = threads
-    elif threads % n == 0 and m % (threads // n) == 0:
-        width = n
+    elif threads % runs == 0 and m % (threads // runs) == 0:
+        width = runs
     else:
         return None
     if width & (width - 1):
         return None
     return src, dst, kind, clear, m, n, width
+
+
+def fragment_lanes(ctx: Any, buf: Any) -> int:
+    """The vector width LayoutInference gave the fragment `buf` (1: the cyclic layout)."""
+    from tilelang.transform import _common as C
+    from tilelang.transform.layout_inference import fragment_of
+
+    for alloc in C.allocations(ctx.func.body):
+        if alloc.buffer.same_as(buf):
+            return fragment_of(alloc, ctx.num_threads).vector_lanes
+    return 1
 
 
 def applies(ctx: Any) -> bool:

@@ -1,0 +1,276 @@
+"""Vector fragment layouts (pipeline option ``fragment_vector_lanes``): ownership map, partitioned nests, fallback
+to the cyclic layout, and that the option left unset changes nothing."""
+
+import engine_kernels as K
+import numpy as np
+import pytest
+import tvm
+from transform_helpers import as_module
+
+import tilelang.language as T
+from tilelang.errors import LoweringError
+from tilelang.layout import Fragment, evaluate_index, fragment_vector_lanes, unravel
+from tilelang.transform import LayoutInference, LowerTileOps, PartitionParallel
+from tilelang.transform import _common as C
+
+VEC = {"has_threads": True, "fragment_vector_lanes": 4}
+
+
+def lower(func, target=None):
+    target = target or {"kind": "cuda"}
+    mod = as_module(func)
+    for factory in (LayoutInference, LowerTileOps, PartitionParallel):
+        mod = factory(target)(mod)
+    return mod
+
+
+def test_vector_fragment_ownership_map():
+    frag = Fragment((8, 16), 4, vector_lanes=4)
+    thread, local = frag.ownership()
+    flat_t, flat_l = thread.reshape(-1), local.reshape(-1)
+    f = np.arange(128)
+    assert (flat_t == (f // 4) % 4).all() and (flat_l == (f // 16) * 4 + f % 4).all()
+    assert flat_t[:8].tolist() == [0, 0, 0, 0, 1, 1, 1, 1]  # runs of 4 consecutive elements per thread
+    assert flat_l[16:20].tolist() == [4, 5, 6, 7]  # thread 0's second run
+    assert frag.local_size == 32
+    pairs = set(zip(flat_t.tolist(), flat_l.tolist()))  # every (thread, register) holds exactly one element
+    assert len(pairs) == 128 and all(0 <= r < frag.local_size for _, r in pairs)
+    # one lane is the cyclic layout
+    cyclic_t, cyclic_l = Fragment((8, 16), 4).ownership()
+    assert (cyclic_t.reshape(-1) == f % 4).all() and (cyclic_l.reshape(-1) == f // 4).all()
+
+
+def test_vector_fragment_rejects_bad_lanes():
+    with pytest.raises(ValueError, match="innermost extent"):
+        Fragment((8, 6), 4, vector_lanes=4)
+    with pytest.raises(ValueError, match="positive int"):
+        Fragment((8, 8), 4, vector_lanes=0)
+    assert Fragment((8, 6), 4, "replicated", vector_lanes=4).vector_lanes == 1
+
+
+def test_lane_decision():
+    assert fragment_vector_lanes([32, 32], 128, 4) == 4
+    assert fragment_vector_lanes([32, 1], 8, 4) == 4  # unit dims are skipped
+    assert fragment_vector_lanes([32, 6], 4, 4) == 1  # innermost extent not a multiple of the lanes
+    assert fragment_vector_lanes([4, 8], 128, 4) == 1  # fewer elements than lanes * threads: threads would idle
+    assert fragment_vector_lanes([32, 32], 128, 1) == 1
+
+
+def _simulate(body, local_buf_name, threads, frag):
+    """Run every (thread, k, lane) of the one partitioned store into `local_buf_name`; returns the global flat
+    offsets each thread register was loaded from."""
+    store = C.collect(body, tvm.tirx.BufferStore, lambda st: str(st.buffer.name) == local_buf_name)[0]
+    loops = C.collect(body, tvm.tirx.For)
+    tx = next(v for v in C.collect(body, tvm.tirx.Var) if str(v.name) == "tx" or "threadIdx" in str(v.name))
+    k = next(lp for lp in loops if str(lp.loop_var.name) == "k")
+    v = next(lp for lp in loops if str(lp.loop_var.name) == "v")
+    assert v.kind == tvm.tirx.ForKind.VECTORIZED and int(v.extent) == frag.vector_lanes
+    seen = {}
+    for t in range(threads):
+        for kk in range(int(k.extent)):
+            for vv in range(int(v.extent)):
+                env = {tx: t, k.loop_var: kk, v.loop_var: vv}
+                reg = int(evaluate_index(store.indices[0], env))
+                src = store.value
+                flat = int(evaluate_index(src.indices[0], env))
+                seen[flat] = (t, reg)
+    return seen
+
+
+def test_partition_parallel_splits_in_vector_runs(options):
+    options(VEC)
+
+    @T.prim_func
+    def before(A: T.Tensor((64,), "float32"), B: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=4):
+            F = T.alloc_fragment((64,), "float32")
+            for i in T.Parallel(64):
+                F[i] = A[i]
+            for i in T.Parallel(64):
+                B[i] = F[i] * 2.0
+
+    after = LayoutInference({"kind": "cuda"})(as_module(before))
+    ann = next(a.annotations for a in C.allocations(after["main"].body) if str(a.buffer.name) == "F")
+    assert str(ann["tl.fragment"]) == "partitioned" and int(ann["tl.vector_lanes"]) == 4
+    body = lower(before)["main"].body
+    sizes = {str(a.buffer.name): int(a.buffer.ty.shape[0]) for a in C.allocations(body)}
+    assert sizes["F_local"] == 16
+    frag = Fragment((64,), 4, vector_lanes=4)
+    seen = _simulate(body, "F_local", 4, frag)
+    assert sorted(seen) == list(range(64))  # every element loaded exactly once
+    for flat, (t, reg) in seen.items():
+        idx = unravel(flat, [64])
+        assert (frag.thread(idx), frag.local(idx)) == (t, reg), flat
+    vec = [lp for lp in C.collect(body, tvm.tirx.For) if lp.kind == tvm.tirx.ForKind.VECTORIZED]
+    assert len(vec) == 2  # both nests, with the same split
+
+
+def test_partition_parallel_2d_guarded(options):
+    options(VEC)
+
+    @T.prim_func
+    def before(A: T.Tensor((5, 8), "float32")):
+        with T.Kernel(1, threads=4):
+            F = T.alloc_fragment((5, 8), "float32")
+            for i, j in T.Parallel(5, 8):
+                F[i, j] = A[i, j]
+            for i, j in T.Parallel(5, 8):
+                A[i, j] = F[i, j] + 1.0
+
+    body = lower(before)["main"].body
+    frag = Fragment((5, 8), 4, vector_lanes=4)
+    store = C.collect(body, tvm.tirx.BufferStore, lambda st: str(st.buffer.name) == "F_local")[0]
+    tx = next(v for v in C.collect(body, tvm.tirx.Var) if str(v.name) == "tx" or "threadIdx" in str(v.name))
+    k = next(lp for lp in C.collect(body, tvm.tirx.For) if str(lp.loop_var.name) == "k")
+    v = next(lp for lp in C.collect(body, tvm.tirx.For) if str(lp.loop_var.name) == "v")
+    guard = C.collect(body, tvm.tirx.IfThenElse)[0].condition  # 40 elements: not a multiple of 4 lanes x 4 threads
+    seen = {}
+    for t in range(4):
+        for kk in range(int(k.extent)):
+            for vv in range(4):
+                env = {tx: t, k.loop_var: kk, v.loop_var: vv}
+                if not bool(evaluate_index(guard, env)):
+                    continue
+                i, j = (int(evaluate_index(x, env)) for x in store.value.indices)
+                assert (frag.thread([i, j]), frag.local([i, j])) == (t, int(evaluate_index(store.indices[0], env)))
+                seen[i, j] = t
+    assert len(seen) == 40
+
+
+def test_fallback_to_cyclic_when_inner_extent_does_not_divide(options):
+    options(VEC)
+
+    @T.prim_func
+    def before(A: T.Tensor((16, 6), "float32"), B: T.Tensor((16, 8), "float32")):
+        with T.Kernel(1, threads=4):
+            F = T.alloc_fragment((16, 6), "float32")
+            G = T.alloc_fragment((16, 8), "float32")
+            for i, j in T.Parallel(16, 6):
+                F[i, j] = A[i, j]
+            for i, j in T.Parallel(16, 6):
+                A[i, j] = F[i, j] + 1.0
+            for i, j in T.Parallel(16, 8):
+                G[i, j] = B[i, j]
+            for i, j in T.Parallel(16, 8):
+                B[i, j] = G[i, j] + 1.0
+
+    after = LayoutInference({"kind": "cuda"})(as_module(before))
+    anns = {str(a.buffer.name): dict(a.annotations) for a in C.allocations(after["main"].body)}
+    assert "tl.vector_lanes" not in anns["F"] and str(anns["F"]["tl.fragment"]) == "partitioned"
+    assert int(anns["G"]["tl.vector_lanes"]) == 4
+    body = lower(before)["main"].body
+    sizes = {str(a.buffer.name): int(a.buffer.ty.shape[0]) for a in C.allocations(body)}
+    assert sizes["F_local"] == 16 * 6 // 4 and sizes["G_local"] == 16 * 8 // 4
+    vec = [lp for lp in C.collect(body, tvm.tirx.For) if lp.kind == tvm.tirx.ForKind.VECTORIZED]
+    assert len(vec) == 2  # G's two nests only
+
+
+def test_impure_bodies_run_lanes_serially(options):
+    options(VEC)
+    from tilelang.testing.corpus import atomic_scalar
+
+    body = lower(atomic_scalar().func)["main"].body
+    lanes = [lp for lp in C.collect(body, tvm.tirx.For) if str(lp.loop_var.name) == "v"]
+    assert lanes  # the T.Parallel(block_M, N) nest is split in runs of 4 ...
+    for lp in lanes:  # ... whose lanes calling atomics run one after the other
+        calls = [str(getattr(c.op, "name", "")) for c in C.collect(lp.body, tvm.ir.Call)]
+        assert any("extern" in c or "atomic" in c for c in calls) and lp.kind == tvm.tirx.ForKind.SERIAL, calls
+
+
+@pytest.mark.parametrize("lanes", [3, 0, "4", True, 32])
+def test_bad_option_is_a_lowering_error(options, lanes):
+    options({"has_threads": True, "fragment_vector_lanes": lanes})
+    # TVM re-raises a pass's exception as a RuntimeError; the engine reports the LoweringError the pass recorded
+    with pytest.raises((LoweringError, RuntimeError), match="'fragment_vector_lanes' must be a power-of-two int"):
+        LayoutInference({"kind": "cuda"})(as_module(K.elementwise_add()))
+    from tilelang.transform.layout_inference import requested_lanes
+
+    with pytest.raises(LoweringError, match="fragment_vector_lanes"):
+        requested_lanes({"fragment_vector_lanes": lanes})
+
+
+@pytest.mark.parametrize("kernel", ["elementwise_add", "softmax", "flash_attention", "gemm", "reduce_rows"])
+@pytest.mark.parametrize("kind", ["cuda", "webgpu"])
+def test_option_unset_changes_nothing(options, kernel, kind):
+    opts = {"has_threads": True, **({"static_shared_memory": True} if kind == "webgpu" else {})}
+    func = getattr(K, kernel)()
+    options(opts)
+    default = lower(func, {"kind": kind})["main"].script()
+    options({**opts, "fragment_vector_lanes": 1})
+    assert lower(func, {"kind": kind})["main"].script() == default
+    assert "tl.vector_lanes" not in default and "vectorized" not in default
+    options({**opts, "fragment_vector_lanes": 4})
+    assert lower(func, {"kind": kind})["main"].script() != default  # the option does reach these passes
+
+
+@pytest.mark.parametrize("kernel", ["elementwise_add", "softmax", "flash_attention", "gemm", "reduce_rows",
+                                    "cumsum"])
+def test_every_partitioned_access_is_the_threads_own(options, kernel):
+    """With the option on, each partitioned fragment register a nest touches is the one `Fragment` assigns:
+    the nests agree with the layout (checked by PartitionParallel raising on a mismatch of widths) and the
+    kernel lowers."""
+    options(VEC)
+    body = lower(getattr(K, kernel)())["main"].body
+    assert not [lp for lp in C.collect(body, tvm.tirx.For) if C.is_parallel(lp)]
+
+
+@pytest.mark.parametrize("name", ["elementwise_add", "softmax", "gemm_nn", "row_sum", "cumsum", "flash_attention"])
+def test_corpus_correct_on_cpu_with_the_option_on(options, name):
+    """Thread-less targets hold every fragment whole, so the option must leave them correct (and unchanged)."""
+    import torch
+
+    import tilelang
+    from tilelang.testing.corpus import CORPUS
+
+    options({"has_threads": False, "vectorize": True, "fragment_vector_lanes": 4})
+    ck = CORPUS[name]()
+    art = tilelang.lower(ck.func, target="cpu")
+    inputs, outs = ck.make_inputs(), ck.make_outputs()
+    art.rt_mod[art.name](*ck.call_args(inputs, outs))
+    refs = ck.ref(*inputs)
+    for out, expected in zip(outs, refs if isinstance(refs, tuple) else (refs,)):
+        torch.testing.assert_close(out.float(), expected.float(), atol=ck.atol, rtol=ck.rtol)
+
+
+def test_gemm_scope_vectorises_only_what_meets_a_gemm_accumulator(options):
+    options({**VEC, "fragment_vector_scope": "gemm"})
+
+    @T.prim_func
+    def before(A: T.Tensor((32, 32), "float32"), B: T.Tensor((32, 32), "float32"), C: T.Tensor((32, 32), "float32")):
+        with T.Kernel(1, threads=32):
+            A_s = T.alloc_shared((32, 32), "float32")
+            B_s = T.alloc_shared((32, 32), "float32")
+            acc = T.alloc_fragment((32, 32), "float32")
+            out = T.alloc_fragment((32, 32), "float32")  # tied to acc through the nest below
+            other = T.alloc_fragment((32, 32), "float32")  # no gemm in reach
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.gemm(A_s, B_s, acc, clear_accum=True)
+            for i, j in T.Parallel(32, 32):
+                out[i, j] = acc[i, j] * 2.0
+            T.copy(out, C)
+            T.copy(A, other)
+            for i, j in T.Parallel(32, 32):
+                B[i, j] = other[i, j] + 1.0
+
+    after = LayoutInference({"kind": "cuda"})(as_module(before))
+    anns = {str(a.buffer.name): dict(a.annotations) for a in C.allocations(after["main"].body)
+            if C.scope_of(a.buffer) == "local.fragment"}
+    assert int(anns["acc"]["tl.vector_lanes"]) == int(anns["out"]["tl.vector_lanes"]) == 4
+    assert "tl.vector_lanes" not in anns["other"] and str(anns["other"]["tl.fragment"]) == "partitioned"
+    body = lower(before)["main"].body
+    sizes = {str(a.buffer.name): int(a.buffer.ty.shape[0]) for a in C.allocations(body)}
+    assert sizes["acc_local"] == sizes["other_local"] == 32  # 1024 elements over 32 threads either way
+    # nests over no vector fragment (the shared-tile copies, `other`'s) stay cyclic: only acc/out nests vectorise
+    lanes = C.collect(body, tvm.tirx.For, lambda lp: str(lp.loop_var.name) == "v")
+    assert lanes
+    for lp in lanes:
+        touched = {str(st.buffer.name) for st in C.collect(lp.body, tvm.tirx.BufferStore)}
+        touched |= {str(ld.source.name) for ld in C.collect(lp.body, tvm.ir.TensorLoad)}
+        assert touched & {"acc_local", "out_local"} and "other_local" not in touched, touched
+
+
+def test_bad_scope_is_a_lowering_error(options):
+    options({**VEC, "fragment_vector_scope": "some"})
+    with pytest.raises((LoweringError, RuntimeError), match="'fragment_vector_scope' must be one of"):
+        LayoutInference({"kind": "cuda"})(as_module(K.gemm()))
