@@ -140,6 +140,32 @@ def test_canonical_values():
         canonical(torch.zeros(2))
 
 
+def test_tvm_containers_key_like_python_ones():
+    import tvm_ffi
+
+    assert canonical(tvm_ffi.convert(["cpu", "x"])) == canonical(["cpu", "x"])
+    assert canonical(tvm_ffi.convert({"keys": ["cpu"]})) == canonical(tvm_ffi.convert({"keys": ["cpu"]}))
+    assert canonical(tvm_ffi.convert({"a": [1]})) != canonical(tvm_ffi.convert({"a": [2]}))
+
+
+@pytest.mark.backend("llvm")
+def test_a_tvm_target_object_compiles_and_hits_the_cache(cache_dir):
+    import torch
+    import tvm
+
+    import tilelang
+    from tilelang.testing import corpus
+
+    func = corpus.elementwise_add(M=64, N=64).prim_func()
+    first = tilelang.compile(func, target=tvm.target.Target({"kind": "llvm"}))
+    again = tilelang.compile(func, target=tvm.target.Target({"kind": "llvm"}))
+    assert first.cache_key is not None and again.cache_key == first.cache_key  # keyed, and keyed alike
+    a, b = torch.randn(64, 64), torch.randn(64, 64)
+    c = torch.empty(64, 64)
+    again(a, b, c)
+    torch.testing.assert_close(c, a + b)
+
+
 def test_function_fingerprint_tracks_closures_globals_and_helpers():
     def make(scale):
         def f(x):

@@ -86,6 +86,10 @@ def canonical(value: Any, _depth: int = 0) -> Any:
         return ["partial", canonical(value.func, _depth + 1), canonical(value.args, _depth + 1),
                 canonical(value.keywords, _depth + 1)]
     module = type(value).__module__
+    if module.startswith("tvm_ffi") and type(value).__name__ in ("Array", "List", "Map", "Dict"):
+        # TVM containers (e.g. a Target's ``keys``) key like the Python list / dict they hold
+        plain = dict(value.items()) if hasattr(value, "items") else list(value)
+        return canonical(plain, _depth)
     if module == "torch" and type(value).__name__ in ("dtype", "device"):
         return ["torch", str(value)]
     jit_func = getattr(value, "__tilelang_jit_function__", None)
