@@ -5,8 +5,7 @@ Kernels are the DSL corpus kernels, compiled with ``tilelang.compile(..., target
 ``wgpu`` execution backend. Columns: the full call (upload, dispatch, read-back into torch tensors), the GPU
 time of the dispatches alone (timestamp queries, ``launcher.time_ms``: the median, and the best of the
 repetitions, which is the steadier figure on a loaded machine), torch on the CPU, and the ratios (>1: torch is
-faster). The kernel cache is off unless ``--cache`` (its keys hold package versions, not the
-source of an editable plugin, so a cached kernel may predate the code being measured).
+faster). The kernel cache is off unless ``--cache`` (so compile times are real compiles).
 ``--vector-lanes V`` / ``--vector-scope all|gemm`` override the target's ``fragment_vector_lanes`` /
 ``fragment_vector_scope`` pipeline options (lanes 1: the cyclic fragment layout; see
 `tilelang.transform.layout_inference`), ``--only add,softmax`` runs the kernels whose label starts so.
@@ -64,6 +63,8 @@ def main() -> None:
                         help="override the fragment_vector_lanes pipeline option (1 = cyclic fragments)")
     parser.add_argument("--vector-scope", default=None, choices=["all", "gemm"],
                         help="override the fragment_vector_scope pipeline option")
+    parser.add_argument("--subgroups", action="store_true",
+                        help="compile with the supports_subgroups target attribute (subgroup reductions)")
     parser.add_argument("--only", default="", help="comma-separated label prefixes of the kernels to run")
     args = parser.parse_args()
     if not args.cache:
@@ -81,7 +82,9 @@ def main() -> None:
     import tilelang
     from tilelang_webgpu.adapter import adapter_summary
 
-    print(f"adapter: {adapter_summary()}; torch {torch.__version__} with {torch.get_num_threads()} threads")
+    target = {"kind": "webgpu", "supports_subgroups": True} if args.subgroups else "webgpu"
+    mode = "; subgroups on" if args.subgroups else ""
+    print(f"adapter: {adapter_summary()}{mode}; torch {torch.__version__} with {torch.get_num_threads()} threads")
     header = f"{'kernel':<20}{'compile s':>10}{'call ms':>10}{'gpu ms':>10}{'gpu best':>10}{'torch ms':>10}" \
              f"{'call/torch':>12}{'gpu/torch':>11}  check"
     print(header)
@@ -93,7 +96,7 @@ def main() -> None:
         inputs = case.make_inputs()
         start = time.perf_counter()
         try:
-            kernel = tilelang.compile(case.func, out_idx=case.out_idx, target="webgpu", execution_backend="wgpu")
+            kernel = tilelang.compile(case.func, out_idx=case.out_idx, target=target, execution_backend="wgpu")
         except Exception as exc:
             print(f"{label:<20} failed to compile: {str(exc).splitlines()[0][:90]}")
             continue

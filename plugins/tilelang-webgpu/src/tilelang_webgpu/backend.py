@@ -15,14 +15,18 @@ from tilelang.backend import (
 
 
 def _detect() -> dict | None:
-    """A hardware WebGPU adapter (a software one such as llvmpipe is not chosen by ``target="auto"``)."""
+    """A hardware WebGPU adapter (a software one such as llvmpipe is not chosen by ``target="auto"``), with
+    ``supports_subgroups`` (subgroup reductions) when it offers the ``subgroup`` feature."""
     try:
         from tilelang_webgpu.adapter import adapter
 
-        info = adapter().info
+        found = adapter()
+        info = found.info
     except Exception:
         return None
-    return None if str(info.get("adapter_type", "")).lower() == "cpu" else {"kind": "webgpu"}
+    if str(info.get("adapter_type", "")).lower() == "cpu":
+        return None
+    return {"kind": "webgpu", "supports_subgroups": "subgroup" in found.features}
 
 
 # Vector fragment layouts (core's LayoutInference) for the fragments a GEMM accumulator reaches: its thread grid

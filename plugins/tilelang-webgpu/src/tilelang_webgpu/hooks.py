@@ -15,7 +15,8 @@ def tilelang_postprocess_kernel_source(source: str, target: Any) -> str | None:
         return None
     from tilelang_webgpu.atomics import legalize_atomics
     from tilelang_webgpu.scalarize import scalarize_local_arrays
+    from tilelang_webgpu.subgroups import legalize_subgroup_builtins
 
     if "atomic" in source:
         source = legalize_atomics(source)
-    return scalarize_local_arrays(source)
+    return scalarize_local_arrays(legalize_subgroup_builtins(source))

@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from tilelang.errors import ExecutionBackendUnavailable, KernelArgumentError
-from tilelang_webgpu.adapter import device, has_feature, timestamp_period_ns
+from tilelang_webgpu.adapter import adapter_summary, device, has_feature, timestamp_period_ns
 from tilelang_webgpu.buffers import BufferPool
 from tilelang_webgpu.plan import KernelStep, LaunchPlan, names_in
+from tilelang_webgpu.subgroups import for_naga, uses_subgroups
 from tilelang_webgpu.wgsl import ShaderInterface, WGSLValidationError, validation_error
 
 __all__ = ["WgpuLauncher", "compile_pipeline"]
@@ -38,6 +39,10 @@ def compile_pipeline(wgsl: str, iface: ShaderInterface, kernel: str) -> tuple[An
 
     Raises `WGSLValidationError` (naga's message and the offending line) when the WGSL is rejected.
     """
+    if uses_subgroups(wgsl) and not has_feature("subgroup"):
+        raise ExecutionBackendUnavailable(
+            f"kernel {kernel!r} was compiled with subgroups (target attribute supports_subgroups) but the wgpu "
+            f"adapter ({adapter_summary()}) lacks the 'subgroup' feature; compile it without supports_subgroups")
     key = hashlib.sha256(f"{iface.entry}\0{wgsl}".encode()).hexdigest()
     with _PIPELINE_LOCK:
         hit = _PIPELINES.get(key)
@@ -47,6 +52,8 @@ def compile_pipeline(wgsl: str, iface: ShaderInterface, kernel: str) -> tuple[An
 
         dev = device()
         _check_limits(iface, kernel)
+        if uses_subgroups(wgsl):
+            wgsl = for_naga(wgsl)
         try:
             module = dev.create_shader_module(code=wgsl, label=kernel)
         except wgpu.GPUError as exc:

@@ -16,7 +16,15 @@ That is ``N / T + log2(W)`` steps per row instead of ``N``. Under a vector fragm
 V``: runs of V consecutive elements per thread) the same holds with rows of ``N / V`` runs: ``W = T`` when
 ``T`` divides ``N / V``, ``W = N / V`` when ``N / V`` divides ``T``. It applies to a 2-D partitioned fragment source
 reduced along dimension 1 into a replicated fragment of ``M`` (or ``M x 1``) elements, with ``W`` a power of
-two; anything else goes to core's generic implementation.
+two (or, with subgroups, ``W = T``); anything else goes to core's generic implementation.
+
+With subgroups (the target attribute ``supports_subgroups``, off by default: set it in the target, e.g.
+``{"kind": "webgpu", "supports_subgroups": True}``; the detector sets it from the adapter) and ``W = T``, step 2
+starts with one ``subgroupAdd`` / ``subgroupMax`` / ``subgroupMin`` per row: invocation 0 of each subgroup stores
+the subgroup's result at column ``subgroup_id`` and the tree folds only the ``ceil(T / subgroup_size)`` columns
+(at most ``ceil(T / 4)``, WebGPU's smallest subgroup size being 4), so it is correct for any subgroup size,
+including a last subgroup that the workgroup does not fill (the count comes from ``subgroup_size``, not from the
+``num_subgroups`` builtin, which lavapipe reports without that partial subgroup).
 """
 
 from __future__ import annotations
@@ -26,6 +34,10 @@ from typing import Any
 from tilelang.backend.tile_ops import TileOpImpl
 
 _KINDS = ("sum", "max", "min", "abssum", "absmax")
+SUBGROUP_MIN_SIZE = 4  # WebGPU's lower bound on an adapter's subgroupMinSize
+# extern calls the WGSL post-processing (`tilelang_webgpu.hooks`) turns into the subgroup builtins
+SUBGROUP_ID, SUBGROUP_SIZE, SUBGROUP_INVOCATION_ID = "tl_subgroup_id", "tl_subgroup_size", "tl_subgroup_invocation_id"
+_SUBGROUP_OPS = {"sum": "subgroupAdd", "max": "subgroupMax", "min": "subgroupMin"}
 SCRATCH_BYTES = 4096  # workgroup memory one reduction uses at most (WebGPU guarantees only 32 KiB in all)
 
 
@@ -67,8 +79,8 @@ def _plan(ctx: Any) -> tuple[Any, Any, str, bool, int, int, int] | None:
         width = runs
     else:
         return None
-    if width & (width - 1):
-        return None
+    if width & (width - 1) and not (width == threads and uses_subgroups(ctx.target)):
+        return None  # the tree needs a power of two (with subgroups it folds only the per-subgroup partials)
     return src, dst, kind, clear, m, n, width
 
 
@@ -91,8 +103,25 @@ def applies(ctx: Any) -> bool:
         return False
 
 
-def _tree(scratch: Any, rows: int, width: int, threads: int, tid: Any, kind: str) -> list[Any]:
-    """Fold each row of the ``rows x width`` workgroup tile into its column 0, halving the width per step."""
+def uses_subgroups(target: Any) -> bool:
+    """Whether `target` asks for subgroup operations (the ``supports_subgroups`` target attribute)."""
+    if target is None:
+        return False
+    try:
+        value = target.get("supports_subgroups", False) if hasattr(target, "get") else False
+        if not value and hasattr(target, "attrs"):
+            value = target.attrs.get("supports_subgroups", False)
+    except Exception:
+        return False
+    return bool(value)
+
+
+def _tree(scratch: Any, rows: int, width: int, threads: int, tid: Any, kind: str,
+          count: Any = None) -> list[Any]:
+    """Fold each row of the ``rows x width`` workgroup tile into its column 0, halving the width per step.
+
+    With `count` (an expression), only the first `count` columns hold values: a fold reading past them is skipped.
+    """
     from tvm import tirx
 
     from tilelang.tileop.reduce import combine
@@ -107,6 +136,8 @@ def _tree(scratch: Any, rows: int, width: int, threads: int, tid: Any, kind: str
         row, col = tirx.floordiv(w, s), tirx.floormod(w, s)
         fold: Any = tirx.BufferStore(scratch, combine(kind, tirx.BufferLoad(scratch, [row, col]),
                                                       tirx.BufferLoad(scratch, [row, col + s])), [row, col])
+        if count is not None:
+            fold = tirx.IfThenElse(col + s < count, fold, None)
         if pairs % threads:
             fold = tirx.IfThenElse(w < pairs, fold, None)
         iters = (pairs + threads - 1) // threads
@@ -144,17 +175,37 @@ def lower_reduce(ctx: Any) -> Any:
     # the tile holds `batch` rows at a time (at most SCRATCH_BYTES), the batches one after the other
     slot = tirx.floormod(tid, width) if group > 1 else tid
     first_row = tirx.floordiv(tid, width) if group > 1 else 0
+    subgroups = group == 1 and width > 1 and uses_subgroups(ctx.target)
+    tree_width = width
+    if subgroups:  # one column per subgroup: at most ceil(T / 4) of them, rounded up to a power of two
+        tree_width = 1
+        while tree_width < min(width, (threads + SUBGROUP_MIN_SIZE - 1) // SUBGROUP_MIN_SIZE):
+            tree_width *= 2
     elem = dtype_bytes(dtype)
     batch = group
-    while batch * 2 <= m and m % (batch * 2) == 0 and batch * 2 * width * elem <= SCRATCH_BYTES:
+    while batch * 2 <= m and m % (batch * 2) == 0 and batch * 2 * tree_width * elem <= SCRATCH_BYTES:
         batch *= 2
-    scratch = tirx.decl_buffer((batch, width), dtype, name=f"{name}_red", scope="shared.dyn")
+    scratch = tirx.decl_buffer((batch, tree_width), dtype, name=f"{name}_red", scope="shared.dyn")
     stmts.insert(1, tirx.AllocBuffer(scratch))
+    if subgroups:
+        sg_id = tirx.call_pure_extern("int32", SUBGROUP_ID)
+        # the subgroups in use: from the subgroup size, as lavapipe's num_subgroups misses a partial last one
+        sg_size = tirx.call_pure_extern("int32", SUBGROUP_SIZE)
+        sg_count = tirx.floordiv(threads + sg_size - 1, sg_size)
+        leader = tirx.call_pure_extern("int32", SUBGROUP_INVOCATION_ID) == 0
     for b in range(m // batch):
-        stmts += [tirx.BufferStore(scratch, tirx.BufferLoad(part, [r]), [(r % (batch // group)) * group + first_row,
-                                                                         slot])
-                  for r in range(b * batch // group, (b + 1) * batch // group)]
-        stmts += _tree(scratch, batch, width, threads, tid, tree_kind)
+        rows_b = range(b * batch // group, (b + 1) * batch // group)
+        if subgroups:
+            for r in rows_b:  # all invocations run the subgroup op (uniform control flow), then leaders store
+                op = tirx.call_pure_extern(dtype, _SUBGROUP_OPS[tree_kind], tirx.BufferLoad(part, [r]))
+                stmts.append(tirx.BufferStore(part, op, [r]))
+                stmts.append(tirx.IfThenElse(leader, tirx.BufferStore(scratch, tirx.BufferLoad(part, [r]),
+                                                                      [r % batch, sg_id]), None))
+            stmts += _tree(scratch, batch, tree_width, threads, tid, tree_kind, count=sg_count)
+        else:
+            stmts += [tirx.BufferStore(scratch, tirx.BufferLoad(part, [r]),
+                                       [(r % (batch // group)) * group + first_row, slot]) for r in rows_b]
+            stmts += _tree(scratch, batch, width, threads, tid, tree_kind)
         # 3. every thread takes the row results
         for i in range(b * batch, (b + 1) * batch):
             di = [tirx.const(i, "int32")] + ([tirx.const(0, "int32")] if len(dst.region) == 2 else [])
