@@ -13,6 +13,7 @@ import warnings
 
 import pytest
 import tvm
+import tvm_ffi
 from cuda_helpers import needs_nvcc
 from tvm import tirx
 
@@ -112,6 +113,12 @@ class _Sim:
                 return tirx.const(int(a.value) ^ int(b.value), "int32")
             return x
 
+        def unwrap(x):  # a uniform pipeline guard: tvm_thread_invariant(cond) is cond
+            if isinstance(x.op, tvm.ir.Op) and x.op.name == "tirx.tvm_thread_invariant":
+                return x.args[0]
+            return x
+
+        e = tvm_ffi.structural_map(e, (tvm.ir.Call, unwrap))
         v = self.analyzer.simplify(tvm_ffi.structural_map(e, (tirx.BitwiseXor, fold_xor)))
         return int(v.value) if isinstance(v, tirx.IntImm) else None
 
@@ -133,6 +140,9 @@ class _Sim:
                 self.run(s)
         elif isinstance(stmt, tirx.For):
             lo, ext = self.value(stmt.min), self.value(stmt.extent)
+            if ext > 0 and _stores_only(stmt.body):
+                ext = 1  # an element-wise nest (a synchronous copy, a wgmma's operand staging): its tile versions
+                #          follow from the pipeline iteration alone, so one element stands for all of them
             for i in range(lo, lo + ext):
                 self.env[stmt.loop_var] = tirx.const(i, "int32")
                 self.run(stmt.body)
@@ -149,6 +159,32 @@ class _Sim:
             self.run(stmt.body)
         elif isinstance(stmt, tirx.Evaluate):
             self.evaluate(stmt.value)
+        elif isinstance(stmt, tirx.BufferStore):
+            loads: list = []
+            tvm_ffi.structural_walk(stmt.value, [(tvm.ir.TensorLoad, loads.append)])
+            for load in loads:
+                self.read_version(load.source, load.indices[0])
+            if len(stmt.buffer.ty.shape) >= 3:  # a synchronous store into a multi-buffered shared tile
+                key = self.version(stmt.buffer, stmt.indices[0], linear=False)
+                if self.last_read.get(key, -1) > self.last_sync:
+                    self.errors.append(f"store into {key} at {self.time} without a barrier after its last read")
+                self.writer[key] = "sync"
+                self.done_at[key] = self.time
+
+    def read_version(self, buf, lead):
+        """A read of the version of shared tile `buf` selected by the leading index `lead`."""
+        if len(buf.ty.shape) >= 3:
+            self.check_read(self.version(buf, lead, linear=False))
+
+    def check_read(self, key):
+        self.reads += 1
+        w = self.writer.get(key)
+        if w is not None:
+            if w == "open" or (w != "sync" and w >= self.completed):
+                self.errors.append(f"read of {key} at {self.time} before its copy group completed")
+            elif self.done_at.get(key, 1 << 60) > self.last_sync:
+                self.errors.append(f"read of {key} at {self.time} without a barrier after the wait")
+        self.last_read[key] = self.time
 
     def evaluate(self, call):
         if not isinstance(call, tvm.ir.Call) or not isinstance(call.op, tvm.ir.Op):
@@ -182,15 +218,20 @@ class _Sim:
             self.completed = upto
         elif name.startswith("tl_ldmatrix"):
             load = call.args[2].args[0]
-            key = self.version(load.source, load.indices[0], linear=False)
-            self.reads += 1
-            w = self.writer.get(key)
-            if w is not None:
-                if w == "open" or w >= self.completed:
-                    self.errors.append(f"read of {key} at {self.time} before its copy group completed")
-                elif self.done_at.get(key, 1 << 60) > self.last_sync:
-                    self.errors.append(f"read of {key} at {self.time} without a barrier after the wait")
-            self.last_read[key] = self.time
+            self.read_version(load.source, load.indices[0])
+
+
+def _stores_only(stmt) -> bool:
+    """Whether `stmt` is a nest of loops around buffer stores (no calls, barriers or branches)."""
+    kinds: list = []
+    tvm_ffi_walk_stmts(stmt, kinds)
+    return bool(kinds) and all(k in (tirx.For, tirx.BufferStore, tirx.SeqStmt) for k in kinds)
+
+
+def tvm_ffi_walk_stmts(node, kinds):
+    import tvm_ffi
+
+    tvm_ffi.structural_walk(node, [(tirx.Stmt, lambda s: kinds.append(type(s)))])
 
 
 def _vars(node):
@@ -226,12 +267,15 @@ def test_pipelined_gemm_waits_are_sufficient(num_stages, k_tiles):
         assert waits[0] == num_stages - 1
 
 
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 @pytest.mark.parametrize("num_stages", [2, 3])
-def test_dynamic_trip_counts_keep_the_waits_sufficient(num_stages):
+def test_dynamic_trip_counts_keep_the_waits_sufficient(num_stages, arch):
+    # sm_90a: the guarded epilogue holds a wgmma, whose staged B operand needs barriers inside the guard
     captured: list = []
-    src = _lower(_dynamic_k_gemm(num_stages), capture=captured).kernel_source
+    src = _lower(_dynamic_k_gemm(num_stages), arch=arch, capture=captured, configs=NO_TMA).kernel_source
     (mod,) = captured
     assert f"tl_cp_async_wait_group({num_stages - 1})" in src
+    assert ("tl_wgmma_" if arch == "sm_90a" else "tl_mma_") in src
     for _, func in mod.functions.items():
         kdim = [v for v in _vars(func.body) if v.name == "kdim" and not tirx.is_buffer_var(v)]
         assert kdim
@@ -241,6 +285,51 @@ def test_dynamic_trip_counts_keep_the_waits_sufficient(num_stages):
             sim.run(func.body)
             assert sim.errors == [], (k, sim.errors)
             assert sim.reads > 0
+
+
+def _drop_barriers(ev):
+    if isinstance(ev.value, tvm.ir.Call) and isinstance(ev.value.op, tvm.ir.Op) \
+            and ev.value.op.name == "tirx.tvm_storage_sync":
+        return tirx.Evaluate(tirx.const(0, "int32"))
+    return ev
+
+
+def test_runtime_k_wgmma_guards_are_uniform_and_checked():
+    # the epilogue's guard (j < n) reads no thread index: it is marked thread-invariant so InsertBarriers may
+    # keep the wgmma's barriers inside it; the simulation follows the guard and checks the staged B reads
+    captured: list = []
+    _lower(_dynamic_k_gemm(2), arch="sm_90a", capture=captured, configs=NO_TMA)
+    (mod,) = captured
+    (func,) = mod.functions.values()
+    guards = [s.condition for s in _collect(func.body, tirx.IfThenElse)
+              if isinstance(s.condition, tvm.ir.Call) and s.condition.op.name == "tirx.tvm_thread_invariant"]
+    assert guards and all(v.name == "kdim" for g in guards for v in _vars(g))
+    kdim = [v for v in _vars(func.body) if v.name == "kdim" and not tirx.is_buffer_var(v)]
+    for k in (32, 96):
+        sims = []
+        for body in (func.body, tvm_ffi.structural_map(func.body, (tirx.Evaluate, _drop_barriers))):
+            sim = _Sim()
+            sim.env = {v: tirx.const(k, "int32") for v in kdim}
+            sim.run(body)
+            sims.append(sim)
+        assert sims[0].errors == [] and sims[0].reads >= 2 * (k // 32)  # A and B of every stage
+        assert any("without a barrier" in e for e in sims[1].errors)
+
+
+@needs_nvcc
+@pytest.mark.parametrize("configs", [NO_TMA, {"tl.cuda.enable_tma": True}], ids=["cp_async", "tma"])
+def test_runtime_k_wgmma_gemm_compiles_to_cubin(configs):
+    from tilelang_cuda.compiler import compile_artifact
+
+    binary = compile_artifact(_lower(_dynamic_k_gemm(3), arch="sm_90a", configs=configs))
+    assert binary.cubin[:4] == b"\x7fELF"
+    assert "wgmma.mma_async" in binary.ptx and "wgmma.wait_group" in binary.ptx
+
+
+def _collect(node, kind):
+    found: list = []
+    tvm_ffi.structural_walk(node, [(kind, found.append)])
+    return found
 
 
 def test_a_wrong_wait_count_is_caught_by_the_simulation():

@@ -18,7 +18,9 @@ tiles. The ``cp.async`` copy lowering alone would still wait for each copy right
   buffer waits for all groups. Loops are handled by induction: if the groups pending at the loop entry are
   ``P`` (iterations ``e_i``), the hypothesis is that iteration ``t`` starts with ``e_i + t`` pending; it is
   kept only when the body maps that state to the one of iteration ``t + 1``, else the loop's consumers wait
-  for everything.
+  for everything. The ``j < n`` guards it re-emits read no thread index (every thread takes the same branch),
+  so they are marked ``tvm_thread_invariant``: core's InsertBarriers may then put the barriers a guarded
+  consumer needs (the staged B operand of an sm_90a wgmma in a runtime-K epilogue) inside them.
 
 Why results stay those of the serial loop: a consumer of iteration ``j`` reads only what producers of
 iterations ``<= j`` wrote (serial semantics, which the expansion keeps), and core gives every buffer a producer
@@ -206,6 +208,7 @@ class _Walker:
         self.unsure = False  # set when a TMA group's barrier could not be tracked: rerun with tma=False
         self.versions: dict[Any, int] = {}
         self.tile_elems: dict[Any, int] = {}
+        self.thread_vars: set[Any] = set()  # threadIdx.* (a guard reading none is uniform across the block)
 
     def tma_group(self, issue: Any, iteration: Any) -> tuple[int, int] | None:
         """``(base, versions)`` for a TMA copy of `iteration` into a version ``iteration % versions`` of a
@@ -243,6 +246,16 @@ class _Walker:
                     continue
                 out.append(_tma_wait(g))
         return out
+
+    def guarded(self, guard: Any, body: Any) -> Any:
+        """`body` under the pipeline guard `guard` (None: none). A guard that reads no thread index is the
+        same for every thread of the block, so it is marked ``tvm_thread_invariant``: InsertBarriers (TVM's
+        ThreadSync) may then place the barriers `body` needs (a wgmma's staged operand) inside it."""
+        if guard is None:
+            return body
+        if _vars(tirx.Evaluate(guard)).isdisjoint(self.thread_vars):
+            guard = tirx.call_intrin("bool", "tirx.tvm_thread_invariant", guard)
+        return tirx.IfThenElse(guard, body, None)
 
     def after(self, stmt: Any) -> None:
         """Update `dirty` for `stmt` just emitted (anything but a barrier may read shared memory)."""
@@ -323,13 +336,13 @@ class _Walker:
                         else:
                             issue = issue[1:]  # nothing read shared memory since the last barrier
                     body = C.seq(issue)
-                    out.append(body if guard is None else tirx.IfThenElse(guard, body, None))
+                    out.append(self.guarded(guard, body))
                     out.append(extern("tl_cp_async_commit"))
                     pending = [*pending, _Group(iteration, keys)]
                     open_group = True
                     continue
                 inner_out, pending = self.plain(inner.body, pending, out)
-                out.append(inner_out if guard is None else tirx.IfThenElse(guard, inner_out, None))
+                out.append(self.guarded(guard, inner_out))
                 self.after(inner_out)
                 open_group = False
                 continue
@@ -347,7 +360,7 @@ class _Walker:
                         out.append(sync())
                 if _has_wait(body):
                     pending = [g for g in pending if g.tma is not None]  # its own cp.async wait_group 0
-                out.append(body if guard is None else tirx.IfThenElse(guard, body, None))
+                out.append(self.guarded(guard, body))
                 self.after(body)
                 open_group = False
                 continue
@@ -457,6 +470,7 @@ def AsyncCopyPipeline(target: Any = None) -> tvm.transform.Pass:
         for tma in (True, False):
             walker = _Walker(analyzer, tma)
             walker.versions, walker.tile_elems = versions, tiles
+            walker.thread_vars = {v for tag, (v, _) in C.launch_extents(func).items() if tag.startswith("threadIdx")}
             body, pending = walker.visit(func.body, [])
             if any(g.tma is not None for g in pending):
                 walker.unsure = True  # a bulk copy nobody awaits would outlive the block: await each at once
