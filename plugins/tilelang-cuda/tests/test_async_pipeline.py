@@ -504,6 +504,85 @@ def test_kernels_that_fit_keep_their_scratch_tiles():
     assert [shared_bytes(f.body) for f in out.functions.values()] == [3 * (8 + 8) * 1024 + 3 * 8 * 1024]
 
 
+def _loop_bodies(src: str, needle: str) -> list[str]:
+    """The bodies of the innermost ``for`` loops of `src` whose body matches regex `needle` (brace matching)."""
+    bodies = []
+    for m in re.finditer(r"for \(int [^)]*\) \{", src):
+        depth, i = 1, m.end()
+        while depth:
+            depth += {"{": 1, "}": -1}.get(src[i], 0)
+            i += 1
+        body = src[m.end():i - 1]
+        if re.search(needle, body) and "for (" not in body:
+            bodies.append(body)
+    return bodies
+
+
+def _steady_loop(src: str) -> str:
+    """The body of the pipelined K loop (the outermost loop holding a wgmma)."""
+    for m in re.finditer(r"for \(int k = [^)]*\) \{", src):
+        depth, i = 1, m.end()
+        while depth:
+            depth += {"{": 1, "}": -1}.get(src[i], 0)
+            i += 1
+        return src[m.end():i - 1]
+    raise AssertionError("no K loop")
+
+
+@pytest.mark.parametrize("configs", [NO_TMA, {"tl.cuda.enable_tma": True}], ids=["cp_async", "tma"])
+def test_wgmma_b_copy_loop_has_no_block_barriers(configs):
+    # b_core lives in static shared memory, so TVM's ThreadSync("shared.dyn") no longer sees the copy loop's
+    # b_core writes clash with the next iteration's B-tile reads (it put a barrier in every iteration)
+    kernel = corpus.gemm(M=512, N=512, K=512, block_M=128, block_N=256, block_K=64, threads=256, num_stages=3)
+    src = _lower(kernel, arch="sm_90a", configs=configs).kernel_source
+    # the B copy loop: a shared -> shared store (into b_core, or the dynamic pool where b_core once lived)
+    pool = r"\(\(half\*\)buf_dyn_shmem_ptr\)"
+    loops = _loop_bodies(src, rf"(b_core_ptr|{pool})\[[^;=]*\] = {pool}\[")
+    assert len(loops) == 3  # the steady loop's gemm and two epilogue copies
+    assert all("__syncthreads()" not in body for body in loops)
+    steady = _steady_loop(src)
+    # the barriers that are needed stay: before b_core is overwritten, between its writes and the wgmma
+    # reading it, and after the wgmma's wait (before the next stage overwrites b_core / the B tile)
+    copy = steady.index(loops[0])
+    assert steady[:copy].rstrip().rsplit("\n", 1)[-1].strip().startswith("for (")
+    before = steady[:copy].rsplit("for (", 1)[0].rstrip()
+    assert before.endswith("__syncthreads();")
+    after = steady[copy + len(loops[0]):]
+    assert after.index("__syncthreads()") < after.index("tl_wgmma_fence()")
+    assert after.rstrip().endswith("__syncthreads();")
+    assert steady.count("__syncthreads()") <= 4  # was 64 (one per copy iteration) + 3
+
+
+def test_static_scratch_tiles_are_merged_past_the_static_limit():
+    from tilelang_cuda.passes.share_scratch import MAX_STATIC_SHARED_BYTES, ShareScratchTiles, shared_bytes
+
+    kernel = corpus.gemm(M=512, N=512, K=512, block_M=128, block_N=256, block_K=64, threads=256, num_stages=2)
+    captured: list = []
+    _lower(kernel, arch="sm_90a", capture=captured, configs=NO_TMA)
+    func = next(iter(captured[0].functions.values()))
+    # two 32 KiB b_core tiles (steady loop + epilogue): 64 KiB static, though all tiles fit the 227 KiB limit
+    assert shared_bytes(func.body, ("shared",)) == 64 * 1024 > MAX_STATIC_SHARED_BYTES
+    out = next(iter(ShareScratchTiles()(captured[0]).functions.values()))
+    assert shared_bytes(out.body, ("shared",)) == 32 * 1024
+
+
+@needs_nvcc
+def test_static_b_core_gemm_compiles_to_cubin():
+    from tilelang_cuda.compiler import compile_artifact
+    from tilelang_cuda.execution_backend import _dynamic_shared_bytes
+
+    for stages in (2, 3):
+        kernel = corpus.gemm(M=512, N=512, K=512, block_M=128, block_N=256, block_K=64, threads=256,
+                             num_stages=stages)
+        art = _lower(kernel, arch="sm_90a", configs=NO_TMA)
+        binary = compile_artifact(art)
+        assert "wgmma.mma_async" in binary.ptx
+        assert binary.resources["static_shared_bytes"] == 32 * 1024  # one static b_core
+        assert art.metadata["shared_bytes"] == stages * (16 + 32) * 1024 + 32 * 1024
+        # the launch asks for the dynamic pool only: b_core is declared by the kernel itself
+        assert _dynamic_shared_bytes(art) == stages * (16 + 32) * 1024
+
+
 @pytest.mark.parametrize("pre_swizzled", [False, True])
 def test_tiles_with_an_applied_layout_are_not_swizzled_again(pre_swizzled):
     from tilelang_cuda.passes.swizzle_shared import _rewritable, swizzle_params

@@ -40,6 +40,34 @@ def _evaluate(extent: Any, env: dict[str, int]) -> int:
     return int(eval(str(extent), {"__builtins__": {}}, dict(env)))
 
 
+def _dynamic_shared_bytes(artifact: Any) -> int:
+    """The dynamic shared memory a launch asks for: the "shared.dyn" pool of the device module's kernels.
+
+    ``metadata["shared_bytes"]`` also counts static ("shared") tiles such as the wgmma ``b_core`` scratch,
+    which the kernel declares itself; it is the answer when the module is not at hand or a size is symbolic.
+    """
+    from tilelang.transform import _common as C
+    from tilelang.transform.plan_shared_memory import dtype_bytes
+
+    fallback = int(artifact.metadata.get("shared_bytes", 0))
+    mod = getattr(artifact, "device_mod", None)
+    if mod is None:
+        return fallback
+    best = 0
+    for func in mod.functions.values():
+        if not hasattr(func, "body"):
+            continue
+        total = 0
+        for alloc in C.allocations(func.body):
+            if C.scope_of(alloc.buffer) == "shared.dyn":
+                n = C.num_elements(alloc.buffer.ty.shape)
+                if n is None:
+                    return fallback
+                total += n * dtype_bytes(str(alloc.buffer.ty.dtype))
+        best = max(best, total)
+    return min(best, fallback) if fallback else best
+
+
 class _Launcher:
     def __init__(self, artifact: Any):
         from tilelang_cuda.compiler import CUBIN, compile_artifact
@@ -55,8 +83,8 @@ class _Launcher:
         from tilelang_cuda.tma import tensor_maps_of
 
         self.tma_maps = dict(meta.get("tma_maps") or tensor_maps_of(artifact.kernel_source))
-        smem = int(meta.get("shared_bytes", 0))
         # the merged dynamic pool may pad each buffer for alignment: leave room beyond the plain sum
+        smem = _dynamic_shared_bytes(artifact)
         self.kernel = CudaKernel(artifact.files[CUBIN], self.kernel_name, smem + 1024 if smem else 0)
 
     def __call__(self, *args: Any) -> None:

@@ -7,8 +7,9 @@ allocation annotated ``tl.cuda.scratch``) is written and read only between two b
 that allocates it, and the calls run one after another, so tiles of one shape and dtype can share storage:
 the pass keeps one buffer per (shape, dtype, scope), removes the other allocations, renames their uses and
 allocates the survivor once in the innermost statement sequence that holds all of its uses. It does so only
-when the block's shared tiles would not fit the arch's per-block limit otherwise (merging moves code around,
-which can change register allocation; kernels that fit are left as they are).
+when the block's shared tiles would not fit the arch's per-block limit otherwise, or its static ("shared")
+tiles the 48 KiB static limit (merging moves code around, which can change register allocation; kernels that
+fit are left as they are).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from tilelang_cuda.tileops.common import arch_number
 
 SCRATCH = "tl.cuda.scratch"
 _SHARED = ("shared", "shared.dyn")
+MAX_STATIC_SHARED_BYTES = 48 * 1024  # statically declared __shared__ arrays, per block, on every arch
 
 
 def max_shared_bytes(arch: int) -> int:
@@ -36,11 +38,11 @@ def max_shared_bytes(arch: int) -> int:
     return 163 * 1024
 
 
-def shared_bytes(body: Any) -> int:
-    """The bytes of all shared allocations in `body` (static shapes)."""
+def shared_bytes(body: Any, scopes: tuple[str, ...] = _SHARED) -> int:
+    """The bytes of all shared allocations (of `scopes`) in `body` (static shapes)."""
     total = 0
     for a in C.allocations(body):
-        if C.scope_of(a.buffer) in _SHARED:
+        if C.scope_of(a.buffer) in scopes:
             total += (C.num_elements(a.buffer.ty.shape) or 0) * dtype_bytes(str(a.buffer.ty.dtype))
     return total
 
@@ -79,7 +81,8 @@ def ShareScratchTiles(target: Any = None) -> tvm.transform.Pass:
         groups = {k: v for k, v in groups.items() if len(v) > 1}
         tgt = target if target is not None else (func.attrs.get("target") if func.attrs else None)
         limit = max_shared_bytes(arch_number(tgt)) if tgt is not None else 0
-        if not groups or shared_bytes(func.body) <= limit:
+        fits = shared_bytes(func.body) <= limit and shared_bytes(func.body, ("shared",)) <= MAX_STATIC_SHARED_BYTES
+        if not groups or fits:
             return func
         rename = {a.buffer: g[0].buffer for g in groups.values() for a in g[1:]}
         dropped = {a.buffer for g in groups.values() for a in g}

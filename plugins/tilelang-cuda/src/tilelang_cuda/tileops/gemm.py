@@ -17,6 +17,7 @@ from tvm import tirx
 
 from tilelang.backend import TileOpImpl
 from tilelang.transform import _common as C
+from tilelang.transform.plan_shared_memory import dtype_bytes
 from tilelang_cuda.mma_layout import WGMMA, AccumulatorLayout
 from tilelang_cuda.passes.mma_accumulators import MMA_KINDS
 from tilelang_cuda.tileops.common import addr as _addr
@@ -26,6 +27,10 @@ from tilelang_cuda.tileops.common import sync as _sync
 from tilelang_cuda.tileops.common import unroll as _unroll
 
 SCRATCH = "tl.cuda.scratch"  # AllocBuffer annotation: this shared tile's uses are bracketed by barriers
+# b_core tiles up to this size are static ("shared") shared memory: TVM's ThreadSync treats all "shared.dyn"
+# buffers as one region, so a b_core there would get a barrier per iteration of the B copy loop (its writes
+# "clash" with the next iteration's reads of the B tile). Larger tiles stay dynamic (48 KiB static limit).
+STATIC_SCRATCH_BYTES = 32 * 1024
 LAYOUT_ARGS = 7  # tl.gemm's own arguments; the accumulator layout follows
 
 
@@ -142,7 +147,9 @@ class _Gemm:
         lay, k, n = self.layout, self.k, self.layout.n
         steps = k // 16
         # B as 8x8 core matrices, K-major: element (n, k) at ((k//8) * (N//8) + n//8) * 64 + (n%8) * 8 + k%8
-        b_core = tirx.decl_buffer((n * k,), str(self.b.buf.ty.dtype), name="b_core", scope="shared.dyn")
+        dtype = str(self.b.buf.ty.dtype)
+        scope = "shared" if n * k * dtype_bytes(dtype) <= STATIC_SCRATCH_BYTES else "shared.dyn"
+        b_core = tirx.decl_buffer((n * k,), dtype, name="b_core", scope=scope)
 
         def relayout(vs: list[Any]) -> Any:
             nn, kk = vs
