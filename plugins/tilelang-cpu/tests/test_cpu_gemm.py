@@ -18,21 +18,9 @@ def _no_disk_cache(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def chosen(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+def chosen(tile_op_choices) -> list[str]:
     """Names of the tile-op implementations LowerTileOps picks for ``tl.gemm`` while the test runs."""
-    import tilelang.transform.lower_tile_ops as lto
-
-    picked: list[str] = []
-    real = lto.resolve_tile_op_impl
-
-    def spy(op: str, target: Any, ctx: Any = None) -> Any:
-        impl = real(op, target, ctx)
-        if op == "tl.gemm":
-            picked.append(impl.name)
-        return impl
-
-    monkeypatch.setattr(lto, "resolve_tile_op_impl", spy)
-    return picked
+    return tile_op_choices("tl.gemm")
 
 
 def _run(ck: Any) -> None:

@@ -77,21 +77,9 @@ def test_c_target_keeps_libm_exp() -> None:
 
 
 @pytest.fixture
-def chosen(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+def chosen(tile_op_choices) -> list[str]:
     """Names of the ``tl.reduce`` implementations LowerTileOps picks while the test runs."""
-    import tilelang.transform.lower_tile_ops as lto
-
-    picked: list[str] = []
-    real = lto.resolve_tile_op_impl
-
-    def spy(op: str, target: Any, ctx: Any = None) -> Any:
-        impl = real(op, target, ctx)
-        if op == "tl.reduce":
-            picked.append(impl.name)
-        return impl
-
-    monkeypatch.setattr(lto, "resolve_tile_op_impl", spy)
-    return picked
+    return tile_op_choices("tl.reduce")
 
 
 def _reduce_kernel(kind: str, m: int, n: int, dim: int, clear: bool, src_dtype: str) -> Any:

@@ -313,14 +313,18 @@ class PaddedLayout(Layout):
                          params={"pad": pad})
 
 
+def tile_shape_and_dtype(buffer_or_shape: Any, dtype: str | None) -> tuple[list[Any], str | None]:
+    """``(shape, dtype)`` of a tile given as a buffer (its own dtype wins) or as a shape with an optional dtype."""
+    ty = getattr(buffer_or_shape, "ty", None)
+    if ty is not None:
+        return list(ty.shape), str(ty.dtype)
+    return list(buffer_or_shape), dtype
+
+
 def make_padded_layout(buffer_or_shape: Any, pad: int | None = None, dtype: str | None = None) -> Layout:
     """Pad every row of a shared tile (a buffer, or a shape) by `pad` elements (default: 16 bytes of `dtype`,
     which keeps 16-byte vector accesses aligned)."""
-    ty = getattr(buffer_or_shape, "ty", None)
-    if ty is not None:
-        shape, dtype = list(ty.shape), str(ty.dtype)
-    else:
-        shape = list(buffer_or_shape)
+    shape, dtype = tile_shape_and_dtype(buffer_or_shape, dtype)
     if pad is None:
         if dtype is None:
             raise ValueError("make_padded_layout needs `pad` or a dtype")

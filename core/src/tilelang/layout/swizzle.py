@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tilelang.layout.layout import Layout, register_layout_kind
+from tilelang.layout.layout import Layout, register_layout_kind, tile_shape_and_dtype
 
 _DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "uint8": 1, "int32": 4,
                 "float8_e4m3fn": 1, "float8_e5m2": 1, "int16": 2, "int64": 8, "uint16": 2, "uint32": 4,
@@ -58,11 +58,7 @@ class SwizzledLayout(Layout):
 
 def make_swizzled_layout(buffer_or_shape: Any, dtype: str | None = None, swizzle_bytes: int = 128) -> Layout:
     """The bank-conflict-free layout of a shared tile (a buffer, or a shape with a dtype)."""
-    ty = getattr(buffer_or_shape, "ty", None)
-    if ty is not None:
-        shape, dtype = list(ty.shape), str(ty.dtype)
-    else:
-        shape = list(buffer_or_shape)
+    shape, dtype = tile_shape_and_dtype(buffer_or_shape, dtype)
     if dtype is None:
         raise ValueError("make_swizzled_layout needs a dtype when given a shape")
     return SwizzledLayout(shape, dtype, swizzle_bytes)
