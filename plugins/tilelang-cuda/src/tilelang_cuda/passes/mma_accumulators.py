@@ -25,6 +25,7 @@ from tvm import tirx
 
 from tilelang.transform import _common as C
 from tilelang_cuda.mma_layout import AccumulatorLayout, choose
+from tilelang_cuda.passes.accumulator_rows import RowLayout, RowRewriter, cast_to, plan_rows, slot_of
 
 FRAGMENT = "local.fragment"
 # (A dtype, C dtype) -> (MMA kind, K of one atom)
@@ -127,23 +128,27 @@ class _Plan:
             if not ok:
                 self.bad.add(buf)
 
+    def nest_ok(self, buf: Any, loops: list[Any], body: Any) -> bool:
+        """Whether a ``T.Parallel`` nest touching accumulator `buf` can run over the thread's registers: it
+        spans the tile, indexes every accumulator it touches by its own loop variables, the accumulators share
+        one layout, and it writes no other fragment."""
+        layout = self.layouts[buf]
+        lvars = [lp.loop_var for lp in loops]
+        loads, stores = C.collect(body, tvm.ir.TensorLoad), C.collect(body, tirx.BufferStore)
+        touched = {ld.source for ld in loads if ld.source in self.layouts}
+        touched |= {st.buffer for st in stores if st.buffer in self.layouts}
+        other_writes = {st.buffer for st in stores if st.buffer in self.fragments} - touched
+        ok = len(loops) == 2 and _static([lp.extent for lp in loops]) == [layout.m, layout.n] and not other_writes
+        ok = ok and all(C.is_const(lp.min, 0) for lp in loops) and all(self.layouts[b] == layout for b in touched)
+        accesses = [ld.indices for ld in loads if ld.source in touched]
+        accesses += [st.indices for st in stores if st.buffer in touched]
+        return ok and all(len(ix) == 2 and ix[0].same_as(lvars[0]) and ix[1].same_as(lvars[1]) for ix in accesses)
+
     def check_nest(self, loops: list[Any], body: Any) -> None:
         touched = {ld.source for ld in C.collect(body, tvm.ir.TensorLoad)} & set(self.layouts)
-        stores = C.collect(body, tirx.BufferStore)
-        touched |= {st.buffer for st in stores} & set(self.layouts)
-        if not touched:
-            return
-        lvars = [lp.loop_var for lp in loops]
-        other_writes = {st.buffer for st in stores if st.buffer in self.fragments} - touched
-        for buf in touched:
-            layout = self.layouts[buf]
-            ok = len(loops) == 2 and _static([lp.extent for lp in loops]) == [layout.m, layout.n] and not other_writes
-            ok = ok and all(C.is_const(lp.min, 0) for lp in loops)
-            accesses = [ld.indices for ld in C.collect(body, tvm.ir.TensorLoad) if ld.source.same_as(buf)]
-            accesses += [st.indices for st in stores if st.buffer.same_as(buf)]
-            ok = ok and all(len(ix) == 2 and ix[0].same_as(lvars[0]) and ix[1].same_as(lvars[1]) for ix in accesses)
-            if not ok:
-                self.bad.add(buf)
+        touched |= {st.buffer for st in C.collect(body, tirx.BufferStore)} & set(self.layouts)
+        if touched and not all(self.nest_ok(buf, loops, body) for buf in touched):
+            self.bad.update(touched)
 
     def check_rest(self, rest: Any) -> None:
         for ld in C.collect(rest, tvm.ir.TensorLoad):
@@ -157,14 +162,15 @@ class _Plan:
         return {b: lay for b, lay in self.layouts.items() if b not in self.bad}
 
 
-def _plan(func: Any, target: Any) -> dict[Any, AccumulatorLayout]:
+def _plan(func: Any, target: Any) -> tuple[dict[Any, AccumulatorLayout], dict[Any, RowLayout]]:
+    """Accumulator layouts, and the row vectors that follow their rows (`accumulator_rows`)."""
     plan = _Plan(func, target)
     for ev in C.collect(func.body, tirx.Evaluate):
         found = C.tile_op_of(ev)
         if found is not None and found[0] == "tl.gemm":
             plan.add_gemm(found[1])
     if not plan.layouts:
-        return {}
+        return {}, {}
 
     def on_for(loop: Any, mutator: Any) -> Any:
         if C.is_parallel(loop):
@@ -180,15 +186,27 @@ def _plan(func: Any, target: Any) -> dict[Any, AccumulatorLayout]:
         return tirx.Evaluate(0)
 
     plan.check_rest(tvm_ffi.structural_mutate(func.body, [(tirx.For, on_for), (tirx.Evaluate, on_eval)]))
-    return plan.final()
+    final = plan.final()
+    if final:
+        plan.layouts = final
+
+        def accumulator_nest_ok(loops: list[Any], body: Any) -> bool:
+            touched = [b for b in final if _touches(body, b)]
+            return bool(touched) and all(plan.nest_ok(b, loops, body) for b in touched)
+
+        rows = plan_rows(func.body, plan.fragments, final, accumulator_nest_ok)
+    else:
+        rows = {}
+    return final, rows
 
 
 class _Rewriter:
-    def __init__(self, func: Any, layouts: dict[Any, AccumulatorLayout]):
+    def __init__(self, func: Any, layouts: dict[Any, AccumulatorLayout], rows: dict[Any, RowLayout]):
         self.layouts = layouts
         self.regs = {b: tirx.decl_buffer((lay.regs,), str(b.ty.dtype), name=f"{b.name}_acc", scope="local")
                      for b, lay in layouts.items()}
         self.tid = C.linear_thread(func)
+        self.rows = RowRewriter(rows, self.tid)
 
     def per_thread(self, buf: Any, make: Any) -> Any:
         layout = self.layouts[buf]
@@ -211,9 +229,12 @@ class _Rewriter:
 
     def tile_op(self, name: str, call: Any) -> Any:
         args = list(call.args)
+        lowered = self.rows.tile_op(name, call, self.regs, self.layouts)
+        if lowered is not None:
+            return lowered
         if name == "tl.fill" and args[0].source in self.layouts:
             buf = args[0].source
-            value = _cast(str(buf.ty.dtype), args[1])
+            value = cast_to(str(buf.ty.dtype), args[1])
             return self.per_thread(buf, lambda r, i, j: tirx.BufferStore(self.regs[buf], value, [r]))
         if name == "tl.copy" and args[0].source in self.layouts and args[1].source not in self.layouts:
             if C.scope_of(args[1].source) != FRAGMENT:
@@ -240,7 +261,7 @@ class _Rewriter:
             idx = [rg.min for rg in dst.region]
             idx[dims[0]] = C.add(idx[dims[0]], i)
             idx[dims[1]] = C.add(idx[dims[1]], j)
-            store = tirx.BufferStore(dst.source, _cast(dtype, tirx.BufferLoad(self.regs[buf], [r])), idx)
+            store = tirx.BufferStore(dst.source, cast_to(dtype, tirx.BufferLoad(self.regs[buf], [r])), idx)
             return _guard(dst.source, idx, store)
 
         return self.per_thread(buf, body)
@@ -253,7 +274,7 @@ class _Rewriter:
             idx = [rg.min for rg in src.region]
             idx[dims[0]] = C.add(idx[dims[0]], i)
             idx[dims[1]] = C.add(idx[dims[1]], j)
-            value = _cast(dtype, tirx.BufferLoad(src.source, idx))
+            value = cast_to(dtype, tirx.BufferLoad(src.source, idx))
             cond = _bounds(src.source, idx)
             if cond is not None:
                 value = tirx.if_then_else(cond, value, tirx.const(0, dtype))
@@ -262,18 +283,21 @@ class _Rewriter:
         return self.per_thread(buf, body)
 
     def nest(self, loops: list[Any], body: Any) -> Any:
+        """A nest over the accumulators (one layout) runs per register; row vectors read their row's slot."""
         buf = next(b for b in self.layouts if _touches(body, b))
-        regs = self.regs[buf]
+        layout = self.layouts[buf]
+        touched = [b for b in self.layouts if _touches(body, b)]
 
         def on_load(ld: Any) -> Any:
-            return tirx.BufferLoad(regs, [self._r]) if ld.source.same_as(buf) else ld
+            return tirx.BufferLoad(self.regs[ld.source], [self._r]) if ld.source in touched else ld
 
         def on_store(st: Any) -> Any:
-            return tirx.BufferStore(regs, st.value, [self._r]) if st.buffer.same_as(buf) else st
+            return tirx.BufferStore(self.regs[st.buffer], st.value, [self._r]) if st.buffer in touched else st
 
         def make(r: Any, i: Any, j: Any) -> Any:
             self._r = r
             mapped = tvm_ffi.structural_map(body, [(tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store)])
+            mapped = self.rows.map_slot(mapped, slot_of(layout, r))
             return C.substitute(mapped, {loops[0].loop_var: i, loops[1].loop_var: j})
 
         return self.per_thread(buf, make)
@@ -282,12 +306,6 @@ class _Rewriter:
 def _touches(body: Any, buf: Any) -> bool:
     return any(ld.source.same_as(buf) for ld in C.collect(body, tvm.ir.TensorLoad)) or any(
         st.buffer.same_as(buf) for st in C.collect(body, tirx.BufferStore))
-
-
-def _cast(dtype: str, value: Any) -> Any:
-    if isinstance(value, (int, float)):
-        return tirx.const(value, dtype)
-    return value if str(value.ty.dtype if hasattr(value, "ty") else value.dtype) == dtype else tirx.Cast(dtype, value)
 
 
 def _bounds(buf: Any, idx: list[Any]) -> Any:
@@ -312,16 +330,18 @@ def MMAAccumulators(target: Any = None) -> tvm.transform.Pass:
     @C.prim_func_pass("tl.cuda.MMAAccumulators")
     def mma_accumulators(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
         tgt = target if target is not None else func.attrs.get("target")
-        layouts = _plan(func, tgt)
+        layouts, rows = _plan(func, tgt)
         if not layouts:
             return func
-        rw = _Rewriter(func, layouts)
+        rw = _Rewriter(func, layouts, rows)
 
         def on_for(loop: Any, mutator: Any) -> Any:
             if C.is_parallel(loop):
                 loops, body = C.parallel_nest(loop)
                 if any(_touches(body, b) for b in layouts):
                     return rw.nest(loops, body)
+                if rw.rows.touches(body):
+                    return rw.rows.nest(loops, body)
                 return loop
             return mutator.default_mutate(loop)
 
@@ -330,6 +350,8 @@ def MMAAccumulators(target: Any = None) -> tvm.transform.Pass:
             return ev if found is None else rw.tile_op(*found)
 
         def on_alloc(alloc: Any) -> Any:
+            if alloc.buffer in rows:
+                return rw.rows.alloc(alloc.buffer)
             return tirx.AllocBuffer(rw.regs[alloc.buffer]) if alloc.buffer in layouts else alloc
 
         body = tvm_ffi.structural_mutate(func.body, [(tirx.For, on_for), (tirx.Evaluate, on_eval)])
