@@ -36,7 +36,7 @@ def test_slots_hold_the_rows_of_the_registers(lay):
     for tid, r in itertools.product(range(_threads(lay)), range(lay.regs)):
         row, _ = lay.position(tid, r)
         assert rows.row(tid, slot_of(lay, r)) == row
-    for tid, s in itertools.product(range(_threads(lay)), range(rows.slots)):
+    for s in range(rows.slots):
         regs = [register_of(lay, s, c) for c in range(2 * lay.ni)]
         assert sorted(regs) == sorted(r for r in range(lay.regs) if slot_of(lay, r) == s)
 
@@ -152,3 +152,33 @@ def test_flash_attention_keeps_its_row_state_in_registers(arch, causal):
     # before: 255 (sm_80) / 247 (sm_90a) registers and an 816-byte stack frame (the replicated row vectors)
     assert ptxas["stack_bytes"] == 0 and ptxas["spill_stores"] == 0
     assert ptxas["registers"] <= 168
+
+
+def _two_accumulators():
+    M = N = K = 64
+
+    @T.prim_func
+    def two(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), Out: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((M, K), "float16")
+            B_s = T.alloc_shared((K, N), "float16")
+            acc1 = T.alloc_fragment((M, N), "float32")
+            acc2 = T.alloc_fragment((M, N), "float32")
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.clear(acc1)
+            T.clear(acc2)
+            T.gemm(A_s, B_s, acc1)
+            T.gemm(A_s, B_s, acc2, transpose_B=True)
+            for i, j in T.Parallel(M, N):
+                acc2[i, j] = acc2[i, j] + acc1[i, j] * 2.0
+            T.copy(acc2, Out[bx * M:(bx + 1) * M, :])
+
+    return two
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_a_nest_over_two_accumulators_of_one_layout_reads_both_registers(arch):
+    src = _source(_two_accumulators(), arch)
+    assert re.search(r"acc2_acc_ptr\[5\] = \(acc2_acc_ptr\[5\] \+ \(acc1_acc_ptr\[5\] \*", src)
+    assert "acc1[" not in src and "acc2[" not in src
