@@ -64,10 +64,9 @@ def test_wgsl_keeps_vector_runs_in_vec4_registers(lanes):
     source = tilelang.lower(CORPUS["elementwise_add"]().func, target="webgpu").kernel_source
     # the fragments' registers are vec4s (scalarized into one vec4 var per run), read and written whole
     assert re.search(r"var B_local_local_0 : vec4<f32>;", source), source
-    assert re.search(r"B_local_local_0 = vec4<f32>\(B_ptr\[", source), source
-    # the global side: TVM declares storage buffers array<f32> and spells a 4-lane read as four scalar reads
-    assert re.search(r"vec4<f32>\(B_ptr\[(\w+) \+ 0\], B_ptr\[\1 \+ 1\], B_ptr\[\1 \+ 2\], B_ptr\[\1 \+ 3\]\)",
-                     source), source
+    # the global side: an aligned 4-lane read is one read of a vec4 storage view (`tilelang_webgpu.vector_globals`)
+    assert "B_ptr : array<vec4<f32>>;" in source, source
+    assert re.search(r"B_local_local_0 = B_ptr\[\(\w+\) >> 2u\];", source), source
     assert not re.search(r"^\s+var \w+ : array<vec4", source, re.M)  # no register array left in memory
     lanes(1)
     cyclic = tilelang.lower(CORPUS["elementwise_add"]().func, target="webgpu").kernel_source
@@ -89,13 +88,15 @@ def test_gemm_grid_under_vector_layout():
 
 
 def test_backend_default_vectorises_gemm_accumulators_only():
-    """The registered options: flash attention's accumulators get 4-lane runs, an elementwise kernel stays
-    cyclic (the same WGSL as with the option off)."""
+    """The registered options: flash attention's accumulators get 4-lane runs (and its tensors vec4 storage
+    views), an elementwise kernel stays cyclic (the same WGSL as with the option off)."""
     from tilelang.backend.target import target_kind_spec
 
     opts = target_kind_spec("webgpu").pipeline_options
     assert opts["fragment_vector_lanes"] == 4 and opts["fragment_vector_scope"] == "gemm"
+    assert opts["webgpu_vector_globals"] is True
     flash = tilelang.lower(CORPUS["flash_attention"]().func, target="webgpu").kernel_source
     assert re.search(r"var acc_o_local_0 : vec4<f32>;", flash), flash
+    assert "Q_ptr : array<vec4<f16>>;" in flash, flash
     add = tilelang.lower(CORPUS["elementwise_add"]().func, target="webgpu").kernel_source
-    assert "vec4<f32>(B_ptr" not in add
+    assert "vec4<f32>(B_ptr" not in add and "B_ptr : array<f32>;" in add

@@ -21,6 +21,8 @@
   32 KiB); otherwise a `LoweringError` lists every array with its size.
 - `LegalizeFloatLiterals` (``device_module``): WGSL has no infinity or NaN literal (TVM prints ``inff``); they
   become ``bitcast<f32>`` of their bit pattern.
+- `MarkVectorGlobals` (``device_module``, `tilelang_webgpu.vector_globals`): marks the buffer parameters whose
+  4-lane accesses are all aligned, so the WGSL reads them as ``array<vec4<T>>``.
 """
 
 from __future__ import annotations
@@ -347,6 +349,12 @@ def LegalizeFloatLiterals(target: Any = None) -> Any:
     return legalize
 
 
+def _mark_vector_globals(target: Any = None) -> Any:
+    from tilelang_webgpu.vector_globals import MarkVectorGlobals
+
+    return MarkVectorGlobals(target)
+
+
 PASSES = [
     PipelinePass("webgpu.fold_blockidx_z", "post_barriers", FoldBlockIdxZ),
     PipelinePass("webgpu.split_wide_vectors", "post_storage", SplitWideVectors),
@@ -354,4 +362,5 @@ PASSES = [
     PipelinePass("webgpu.unroll_register_loops", "post_storage", UnrollRegisterLoops),
     PipelinePass("webgpu.check_workgroup_memory", "device_module", CheckWorkgroupMemory),
     PipelinePass("webgpu.legalize_float_literals", "device_module", LegalizeFloatLiterals),
+    PipelinePass("webgpu.mark_vector_globals", "device_module", _mark_vector_globals),
 ]

@@ -4,8 +4,10 @@ WGSL has no vector loads from a scalar array: TVM's WebGPU codegen declares a wo
 ``array<vec4<f32>, n>`` only when every access to it is an aligned 4-lane access, and otherwise spells a
 vector access as four scalar ones. On llvmpipe each scalar workgroup load of a thread is a separate gather, so
 a GEMM reading its tiles 16 bytes at a time runs several times faster than one reading them 4 bytes at a time.
-This implementation makes the workgroup side of the tile copies 4-lane accesses (``Ramp(i, 1, 4)``), so that together
-with the GEMM's own 4-lane reads (`tilelang_webgpu.gemm`) the tiles become ``vec4`` arrays.
+This implementation makes both sides of the tile copies 4-lane accesses (``Ramp(i, 1, 4)``), so that together
+with the GEMM's own 4-lane reads (`tilelang_webgpu.gemm`) the tiles become ``vec4`` arrays, and the global tensor
+a ``vec4`` storage view when all its accesses are aligned (`tilelang_webgpu.vector_globals`; otherwise TVM
+prints the global side as four scalar accesses).
 
 It applies when it is exact and needs no bounds tests and no code but tile operators touches the workgroup
 tile (elementwise reads would make TVM keep it a scalar array): the innermost dimension of both regions is the
@@ -128,20 +130,10 @@ def lower_copy(ctx: Any) -> Any:
     si = region_indices(src, sdims, vs)
     di = region_indices(dst, ddims, vs)
 
-    def at(indices: list[Any], i: int) -> list[Any]:
-        return [*indices[:-1], indices[-1] + i] if i else indices
-
-    # the workgroup side is one aligned 4-lane access; the global side stays 4 scalar accesses, which core's
-    # bounds legalisation (scalar indices only) can check and which WGSL cannot do better on a scalar array
-    if _scope_kind(dst.source) == "shared":
-        value = tirx.Shuffle([tirx.BufferLoad(src.source, at(si, i)) for i in range(LANES)],
-                             [tirx.const(i, "int32") for i in range(LANES)])
-        body: Any = tirx.BufferStore(dst.source, value, [*di[:-1], tirx.Ramp(di[-1], 1, LANES)])
-    else:
-        vec = tirx.Var(f"{src.source.name}_v", f"{src.source.ty.dtype!s}x{LANES}")
-        load = tirx.BufferLoad(src.source, [*si[:-1], tirx.Ramp(si[-1], 1, LANES)])
-        body = C.seq([tirx.Bind(vec, load), *[tirx.BufferStore(dst.source, tirx.Shuffle(
-            [vec], [tirx.const(i, "int32")]), at(di, i)) for i in range(LANES)]])
+    # one aligned 4-lane access on each side: the workgroup tile becomes a vec4 array, and the global tensor a
+    # vec4 storage view where every access to it is aligned (`tilelang_webgpu.vector_globals`)
+    load = tirx.BufferLoad(src.source, [*si[:-1], tirx.Ramp(si[-1], 1, LANES)])
+    body: Any = tirx.BufferStore(dst.source, load, [*di[:-1], tirx.Ramp(di[-1], 1, LANES)])
     if total % threads:
         body = tirx.IfThenElse(flat < total, body, None)
     return tirx.For(k, 0, (total + threads - 1) // threads, tirx.ForKind.SERIAL, body)
