@@ -31,8 +31,10 @@ def test_cuda_flash_attention_counts_the_merged_pool():
              if C.scope_of(a.buffer) == "shared.dyn"]
     assert [str(b.name) for b in pools] == ["buf_dyn_shmem"]  # one merged dynamic pool
     assert art.metadata["shared_bytes"] == int(pools[0].ty.shape[0])
-    # the plan before merging (tiles plus the backend's staging buffers, each counted whole) said 90624 bytes
-    assert tile_bytes(func) <= art.metadata["shared_bytes"] <= 48 * 1024
+    # the plan before merging (tiles plus the backend's staging buffers, each counted whole) said 90624 bytes;
+    # merged, the epilogue's O tile may reuse the storage of tiles dead after the loop (Q, K, V stay live in it)
+    o_tile = 64 * 64 * 2
+    assert tile_bytes(func) - o_tile <= art.metadata["shared_bytes"] <= 48 * 1024
 
 
 @pytest.mark.backend("metal")

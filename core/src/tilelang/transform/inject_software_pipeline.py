@@ -18,14 +18,23 @@ a lower stage than it is read gets ``S + 1`` versions (an extra leading dimensio
 prologue/epilogue range are guarded by ``iteration < n`` where that is not provable (dynamic trip counts).
 Barriers are not placed here: InsertBarriers runs later and sees the versioned buffers.
 
+Declarations at the top level of the body (backend passes lower a tile op into an ``AllocBuffer`` scratch tile
+plus the statements using it: the CUDA accumulators staged through shared memory in flash attention) are not
+statements of their own: a scratch buffer whose users all run at one stage is declared afresh in each
+prologue / steady / epilogue slot right before its first user there (its users in one slot belong to one
+iteration, and it is written before it is read in each, as in the serial loop; its lifetime stays one
+iteration, so storage planning may still overlap it with other scratch), and a ``Bind`` of a value that reads no
+memory is inlined into the statements after it.
+
 The result computes exactly what the serial loop computes. A loop runs serially (annotations dropped) when the
-target does not ask for pipelining, ``num_stages <= 1``, the body holds no producer or declares variables or
-buffers at its top level, or a buffer that needs versions is not a shared tile private to the loop.
+target does not ask for pipelining, ``num_stages <= 1``, the body holds no producer, a top-level scratch
+buffer has users at two stages (it would carry values across iterations) or is a ``DeclBuffer`` view, a
+top-level ``Bind`` reads memory, or a buffer that needs versions is not a shared tile private to the loop.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import tvm
@@ -84,6 +93,42 @@ class _Plan:
     stages: list[int]
     order: list[int]        # statement indices in emission order
     versioned: list[Any]    # shared buffers that get S + 1 versions
+    scratch: list[Any] = field(default_factory=list)  # top-level AllocBuffers, declared in each slot
+
+
+_IMPURE_CALL_PREFIXES = ("tl.", "tirx.call_", "tirx.tvm_")
+
+
+def _pure(value: Any) -> bool:
+    """Whether `value` reads no memory and calls nothing with effects (so it may be evaluated anywhere)."""
+    if C.collect(value, tvm.ir.TensorLoad):
+        return False
+    calls = C.collect(value, tvm.ir.Call)
+    return not any(isinstance(c.op, tvm.ir.Op) and c.op.name.startswith(_IMPURE_CALL_PREFIXES) for c in calls)
+
+
+def split_declarations(stmts: list[Any]) -> tuple[list[Any], list[Any]] | None:
+    """``(statements, scratch allocations)`` of a loop body's top level: ``Bind`` values inlined into the
+    statements after them, ``AllocBuffer`` declarations set apart; None when a declaration cannot be handled
+    that way (a ``DeclBuffer`` view, a ``Bind`` reading memory)."""
+    out: list[Any] = []
+    scratch: list[Any] = []
+    binds: dict[Any, Any] = {}
+    for s in stmts:
+        if isinstance(s, tirx.Bind):
+            value = C.substitute(s.value, binds)
+            if not _pure(value):
+                return None
+            binds[s.var] = value
+        elif isinstance(s, tirx.AllocBuffer):
+            if any(C.as_int(d) is None for d in s.buffer.ty.shape):
+                return None
+            scratch.append(s)
+        elif isinstance(s, tirx.DeclBuffer):
+            return None
+        else:
+            out.append(C.substitute(s, binds))
+    return out, scratch
 
 
 class _Planner:
@@ -128,10 +173,14 @@ class _Planner:
         ann = loop.annotations
         num_stages = C.as_int(ann.get(_STAGES, 0)) or 0
         body = loop.body
-        stmts = list(body.seq) if isinstance(body, tirx.SeqStmt) else [body]
-        if loop.kind != tirx.ForKind.SERIAL or len(stmts) < 2:
+        top = list(body.seq) if isinstance(body, tirx.SeqStmt) else [body]
+        if loop.kind != tirx.ForKind.SERIAL:
             return None
-        if any(isinstance(s, (tirx.AllocBuffer, tirx.Bind)) for s in stmts):
+        split = split_declarations(top)
+        if split is None:
+            return None
+        stmts, scratch = split
+        if len(stmts) < 2:
             return None
         if C.collect(body, tirx.For) and any(any(k in lp.annotations for k in C.PIPELINE_KEYS)
                                              for lp in C.collect(body, tirx.For)):
@@ -141,6 +190,8 @@ class _Planner:
         order_pos = _ints(ann.get(_ORDER))
         for name, given in (("stage", stages), ("order", order_pos)):
             if given is not None and len(given) != len(stmts):
+                if len(top) != len(stmts):
+                    return None  # backend passes split the user's statements: the annotation no longer applies
                 raise C.lowering_error(self.func, f"T.Pipelined {name}={given} has {len(given)} entries, the loop "
                                                   f"body has {len(stmts)} statements")
         if (stages and min(stages) < 0) or (order_pos and min(order_pos) < 0):
@@ -162,6 +213,9 @@ class _Planner:
             stages = [0 if p else num_stages - 1 for p in producers]
         if max(stages) == 0:
             return None
+        for decl in scratch:  # a scratch tile used at two stages would carry values between iterations
+            if len({st for st, s in zip(stages, stmts) if C.uses_var(s, [decl.buffer])}) > 1:
+                return None
         order = sorted(range(len(stmts)), key=lambda i: order_pos[i]) if order_pos else list(range(len(stmts)))
         # buffers written at a lower stage than some statement reads them need versions
         versioned = []
@@ -173,7 +227,7 @@ class _Planner:
         bad = [b for b in versioned if C.scope_of(b) not in _SHARED or b not in self.allocated]
         if bad or self._used_outside(loop, set(versioned)):
             return None
-        return _Plan(stmts, stages, order, sorted(versioned, key=lambda b: str(b.name)))
+        return _Plan(stmts, stages, order, sorted(versioned, key=lambda b: str(b.name)), scratch)
 
 
 def _versioned_access(stmt: Any, remap: dict[Any, Any], slot: Any, analyzer: Any) -> Any:
@@ -248,19 +302,37 @@ def expand(loop: Any, plan: _Plan, remap: dict[Any, Any], analyzer: Any) -> Any:
             return None
         return tirx.IfThenElse(j < n, stmt, None)
 
+    uses = [[d for d in plan.scratch if C.uses_var(s, [d.buffer])] for s in plan.stmts]
+
+    def slot(items: list[tuple[int, Any]]) -> list[Any]:
+        """The instances ``(statement, stmt or None)`` of one slot, each scratch tile declared afresh right
+        before its first user there."""
+        out: list[Any] = []
+        fresh: dict[Any, Any] = {}
+        for i, stmt in items:
+            if stmt is None:
+                continue
+            for d in uses[i]:
+                if d.buffer not in fresh:
+                    fresh[d.buffer] = C.buffer_with(d.buffer)
+                    out.append(tirx.AllocBuffer(fresh[d.buffer], d.annotations))
+            out.append(C.substitute(stmt, fresh))
+        return out
+
     out: list[Any] = []
     for t in range(depth):
-        out += [instance(i, tirx.const(t - plan.stages[i], dtype)) for i in plan.order if plan.stages[i] <= t]
+        out += slot([(i, instance(i, tirx.const(t - plan.stages[i], dtype)))
+                     for i in plan.order if plan.stages[i] <= t])
     steady = analyzer.simplify(tirx.max(n - depth, 0))
     if not analyzer.can_prove(steady <= 0):
         t = tirx.Var(str(loop.loop_var.name), dtype)
         analyzer.bind(t, tvm.ir.Range.from_min_extent(0, steady))
-        body = C.seq([instance(i, t + (depth - plan.stages[i]), guard=False) for i in plan.order])
+        body = C.seq(slot([(i, instance(i, t + (depth - plan.stages[i]), guard=False)) for i in plan.order]))
         ann = {k: v for k, v in loop.annotations.items() if k not in C.PIPELINE_KEYS}
         out.append(tirx.For(t, 0, steady, tirx.ForKind.SERIAL, body, None, ann))
     start = analyzer.simplify(tirx.max(n, depth))
     for e in range(depth):
-        out += [instance(i, start + (e - plan.stages[i])) for i in plan.order if plan.stages[i] > e]
+        out += slot([(i, instance(i, start + (e - plan.stages[i]))) for i in plan.order if plan.stages[i] > e])
     return C.seq(out)
 
 
