@@ -182,3 +182,66 @@ def test_a_nest_over_two_accumulators_of_one_layout_reads_both_registers(arch):
     src = _source(_two_accumulators(), arch)
     assert re.search(r"acc2_acc_ptr\[5\] = \(acc2_acc_ptr\[5\] \+ \(acc1_acc_ptr\[5\] \*", src)
     assert "acc1[" not in src and "acc2[" not in src
+
+
+# ---------------------------------------------------------------- numerics in the SIMT emulator (sm_80)
+@pytest.mark.parametrize("kind,clear", [("max", True), ("sum", False), ("abssum", True), ("min", False)])
+def test_row_reductions_match_torch_in_the_emulator(kind, clear):
+    import torch
+    from cuda_emulator import emulate
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        art = tilelang.lower(_row_kernel(T.GemmWarpPolicy.FullRow, kind=kind, clear=clear),
+                             target={"kind": "cuda", "arch": "sm_80"})
+    assert "m_rows_ptr" in art.kernel_source
+    torch.manual_seed(0)
+    a, b = torch.randn(64, 64).half(), torch.randn(64, 64).half()
+    out, red = torch.zeros(64, 64), torch.zeros(64)
+    emulate(art, a, b, out, red)
+    acc = a.float() @ b.float()
+    row = {"max": acc.amax(1), "sum": acc.sum(1), "abssum": acc.abs().sum(1), "min": acc.amin(1)}[kind]
+    if not clear:  # folded into the fill value 0.5
+        row = row + 0.5 if kind == "sum" else torch.minimum(row, torch.full_like(row, 0.5))
+    torch.testing.assert_close(red, row, atol=2e-2, rtol=1e-3)
+    torch.testing.assert_close(out, acc - row[:, None], atol=2e-2, rtol=1e-3)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_flash_attention_feeds_p_to_the_second_gemm_from_registers(arch):
+    k = corpus.flash_attention(batch=1, heads=1, seq_len=128, dim=64, is_causal=False, block_M=64, block_N=64,
+                               num_stages=2, threads=128)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        src = tilelang.lower(k.prim_func(), target={"kind": "cuda", "arch": arch}).kernel_source
+    body = src[src.rindex('extern "C" __global__'):]
+    assert re.search(r"half acc_s_cast_regs_ptr\[32\]", body)
+    assert "acc_s_cast_regs_ptr[7] = ((half)acc_s_acc_ptr[7]);" in body
+    assert "tl_regs_copy16(" in body
+    assert "acc_s_stage" not in body and "acc_s_cast_stage" not in body  # no shared round trip for P
+
+
+def test_a_half_copy_with_other_uses_stays_a_fragment():
+    M = N = K = 64
+
+    @T.prim_func
+    def other(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), Out: T.Tensor((M, N), "float32"),
+              P: T.Tensor((M, N), "float16")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((M, K), "float16")
+            B_s = T.alloc_shared((K, N), "float16")
+            acc = T.alloc_fragment((M, N), "float32")
+            acc2 = T.alloc_fragment((M, N), "float32")
+            p = T.alloc_fragment((M, N), "float16")
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.clear(acc)
+            T.clear(acc2)
+            T.gemm(A_s, B_s, acc, policy=T.GemmWarpPolicy.FullRow)
+            T.copy(acc, p)
+            T.gemm(p, B_s, acc2, policy=T.GemmWarpPolicy.FullRow)
+            T.copy(p, P[bx * M:(bx + 1) * M, :])
+            T.copy(acc2, Out)
+
+    body = _source(other, "sm_80")
+    assert "p_regs_ptr" not in body and "tl_regs_copy16(" not in body

@@ -20,6 +20,7 @@ from tvm import tirx
 from tilelang.testing import corpus
 
 NO_TMA = {"tl.disable_tma_lower": True}  # the cp.async pipeline on sm_90a
+NO_SS = {**NO_TMA, "tl.cuda.enable_wgmma_ss": False}  # ... with the RS wgmma + b_core relayout (the fallback)
 
 
 def _readme_gemm(num_stages: int, k_tiles: int = 16, block_k: int = 32):
@@ -86,9 +87,11 @@ def _lower(kernel, arch: str = "sm_80", capture: list | None = None, configs: di
 
 
 class _Sim:
-    """One thread (threadIdx = blockIdx = 0) of the lowered block, run in program order under cp.async rules."""
+    """One thread (threadIdx = 0; blockIdx from `blocks`, else 0) of the lowered block, run in program order under
+    cp.async rules."""
 
-    def __init__(self):
+    def __init__(self, blocks: dict | None = None):
+        self.blocks = blocks or {}         # launch tag ("blockIdx.x") -> index of the simulated block
         self.analyzer = tvm.sym.Analyzer()
         self.env: dict = {}
         self.time = 0
@@ -155,7 +158,7 @@ class _Sim:
                 self.run(stmt.else_case)
         elif isinstance(stmt, tirx.AttrStmt):
             if stmt.attr_key == "thread_extent":
-                self.env[stmt.node.var] = tirx.const(0, "int32")
+                self.env[stmt.node.var] = tirx.const(self.blocks.get(str(stmt.node.thread_tag), 0), "int32")
             self.run(stmt.body)
         elif isinstance(stmt, tirx.Evaluate):
             self.evaluate(stmt.value)
@@ -217,8 +220,22 @@ class _Sim:
                         self.done_at[key] = self.time
             self.completed = upto
         elif name.startswith("tl_ldmatrix"):
-            load = call.args[2].args[0]
-            self.read_version(load.source, load.indices[0])
+            ptr = call.args[2]
+            if ptr.op.name == "tirx.tvm_access_ptr":  # a user tile: tvm_access_ptr(dtype, tile, linear offset, ..)
+                buf = next(v for v in _vars(ptr.args[1]) if tirx.is_buffer_var(v))
+                if len(buf.ty.shape) >= 3:
+                    self.check_read(self.version(buf, ptr.args[2], linear=True))
+            else:  # a tile staged in the gemm: address_of(tile[...])
+                load = ptr.args[0]
+                self.read_version(load.source, load.indices[0])
+        elif name.startswith("tl_wgmma_"):  # shared operands read through descriptors of their addresses
+            for load in _collect(call, tvm.ir.TensorLoad):  # address_of(tile[version, ...])
+                self.read_version(load.source, load.indices[0])
+            for ptr in _collect(call, tvm.ir.Call):  # tvm_access_ptr(dtype, tile, linear offset, ...)
+                if isinstance(ptr.op, tvm.ir.Op) and ptr.op.name == "tirx.tvm_access_ptr":
+                    buf = next(v for v in _vars(ptr.args[1]) if tirx.is_buffer_var(v))
+                    if len(buf.ty.shape) >= 3:
+                        self.check_read(self.version(buf, ptr.args[2], linear=True))
 
 
 def _stores_only(stmt) -> bool:
@@ -351,11 +368,11 @@ def test_a_wrong_wait_count_is_caught_by_the_simulation():
     assert any("before its copy group completed" in e for e in sim.errors)
 
 
-def test_loops_declaring_buffers_at_top_level_are_left_to_core():
-    # flash attention's loop body allocates a tile at its top level: core runs it serially, and marking its
-    # statements must not end that allocation's scope early
+def test_loops_declaring_buffers_at_top_level_keep_their_declarations():
+    # flash attention's loop body allocates a scratch tile at its top level: marking its statements must not
+    # end that allocation's scope early, and core pipelines the loop (test_attention_pipeline.py)
     src = _lower(corpus.flash_attention(num_stages=2)).kernel_source
-    assert re.findall(r"tl_cp_async_wait_group\((\d+)\)", src) and "tl_mma_" in src
+    assert "tl_cp_async_wait_group(2)" in src and "tl_mma_" in src
 
 
 def test_serial_loops_keep_waiting_at_once():
@@ -388,11 +405,15 @@ def _ldmatrix_slots(mod, threads: int = 32):
         def record(call, sim=sim, calls=calls):
             if (isinstance(call, tvm.ir.Call) and isinstance(call.op, tvm.ir.Op) and call.op.name == "tirx.call_extern"
                     and str(call.args[0].value).startswith("tl_ldmatrix")):
-                load = call.args[2].args[0]
-                shape = [int(s) for s in load.source.ty.shape]
-                offset = 0
-                for i, s in zip(load.indices, shape):
-                    offset = offset * s + sim.value(i)
+                ptr = call.args[2]
+                if ptr.op.name == "tirx.tvm_access_ptr":  # tvm_access_ptr(dtype, tile, linear offset, ..)
+                    offset = sim.value(ptr.args[2])
+                else:  # address_of(tile[...])
+                    load = ptr.args[0]
+                    shape = [int(s) for s in load.source.ty.shape]
+                    offset = 0
+                    for i, s in zip(load.indices, shape):
+                        offset = offset * s + sim.value(i)
                 calls.append((offset * 2 // 16) % 8)
 
         sim.evaluate = record
@@ -487,18 +508,22 @@ def test_pipelined_wgmma_gemm_fits_hopper_shared_memory():
     from tilelang_cuda.passes.share_scratch import max_shared_bytes
 
     kernel = corpus.gemm(M=512, N=512, K=512, block_M=128, block_N=256, block_K=64, threads=256, num_stages=3)
-    art = _lower(kernel, arch="sm_90a", configs=NO_TMA)
+    art = _lower(kernel, arch="sm_90a", configs=NO_SS)
     src = art.kernel_source
     assert "tl_wgmma_m64n256k16" in src and "tl_cp_async_wait_group(2)" in src
     # 3 versions of A (16 KiB) and B (32 KiB) + ONE 32 KiB b_core, not one per pipelined gemm copy
     assert art.metadata["shared_bytes"] == 3 * (16 + 32) * 1024 + 32 * 1024 <= max_shared_bytes(90)
+    # the SS path reads the tiles themselves: no b_core at all
+    art = _lower(kernel, arch="sm_90a", configs=NO_TMA)
+    assert "tl_wgmma_ss_m64n256k16" in art.kernel_source
+    assert art.metadata["shared_bytes"] == 3 * (16 + 32) * 1024
 
 
 def test_kernels_that_fit_keep_their_scratch_tiles():
     from tilelang_cuda.passes.share_scratch import ShareScratchTiles, shared_bytes
 
     captured: list = []
-    _lower(_readme_gemm(3, 4), arch="sm_90a", capture=captured, configs=NO_TMA)  # well under the limit
+    _lower(_readme_gemm(3, 4), arch="sm_90a", capture=captured, configs=NO_SS)  # well under the limit
     out = ShareScratchTiles()(captured[0])
     # three A/B versions of 8 KiB each + one b_core scratch tile per pipelined gemm call (three), unmerged
     assert [shared_bytes(f.body) for f in out.functions.values()] == [3 * (8 + 8) * 1024 + 3 * 8 * 1024]
@@ -529,7 +554,7 @@ def _steady_loop(src: str) -> str:
     raise AssertionError("no K loop")
 
 
-@pytest.mark.parametrize("configs", [NO_TMA, {"tl.cuda.enable_tma": True}], ids=["cp_async", "tma"])
+@pytest.mark.parametrize("configs", [NO_SS, {"tl.cuda.enable_tma": True}], ids=["cp_async", "tma"])
 def test_wgmma_b_copy_loop_has_no_block_barriers(configs):
     # b_core lives in static shared memory, so TVM's ThreadSync("shared.dyn") no longer sees the copy loop's
     # b_core writes clash with the next iteration's B-tile reads (it put a barrier in every iteration)
@@ -558,7 +583,7 @@ def test_static_scratch_tiles_are_merged_past_the_static_limit():
 
     kernel = corpus.gemm(M=512, N=512, K=512, block_M=128, block_N=256, block_K=64, threads=256, num_stages=2)
     captured: list = []
-    _lower(kernel, arch="sm_90a", capture=captured, configs=NO_TMA)
+    _lower(kernel, arch="sm_90a", capture=captured, configs=NO_SS)
     func = next(iter(captured[0].functions.values()))
     # two 32 KiB b_core tiles (steady loop + epilogue): 64 KiB static, though all tiles fit the 227 KiB limit
     assert shared_bytes(func.body, ("shared",)) == 64 * 1024 > MAX_STATIC_SHARED_BYTES
@@ -574,7 +599,7 @@ def test_static_b_core_gemm_compiles_to_cubin():
     for stages in (2, 3):
         kernel = corpus.gemm(M=512, N=512, K=512, block_M=128, block_N=256, block_K=64, threads=256,
                              num_stages=stages)
-        art = _lower(kernel, arch="sm_90a", configs=NO_TMA)
+        art = _lower(kernel, arch="sm_90a", configs=NO_SS)
         binary = compile_artifact(art)
         assert "wgmma.mma_async" in binary.ptx
         assert binary.resources["static_shared_bytes"] == 32 * 1024  # one static b_core

@@ -23,7 +23,9 @@ def test_corpus_lowers_to_cuda_c(name, arch):
     assert 'extern "C" __global__' in artifact.kernel_source
     assert "TILELANG_CUDA_INTRINSICS" in artifact.kernel_source
     if name in TENSOR_CORE:
-        assert ("tl_wgmma_m64n" if arch == "sm_90a" else "tl_mma_") in artifact.kernel_source
+        # sm_90a: RS wgmma (tl_wgmma_m64n..) or, for 16-bit shared operands, SS wgmma (tl_wgmma_ss_m64n..)
+        assert ("tl_wgmma_" if arch == "sm_90a" else "tl_mma_") in artifact.kernel_source
+        assert arch != "sm_90a" or "m64n" in artifact.kernel_source
 
 
 @needs_nvcc
@@ -37,7 +39,8 @@ def test_corpus_compiles_to_cubin(name, arch):
     ptx = binary.ptx
     assert f".target {arch}" in ptx
     if name in TENSOR_CORE:
-        assert "ldmatrix.sync.aligned" in ptx
+        # SS wgmma reads both operands through descriptors: no ldmatrix
+        assert "ldmatrix.sync.aligned" in ptx or (arch == "sm_90a" and "tl_wgmma_ss_" in artifact.kernel_source)
         assert ("wgmma.mma_async" if arch == "sm_90a" else "mma.sync.aligned") in ptx
     if name in CP_ASYNC and "tl_tma_load_2d(tl_tmap_" in artifact.kernel_source:  # sm_90a: TMA where it can
         assert arch == "sm_90a"

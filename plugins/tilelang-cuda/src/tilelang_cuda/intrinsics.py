@@ -68,6 +68,12 @@ __device__ __forceinline__ void tl_mma_s8_s32(void* acc, const void* a, const vo
                : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
                : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]));
 }
+// an A fragment (four 32-bit registers) taken from a register array (16-byte aligned offset)
+__device__ __forceinline__ void tl_regs_copy16(void* dst, const void* src) {
+  unsigned* d = reinterpret_cast<unsigned*>(dst);
+  const unsigned* s = reinterpret_cast<const unsigned*>(src);
+  d[0] = s[0]; d[1] = s[1]; d[2] = s[2]; d[3] = s[3];
+}
 // one 32-bit operand register from a 32-bit element (tf32 operands are fp32 bit patterns)
 __device__ __forceinline__ unsigned tl_bits32(float x) { return __float_as_uint(x); }
 
@@ -79,6 +85,12 @@ __device__ __forceinline__ void tl_cp_async16(void* smem, const void* gmem, int 
 __device__ __forceinline__ void tl_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N> __device__ __forceinline__ void tl_cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // the landed bytes may next be read by wgmma through a descriptor (the async proxy): the writing thread
+  // orders them before that proxy here, ahead of the barrier the readers wait on (the reader-side fence the
+  // gemm issues after that barrier is kept as well)
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
 }
 #define tl_cp_async_wait_group(n) tl_cp_async_wait<n>()
 
@@ -136,6 +148,14 @@ __device__ __forceinline__ unsigned long long tl_wgmma_desc(const void* smem, in
   d |= (unsigned long long)((sbo & 0x3FFFF) >> 4) << 32;
   return d;  // base offset 0, no swizzle
 }
+// a swizzled descriptor (mode 1 = 128B, 2 = 64B, 3 = 32B); the tile starts on its swizzle repeat: base offset 0
+__device__ __forceinline__ unsigned long long tl_wgmma_desc_sw(const void* smem, int lbo, int sbo, int mode) {
+  return tl_wgmma_desc(smem, lbo, sbo) | ((unsigned long long)(mode & 3) << 62);
+}
+// make this thread's generic-proxy shared writes (st.shared, cp.async) visible to the async proxy (wgmma reads)
+__device__ __forceinline__ void tl_fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
 __device__ __forceinline__ void tl_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void tl_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void tl_wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
@@ -145,11 +165,14 @@ __device__ __forceinline__ void tl_wgmma_wait() { asm volatile("wgmma.wait_group
 _END = "#endif  // TILELANG_CUDA_INTRINSICS\n"
 
 _WGMMA_NAME = re.compile(r"\btl_wgmma_m64n(\d+)k16_(f16|bf16)\b")
+_WGMMA_SS_NAME = re.compile(r"\btl_wgmma_ss_m64n(\d+)k16_(f16|bf16)_t([01])([01])\b")
+_WGMMA_RS_NAME = re.compile(r"\btl_wgmma_rs_m64n(\d+)k16_(f16|bf16)_t([01])\b")
 _PTX_TYPE = {"f16": "f16", "bf16": "bf16"}
 
 
-def wgmma_helper(n: int, ab: str) -> str:
-    """``tl_wgmma_m64n{n}k16_{ab}(acc, a_regs, b_desc)``: A from registers, B (K-major) from shared memory."""
+def wgmma_helper(n: int, ab: str, trans_b: int | None = None) -> str:
+    """``tl_wgmma_m64n{n}k16_{ab}(acc, a_regs, b_desc)``: A from registers, B (K-major) from shared memory; with
+    `trans_b` given, ``tl_wgmma_rs_m64n{n}k16_{ab}_t{trans_b}`` (``trans_b`` = 1: B is N-major)."""
     regs = n // 2  # fp32 accumulators per thread: 64 * n / 128
     acc = ", ".join(f"%{i}" for i in range(regs))
     a = ", ".join(f"%{regs + i}" for i in range(4))
@@ -157,10 +180,11 @@ def wgmma_helper(n: int, ab: str) -> str:
     ptx = ("{\\n.reg .pred p;\\n"
            f"setp.ne.b32 p, %{regs + 5}, 0;\\n"
            f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{_PTX_TYPE[ab]}.{_PTX_TYPE[ab]} "
-           f"{{{acc}}}, {{{a}}}, %{regs + 4}, p, 1, 1, 0;\\n}}\\n")
+           f"{{{acc}}}, {{{a}}}, %{regs + 4}, p, 1, 1, {trans_b or 0};\\n}}\\n")
+    name = f"tl_wgmma_m64n{n}k16_{ab}" if trans_b is None else f"tl_wgmma_rs_m64n{n}k16_{ab}_t{trans_b}"
     return (
         "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n"
-        f"__device__ __forceinline__ void tl_wgmma_m64n{n}k16_{ab}(void* acc, const void* a, "
+        f"__device__ __forceinline__ void {name}(void* acc, const void* a, "
         "unsigned long long b_desc) {\n"
         "  float* c = reinterpret_cast<float*>(acc);\n"
         "  const unsigned* A = reinterpret_cast<const unsigned*>(a);\n"
@@ -171,14 +195,43 @@ def wgmma_helper(n: int, ab: str) -> str:
     )
 
 
+def wgmma_ss_helper(n: int, ab: str, trans_a: int, trans_b: int) -> str:
+    """``tl_wgmma_ss_m64n{n}k16_{ab}_t{ta}{tb}(acc, a_desc, b_desc)``: both operands from shared memory through
+    matrix descriptors; ``trans_a`` = 1: A is M-major, ``trans_b`` = 1: B is N-major (PTX imm-trans-a/b)."""
+    regs = n // 2
+    acc = ", ".join(f"%{i}" for i in range(regs))
+    outs = ", ".join(f'"+f"(c[{i}])' for i in range(regs))
+    ptx = ("{\\n.reg .pred p;\\n"
+           f"setp.ne.b32 p, %{regs + 2}, 0;\\n"
+           f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{_PTX_TYPE[ab]}.{_PTX_TYPE[ab]} "
+           f"{{{acc}}}, %{regs}, %{regs + 1}, p, 1, 1, {trans_a}, {trans_b};\\n}}\\n")
+    return (
+        "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n"
+        f"__device__ __forceinline__ void tl_wgmma_ss_m64n{n}k16_{ab}_t{trans_a}{trans_b}(void* acc, "
+        "unsigned long long a_desc, unsigned long long b_desc) {\n"
+        "  float* c = reinterpret_cast<float*>(acc);\n"
+        f'  asm volatile("{ptx}"\n'
+        f"               : {outs}\n"
+        '               : "l"(a_desc), "l"(b_desc), "r"(1));\n'
+        "}\n#endif\n"
+    )
+
+
 def header_for(source: str) -> str:
     """The intrinsics header with the shape-specific helpers `source` calls."""
     wanted = sorted({(int(n), ab) for n, ab in _WGMMA_NAME.findall(source)})
-    return _COMMON + _HOPPER + "".join(wgmma_helper(n, ab) for n, ab in wanted) + _END
+    wanted_ss = sorted({(int(n), ab, int(ta), int(tb)) for n, ab, ta, tb in _WGMMA_SS_NAME.findall(source)})
+    wanted_rs = sorted({(int(n), ab, int(tb)) for n, ab, tb in _WGMMA_RS_NAME.findall(source)})
+    return (_COMMON + _HOPPER + "".join(wgmma_helper(n, ab) for n, ab in wanted)
+            + "".join(wgmma_helper(*w) for w in wanted_rs) + "".join(wgmma_ss_helper(*w) for w in wanted_ss)
+            + _END)
 
 
 def with_header(source: str) -> str:
-    """`source` with the intrinsics header in front (once)."""
+    """`source` with the intrinsics header in front (once). Kernels reading swizzled tiles through wgmma
+    descriptors get a dynamic pool aligned to 1024 bytes (the 128-byte swizzle repeats every 1024 bytes)."""
     if HEADER_GUARD in source:
         return source
+    if "tl_wgmma_desc_sw(" in source:
+        source = re.sub(r"extern __shared__ __align__\(\d+\) ", "extern __shared__ __align__(1024) ", source)
     return header_for(source) + "\n" + source

@@ -8,14 +8,20 @@ tiles. The ``cp.async`` copy lowering alone would still wait for each copy right
 
 * `MarkPipelineStages` (``post_layout``, before the expansion) wraps every top-level statement of a pipelined
   loop in an ``AttrStmt`` naming its role (producer = ``tl.copy`` global -> shared, else consumer) and its
-  iteration (the loop variable, which the expansion substitutes like any other use).
+  iteration (the loop variable, which the expansion substitutes like any other use); a producer's node also
+  names its *run* (the adjacent producers of the body it belongs to). Declarations stay unmarked (a marker
+  around one would end its scope; core declares such scratch tiles per pipeline slot).
 * `AsyncCopyPipeline` (``post_tile_lowering``) walks the lowered code in program order with the list of
   committed, not yet awaited groups (each: the iteration it loads, the shared buffers it writes). A producer
   instance drops its ``wait_group 0`` and trailing barrier and commits a group (adjacent producers of one
-  iteration share one ``commit_group``; commits stay outside the ``j < n`` guards so group counts are static).
-  A consumer that touches a pending buffer gets ``cp.async.wait_group N`` + ``__syncthreads()`` in front, ``N``
-  = the number of groups committed after its own iteration's group. Anything else that touches a pending
-  buffer waits for all groups. Loops are handled by induction: if the groups pending at the loop entry are
+  iteration and one run share one ``commit_group``: a GEMM's A and B copies; flash attention's K and V copies,
+  apart in the body, commit one group each, in the prologue too, so every iteration has the same groups;
+  commits stay outside the ``j < n`` guards so group counts are static). A consumer of iteration ``j`` needs
+  the pending groups that write a buffer it touches, except those of iterations provably after ``j`` (they
+  write other versions); if it needs any it gets ``cp.async.wait_group N`` + ``__syncthreads()`` in front,
+  ``N`` = the number of groups committed after the newest one it needs (attention: QK^T waits for K(j) only,
+  PV for V(j), each with two groups left in flight). Anything else that touches a pending buffer waits for
+  all groups. Loops are handled by induction: if the groups pending at the loop entry are
   ``P`` (iterations ``e_i``), the hypothesis is that iteration ``t`` starts with ``e_i + t`` pending; it is
   kept only when the body maps that state to the one of iteration ``t + 1``, else the loop's consumers wait
   for everything. The ``j < n`` guards it re-emits read no thread index (every thread takes the same branch),
@@ -73,9 +79,32 @@ def _is_async_candidate(stmt: Any) -> bool:
         return False
 
 
-def _mark(stmt: Any, loop_var: Any) -> Any:
-    key = PRODUCER if _is_async_candidate(stmt) else CONSUMER
-    return tirx.AttrStmt(tvm.ir.StringImm(key), key, loop_var, stmt)
+def _mark(stmt: Any, loop_var: Any, run: int) -> Any:
+    """`stmt` under its role marker; a producer's node names its run (the index of the first producer of the
+    adjacent producers it belongs to in the loop body: the producers of one iteration that share a commit)."""
+    if _is_async_candidate(stmt):
+        return tirx.AttrStmt(tvm.ir.StringImm(f"{PRODUCER}#{run}"), PRODUCER, loop_var, stmt)
+    return tirx.AttrStmt(tvm.ir.StringImm(CONSUMER), CONSUMER, loop_var, stmt)
+
+
+def _mark_body(stmts: list[Any], loop_var: Any) -> list[Any]:
+    """The loop body's statements marked; declarations stay unmarked top-level statements (a marker around
+    one would end its scope)."""
+    out: list[Any] = []
+    run = -1
+    for index, stmt in enumerate(stmts):
+        if isinstance(stmt, _DECLARATIONS):
+            out.append(stmt)
+            run = -1
+            continue
+        producer = _is_async_candidate(stmt)
+        run = (index if run < 0 else run) if producer else -1
+        out.append(_mark(stmt, loop_var, run))
+    return out
+
+
+def _run_of(marker: Any) -> str:
+    return str(marker.node.value) if isinstance(marker.node, tvm.ir.StringImm) else ""
 
 
 def MarkPipelineStages(target: Any = None) -> tvm.transform.Pass:
@@ -95,9 +124,7 @@ def MarkPipelineStages(target: Any = None) -> tvm.transform.Pass:
             stmts = list(body.seq) if isinstance(body, tirx.SeqStmt) else [body]
             if len(stmts) < 2 or not any(_is_async_candidate(s) for s in stmts):
                 return loop
-            if any(isinstance(s, _DECLARATIONS) for s in stmts):
-                return loop  # a marker would end the declaration's scope (and core runs such loops serially)
-            marked = tirx.SeqStmt([_mark(s, loop.loop_var) for s in stmts])
+            marked = tirx.SeqStmt(_mark_body(stmts, loop.loop_var))
             return tirx.For(loop.loop_var, loop.min, loop.extent, loop.kind, marked, loop.thread_binding,
                             loop.annotations)
 
@@ -258,8 +285,10 @@ class _Walker:
         return tirx.IfThenElse(guard, body, None)
 
     def after(self, stmt: Any) -> None:
-        """Update `dirty` for `stmt` just emitted (anything but a barrier may read shared memory)."""
-        self.dirty = not _is_sync(_flat(stmt)[-1])
+        """Update `dirty` for `stmt` just emitted (anything but a barrier or a declaration may read shared
+        memory)."""
+        if not isinstance(stmt, _DECLARATIONS):
+            self.dirty = not _is_sync(_flat(stmt)[-1])
 
     # -- helpers
     def same(self, a: Any, b: Any) -> bool:
@@ -271,21 +300,28 @@ class _Walker:
     def touches(stmt_vars: set[Any], pending: list[_Group]) -> bool:
         return any(g.keys is None or not g.keys.isdisjoint(stmt_vars) for g in pending)
 
-    def wait_for(self, iteration: Any, pending: list[_Group]) -> tuple[int, list[_Group]]:
-        """``(N, remaining)`` for a consumer of `iteration`: the newest group of that iteration and every
-        older one complete under ``wait_group N``."""
-        for idx in range(len(pending) - 1, -1, -1):
-            if self.same(pending[idx].iteration, iteration):
-                newer = pending[idx + 1:]
-                if all(g.iteration is not None for g in newer):
-                    return sum(g.tma is None for g in newer), newer
-                break
-        return 0, []
+    def later(self, group: _Group, iteration: Any) -> bool:
+        """Whether `group` provably loads an iteration after `iteration` (so it writes another version)."""
+        if group.iteration is None or iteration is None:
+            return False
+        return bool(self.analyzer.can_prove(group.iteration > iteration))
+
+    def wait_for(self, iteration: Any, pending: list[_Group], stmt_vars: set[Any]) -> tuple[int, list[_Group]] | None:
+        """``(N, remaining)`` for a consumer of `iteration` reading `stmt_vars`: the newest pending group it
+        needs (one writing what it reads, of an iteration not provably later) and every older one complete under
+        ``wait_group N``; None when it needs none."""
+        needed = [idx for idx, g in enumerate(pending)
+                  if (g.keys is None or not g.keys.isdisjoint(stmt_vars)) and not self.later(g, iteration)]
+        if not needed:
+            return None
+        newer = pending[needed[-1] + 1:]
+        return sum(g.tma is None for g in newer), newer
 
     # -- statements
     def seq(self, stmts: list[Any], pending: list[_Group]) -> tuple[list[Any], list[_Group]]:
         out: list[Any] = []
         open_group = False  # the last emitted statement is the commit of pending[-1]
+        open_run = ""  # the producer run (`_mark_body`) of that commit
         for stmt in stmts:
             guard, inner = None, stmt
             if isinstance(stmt, tirx.IfThenElse) and stmt.else_case is None and isinstance(
@@ -324,7 +360,7 @@ class _Walker:
                 if split is not None:
                     issue, keys = split
                     iteration = inner.value
-                    if open_group and self.same(pending[-1].iteration, iteration):
+                    if open_group and open_run == _run_of(inner) and self.same(pending[-1].iteration, iteration):
                         out.pop()  # one commit for the producers of one iteration
                         if issue and _is_sync(issue[0]):
                             issue = issue[1:]
@@ -339,7 +375,7 @@ class _Walker:
                     out.append(self.guarded(guard, body))
                     out.append(extern("tl_cp_async_commit"))
                     pending = [*pending, _Group(iteration, keys)]
-                    open_group = True
+                    open_group, open_run = True, _run_of(inner)
                     continue
                 inner_out, pending = self.plain(inner.body, pending, out)
                 out.append(self.guarded(guard, inner_out))
@@ -348,8 +384,9 @@ class _Walker:
                 continue
             if isinstance(inner, tirx.AttrStmt) and str(inner.attr_key) == CONSUMER:
                 body = inner.body
-                if self.touches(_vars(body), pending):
-                    n, remaining = self.wait_for(inner.value, pending)
+                needs = self.wait_for(inner.value, pending, _vars(body))
+                if needs is not None:
+                    n, remaining = needs
                     done = pending[:len(pending) - len(remaining)]
                     if any(g.tma is None for g in done):
                         out.append(_wait(n))

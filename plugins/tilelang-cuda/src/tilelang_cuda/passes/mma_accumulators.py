@@ -26,6 +26,7 @@ from tvm import tirx
 from tilelang.transform import _common as C
 from tilelang_cuda.mma_layout import AccumulatorLayout, choose
 from tilelang_cuda.passes.accumulator_rows import RowLayout, RowRewriter, cast_to, plan_rows, slot_of
+from tilelang_cuda.passes.register_operands import plan_register_operands
 
 FRAGMENT = "local.fragment"
 # (A dtype, C dtype) -> (MMA kind, K of one atom)
@@ -162,15 +163,17 @@ class _Plan:
         return {b: lay for b, lay in self.layouts.items() if b not in self.bad}
 
 
-def _plan(func: Any, target: Any) -> tuple[dict[Any, AccumulatorLayout], dict[Any, RowLayout]]:
-    """Accumulator layouts, and the row vectors that follow their rows (`accumulator_rows`)."""
+def _plan(func: Any, target: Any) -> tuple[dict[Any, AccumulatorLayout], dict[Any, RowLayout],
+                                           dict[Any, AccumulatorLayout]]:
+    """Accumulator layouts, the row vectors that follow their rows (`accumulator_rows`) and the half copies
+    that feed a gemm's A from registers (`register_operands`)."""
     plan = _Plan(func, target)
     for ev in C.collect(func.body, tirx.Evaluate):
         found = C.tile_op_of(ev)
         if found is not None and found[0] == "tl.gemm":
             plan.add_gemm(found[1])
     if not plan.layouts:
-        return {}, {}
+        return {}, {}, {}
 
     def on_for(loop: Any, mutator: Any) -> Any:
         if C.is_parallel(loop):
@@ -195,16 +198,21 @@ def _plan(func: Any, target: Any) -> tuple[dict[Any, AccumulatorLayout], dict[An
             return bool(touched) and all(plan.nest_ok(b, loops, body) for b in touched)
 
         rows = plan_rows(func.body, plan.fragments, final, accumulator_nest_ok)
+        operands = plan_register_operands(func.body, plan.fragments, final)
     else:
-        rows = {}
-    return final, rows
+        rows, operands = {}, {}
+    return final, rows, operands
 
 
 class _Rewriter:
-    def __init__(self, func: Any, layouts: dict[Any, AccumulatorLayout], rows: dict[Any, RowLayout]):
+    def __init__(self, func: Any, layouts: dict[Any, AccumulatorLayout], rows: dict[Any, RowLayout],
+                 operands: dict[Any, AccumulatorLayout]):
         self.layouts = layouts
         self.regs = {b: tirx.decl_buffer((lay.regs,), str(b.ty.dtype), name=f"{b.name}_acc", scope="local")
                      for b, lay in layouts.items()}
+        self.operands = operands
+        self.operand_regs = {b: tirx.decl_buffer((lay.regs,), str(b.ty.dtype), name=f"{b.name}_regs",
+                                                 scope="local") for b, lay in operands.items()}
         self.tid = C.linear_thread(func)
         self.rows = RowRewriter(rows, self.tid)
 
@@ -232,6 +240,11 @@ class _Rewriter:
         lowered = self.rows.tile_op(name, call, self.regs, self.layouts)
         if lowered is not None:
             return lowered
+        if name == "tl.copy" and args[1].source in self.operands:  # the per-register cast into an A operand
+            src, dst = self.regs[args[0].source], self.operand_regs[args[1].source]
+            dtype = str(dst.ty.dtype)
+            return self.per_thread(args[0].source, lambda r, i, j: tirx.BufferStore(
+                dst, cast_to(dtype, tirx.BufferLoad(src, [r])), [r]))
         if name == "tl.fill" and args[0].source in self.layouts:
             buf = args[0].source
             value = cast_to(str(buf.ty.dtype), args[1])
@@ -248,6 +261,11 @@ class _Rewriter:
                 if name == "tl.gemm" and index == 2:
                     new_args[2] = self.reg_region(arg.source)
                     new_args = new_args[:7] + [tirx.IntImm("int32", v) for v in self.layouts[arg.source].to_args()]
+                    a = args[0].source
+                    if a in self.operands:  # A from registers: its region, then its layout
+                        new_args[0] = tirx.BufferRegion(self.operand_regs[a], [
+                            tvm.ir.Range.from_min_extent(0, self.operands[a].regs)])
+                        new_args += [tirx.IntImm("int32", v) for v in self.operands[a].to_args()]
                     continue
                 stmts, new_args[index] = self.stage(arg)
                 pre.extend(stmts)
@@ -330,10 +348,10 @@ def MMAAccumulators(target: Any = None) -> tvm.transform.Pass:
     @C.prim_func_pass("tl.cuda.MMAAccumulators")
     def mma_accumulators(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
         tgt = target if target is not None else func.attrs.get("target")
-        layouts, rows = _plan(func, tgt)
+        layouts, rows, operands = _plan(func, tgt)
         if not layouts:
             return func
-        rw = _Rewriter(func, layouts, rows)
+        rw = _Rewriter(func, layouts, rows, operands)
 
         def on_for(loop: Any, mutator: Any) -> Any:
             if C.is_parallel(loop):
@@ -352,6 +370,8 @@ def MMAAccumulators(target: Any = None) -> tvm.transform.Pass:
         def on_alloc(alloc: Any) -> Any:
             if alloc.buffer in rows:
                 return rw.rows.alloc(alloc.buffer)
+            if alloc.buffer in operands:
+                return tirx.AllocBuffer(rw.operand_regs[alloc.buffer])
             return tirx.AllocBuffer(rw.regs[alloc.buffer]) if alloc.buffer in layouts else alloc
 
         body = tvm_ffi.structural_mutate(func.body, [(tirx.For, on_for), (tirx.Evaluate, on_eval)])

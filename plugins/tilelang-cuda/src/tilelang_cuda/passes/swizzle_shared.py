@@ -15,10 +15,17 @@ to it can be rewritten: loads and stores (indices ``[..., r, c]``) and ``tvm_acc
 most one chunk at a chunk-aligned offset (the ``cp.async`` destinations). Any other use, or indices that
 already hold an XOR (a user's ``T.annotate_layout`` swizzle applied by core), keeps the buffer as it is.
 The rewrite is a bijection within each row applied to every access, so results do not change.
+
+Tiles a ``wgmma`` reads through a swizzled matrix descriptor (their address feeds ``tl_wgmma_desc_sw``) get
+the hardware layout of `tilelang_cuda.wgmma_layout` instead (block-major column blocks of 32/64/128 bytes,
+stored as ``[lead.., blocks, R, W/e]``); the GEMM lowering chooses that path only for tiles the pass can rewrite,
+so a use it cannot rewrite is an internal LoweringError, never a silently wrong kernel. In such kernels every
+``shared.dyn`` tile is padded to a multiple of 1024 bytes, so each starts on a swizzle repeat in the pool.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import tvm
@@ -27,9 +34,12 @@ from tvm import tirx
 
 from tilelang.transform import _common as C
 from tilelang.transform.plan_shared_memory import dtype_bytes
+from tilelang_cuda.wgmma_layout import SwizzledTile, tile_layout
 
 _SHARED = ("shared", "shared.dyn")
 CHUNK_BYTES = 16
+POOL_ALIGN = 1024  # the 128-byte swizzle's repeat: tiles wgmma reads through swizzled descriptors start on it
+DESC_SW = "tl_wgmma_desc_sw"  # tl_wgmma_desc_sw(tvm_access_ptr(tile, ..), lbo, sbo, mode): a swizzled descriptor
 
 
 def swizzle_params(shape: list[Any], dtype: str) -> tuple[int, int, int] | None:
@@ -70,12 +80,38 @@ def _candidates(body: Any) -> set[Any]:
 
     def on_call(call: Any) -> None:
         if (_call_name(call) or "").startswith("extern:tl_ldmatrix"):
-            for ld in C.collect(call, tvm.ir.TensorLoad):
+            for ld in C.collect(call, tvm.ir.TensorLoad):  # address_of(tile[..])
                 if ld.source in allocated:
                     found.add(ld.source)
+            for data in C.collect(call, tvm.ir.Call, lambda c: _call_name(c) == "tirx.buffer_data"):
+                if data.args[0] in allocated:  # tvm_access_ptr(dtype, tile, offset, ..)
+                    found.add(data.args[0])
 
     C.walk(body, [(tvm.ir.Call, on_call)])
     return found
+
+
+def descriptor_tiles(body: Any) -> set[Any]:
+    """Shared buffers allocated in `body` whose address feeds a swizzled wgmma descriptor."""
+    allocated = {a.buffer for a in C.allocations(body) if C.scope_of(a.buffer) in _SHARED}
+    found: set[Any] = set()
+
+    def on_call(call: Any) -> None:
+        if _call_name(call) == "extern:" + DESC_SW:
+            ptr = call.args[1]
+            data = ptr.args[1] if _call_name(ptr) == "tirx.tvm_access_ptr" else None
+            if data is not None and _call_name(data) == "tirx.buffer_data" and data.args[0] in allocated:
+                found.add(data.args[0])
+
+    C.walk(body, [(tvm.ir.Call, on_call)])
+    return found
+
+
+def _chunk_ramp(idx: Any, vec: int, analyzer: Any) -> bool:
+    """Whether a vector index is a dense run inside one chunk (``Ramp(base, 1, n)``, base chunk-aligned,
+    ``n <= vec``)."""
+    return (isinstance(idx, tirx.Ramp) and C.as_int(idx.stride) == 1 and C.as_int(idx.lanes) is not None
+            and C.as_int(idx.lanes) <= vec and analyzer.can_prove(tirx.floormod(idx.base, vec) == 0))
 
 
 def _rewritable(body: Any, buf: Any, params: tuple[int, int, int], analyzer: Any) -> bool:
@@ -86,9 +122,13 @@ def _rewritable(body: Any, buf: Any, params: tuple[int, int, int], analyzer: Any
     stores = C.collect(body, tirx.BufferStore, lambda st: st.buffer.same_as(buf))
     if any(C.collect(list(x.indices), tirx.BitwiseXor) for x in [*loads, *stores]):
         return False
+    vec = params[0]
+    for x in [*loads, *stores]:
+        if C.collect(list(x.indices[:-1]), tirx.Ramp) or (
+                isinstance(x.indices[-1], tirx.Ramp) and not _chunk_ramp(x.indices[-1], vec, analyzer)):
+            return False
     handled = len(loads) + len(stores)
     handled += len(C.collect(body, tirx.AllocBuffer, lambda a: a.buffer.same_as(buf)))
-    vec = params[0]
     for call in C.collect(body, tvm.ir.Call, lambda c: _call_name(c) == "tirx.tvm_access_ptr"):
         data = call.args[1]
         if not (_call_name(data) == "tirx.buffer_data" and data.args[0].same_as(buf)):
@@ -100,40 +140,101 @@ def _rewritable(body: Any, buf: Any, params: tuple[int, int, int], analyzer: Any
     return total == handled
 
 
-def _rewrite(body: Any, bufs: dict[Any, tuple[int, int, int]]) -> Any:
+def _hw_buffer(buf: Any, tile: SwizzledTile) -> Any:
+    """`buf` re-declared as ``[lead.., blocks, R, W/e]`` (itself when the tile is one column block)."""
+    blocks = tile.cols // tile.block
+    if blocks == 1:
+        return buf
+    shape = [*list(buf.ty.shape)[:-2], blocks, tile.rows, tile.block]
+    return tirx.decl_buffer(shape, str(buf.ty.dtype), name=buf.name, scope=C.scope_of(buf))
+
+
+def _hw_indices(tile: SwizzledTile, idx: list[Any]) -> list[Any]:
+    *lead, r, c = idx
+    lanes = C.as_int(c.lanes) if isinstance(c, tirx.Ramp) else None
+    col = c.base if lanes is not None else c
+    inner = tirx.floormod(col, tile.block)
+    chunk = tirx.bitwise_xor(tirx.floordiv(inner, tile.vec), tile.phase(r))
+    new_c = chunk * tile.vec + tirx.floormod(inner, tile.vec)
+    if lanes is not None:
+        new_c = tirx.Ramp(new_c, 1, lanes)
+    if tile.cols == tile.block:
+        return [*lead, r, new_c]
+    return [*lead, tirx.floordiv(col, tile.block), r, new_c]
+
+
+def _rewrite(body: Any, bufs: dict[Any, tuple[int, int, int]], hw: dict[Any, SwizzledTile] | None = None) -> Any:
+    hw = hw or {}
+    new_buf = {buf: _hw_buffer(buf, tile) for buf, tile in hw.items()}
+
     def indices(buf: Any, idx: list[Any]) -> list[Any]:
+        if buf in hw:
+            return _hw_indices(hw[buf], idx)
         *lead, r, c = idx
+        if isinstance(c, tirx.Ramp):
+            return [*lead, r, tirx.Ramp(_swizzle_col(r, c.base, bufs[buf]), 1, c.lanes)]
         return [*lead, r, _swizzle_col(r, c, bufs[buf])]
 
     def on_load(ld: Any, m: Any) -> Any:
         idx = [m.mutate(i) for i in ld.indices]
-        if ld.source in bufs:
-            return tirx.BufferLoad(ld.source, indices(ld.source, idx))
+        if ld.source in bufs or ld.source in hw:
+            return tirx.BufferLoad(new_buf.get(ld.source, ld.source), indices(ld.source, idx))
         return tirx.BufferLoad(ld.source, idx)
 
     def on_store(st: Any, m: Any) -> Any:
         idx = [m.mutate(i) for i in st.indices]
         value = m.mutate(st.value)
-        if st.buffer in bufs:
-            return tirx.BufferStore(st.buffer, value, indices(st.buffer, idx))
+        if st.buffer in bufs or st.buffer in hw:
+            return tirx.BufferStore(new_buf.get(st.buffer, st.buffer), value, indices(st.buffer, idx))
         return tirx.BufferStore(st.buffer, value, idx)
+
+    def on_alloc(a: Any, m: Any) -> Any:
+        if a.buffer not in new_buf:
+            return m.default_mutate(a)
+        annotations = {k: v for k, v in a.annotations.items() if str(k) != "tl.layout"}
+        return tirx.AllocBuffer(new_buf[a.buffer], annotations)
 
     def on_call(call: Any, m: Any) -> Any:
         if _call_name(call) == "tirx.tvm_access_ptr":
             data = call.args[1]
-            if _call_name(data) == "tirx.buffer_data" and data.args[0] in bufs:
+            if _call_name(data) == "tirx.buffer_data" and (data.args[0] in bufs or data.args[0] in hw):
                 buf = data.args[0]
-                cols = C.as_int(buf.ty.shape[-1])
                 offset = m.mutate(call.args[2])
-                row, col = tirx.floordiv(offset, cols), tirx.floormod(offset, cols)
-                new = row * cols + _swizzle_col(row, col, bufs[buf])
                 args = list(call.args)
-                args[2] = new
+                if buf in hw:
+                    args[1] = tirx.call_intrin("handle", "tirx.buffer_data", new_buf[buf]) \
+                        if new_buf[buf] is not buf else data
+                    args[2] = hw[buf].flat_offset(offset)
+                else:
+                    cols = C.as_int(buf.ty.shape[-1])
+                    row, col = tirx.floordiv(offset, cols), tirx.floormod(offset, cols)
+                    args[2] = row * cols + _swizzle_col(row, col, bufs[buf])
                 return tirx.call_intrin("handle", "tirx.tvm_access_ptr", *args)
         return m.default_mutate(call)
 
     return tvm_ffi.structural_mutate(body, [(tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store),
-                                            (tvm.ir.Call, on_call)])
+                                            (tirx.AllocBuffer, on_alloc), (tvm.ir.Call, on_call)])
+
+
+def _pad_pool(body: Any) -> Any:
+    """Every ``shared.dyn`` tile grown (its first dim) to a multiple of `POOL_ALIGN` bytes: TVM packs the tiles
+    into one pool at offsets that sum tile sizes, so each tile then starts on a swizzle repeat (the pool itself is
+    aligned to 1024 bytes by `tilelang_cuda.intrinsics.with_header`)."""
+    rename = {}
+    for a in C.allocations(body):
+        buf = a.buffer
+        dims = [C.as_int(d) for d in buf.ty.shape]
+        if C.scope_of(buf) != "shared.dyn" or None in dims:
+            continue
+        inner = dtype_bytes(str(buf.ty.dtype))
+        for d in dims[1:]:
+            inner *= d
+        if (dims[0] * inner) % POOL_ALIGN == 0:
+            continue
+        step = POOL_ALIGN // math.gcd(inner, POOL_ALIGN)
+        shape = [(dims[0] + step - 1) // step * step, *dims[1:]]
+        rename[buf] = tirx.decl_buffer(shape, str(buf.ty.dtype), name=buf.name, scope="shared.dyn")
+    return C.substitute(body, rename)
 
 
 def SwizzleSharedOperands(target: Any = None) -> tvm.transform.Pass:
@@ -144,13 +245,21 @@ def SwizzleSharedOperands(target: Any = None) -> tvm.transform.Pass:
         analyzer = tvm.sym.Analyzer()
         for var, extent in C.launch_extents(func).values():
             analyzer.bind(var, tvm.ir.Range.from_min_extent(0, extent))
+        hw = {}
+        for buf in descriptor_tiles(func.body):
+            tile = tile_layout(list(buf.ty.shape), dtype_bytes(str(buf.ty.dtype)))
+            if tile is None or not _rewritable(func.body, buf, (tile.vec, 1, 1), analyzer):
+                raise C.lowering_error(func, f"internal: wgmma reads shared tile {buf.name} through a swizzled "
+                                       "descriptor, but not every access to it can take the swizzled layout")
+            hw[buf] = tile
         chosen = {}
-        for buf in _candidates(func.body):
+        for buf in _candidates(func.body) - set(hw):
             params = swizzle_params(list(buf.ty.shape), str(buf.ty.dtype))
             if params is not None and _rewritable(func.body, buf, params, analyzer):
                 chosen[buf] = params
-        if not chosen:
+        if not chosen and not hw:
             return func
-        return C.with_body(func, _rewrite(func.body, chosen))
+        body = _rewrite(func.body, chosen, hw)
+        return C.with_body(func, _pad_pool(body) if hw else body)
 
     return swizzle

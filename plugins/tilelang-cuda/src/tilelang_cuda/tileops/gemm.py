@@ -1,10 +1,14 @@
 """``tl.gemm`` on tensor cores: mma.sync + ldmatrix (sm_80+) and wgmma (sm_90a).
 
 Serves the calls `tilelang_cuda.passes.mma_accumulators` prepared: C is the thread's accumulator registers
-and the call carries the `AccumulatorLayout`. Per K step each warp loads its A atoms (``ldmatrix.x4``, or
-``.trans`` for a transposed operand) and B atom pairs, then issues one ``mma.sync.m16n8k*`` per atom.
-On sm_90a (layout `WGMMA`) A stays in registers and B is re-laid into a shared tile of 8x8 core matrices that a
-matrix descriptor points at; one ``wgmma.mma_async.m64nNk16`` per 64-row block and K step.
+and the call carries the `AccumulatorLayout` (then, when A is a register copy of another accumulator --
+`tilelang_cuda.passes.register_operands` -- that accumulator's layout: A fragments are moved from it
+directly). Per K step each warp loads its A atoms (``ldmatrix.x4``, or ``.trans`` for a transposed operand)
+and B atom pairs, then issues one ``mma.sync.m16n8k*`` per atom.
+On sm_90a (layout `WGMMA`) 16-bit shared operands with a hardware swizzle layout (`tilelang_cuda.wgmma_layout`)
+are read by ``wgmma`` straight from their tiles through swizzled matrix descriptors (SS form; the swizzle pass
+stores the tiles in that layout). Otherwise A stays in registers and B is re-laid into a shared tile of 8x8 core
+matrices that a matrix descriptor points at; one ``wgmma.mma_async.m64nNk16`` per 64-row block and K step.
 fp32 operands run as tf32 (operands read element-wise); int8 needs A row-major and B transposed (K-major).
 """
 
@@ -16,6 +20,7 @@ import tvm
 from tvm import tirx
 
 from tilelang.backend import TileOpImpl
+from tilelang.layout import linearize
 from tilelang.transform import _common as C
 from tilelang.transform.plan_shared_memory import dtype_bytes
 from tilelang_cuda.mma_layout import WGMMA, AccumulatorLayout
@@ -25,6 +30,8 @@ from tilelang_cuda.tileops.common import extern as _extern
 from tilelang_cuda.tileops.common import is_cuda
 from tilelang_cuda.tileops.common import sync as _sync
 from tilelang_cuda.tileops.common import unroll as _unroll
+from tilelang_cuda.tileops.copy import tma_enabled
+from tilelang_cuda.wgmma_layout import SwizzledTile, tile_layout
 
 SCRATCH = "tl.cuda.scratch"  # AllocBuffer annotation: this shared tile's uses are bracketed by barriers
 # b_core tiles up to this size are static ("shared") shared memory: TVM's ThreadSync treats all "shared.dyn"
@@ -32,12 +39,24 @@ SCRATCH = "tl.cuda.scratch"  # AllocBuffer annotation: this shared tile's uses a
 # "clash" with the next iteration's reads of the B tile). Larger tiles stay dynamic (48 KiB static limit).
 STATIC_SCRATCH_BYTES = 32 * 1024
 LAYOUT_ARGS = 7  # tl.gemm's own arguments; the accumulator layout follows
+# pass_configs={"tl.cuda.enable_wgmma_ss": False} keeps every wgmma on the RS + b_core relayout path
+SS_KEY = "tl.cuda.enable_wgmma_ss"
+SS_ENABLED_BY_DEFAULT = True
 
 
 def _applies(ctx: Any) -> bool:
     args = ctx.args
     return len(args) >= LAYOUT_ARGS + 5 and isinstance(args[2], tvm.ir.TensorRegion) and (
         C.scope_of(args[2].source) == "local")
+
+
+def _read_ptr(buf: Any, idx: list[Any], extent: int = 1) -> Any:
+    """A read pointer to ``buf[idx]``: ``tvm_access_ptr`` for shared tiles, so TVM's shared-memory planner sees the
+    read (a tile read only through ``address_of`` looks dead there, and its storage gets reused by another tile)."""
+    if C.scope_of(buf) not in ("shared", "shared.dyn"):
+        return tirx.address_of(tirx.BufferLoad(buf, idx))
+    return tirx.call_intrin("handle", "tirx.tvm_access_ptr", tirx.type_annotation(str(buf.ty.dtype)), buf.data,
+                            linearize(idx, list(buf.ty.shape)), extent, 1)
 
 
 class _Operand:
@@ -60,28 +79,47 @@ class _Gemm:
         self.ctx = ctx
         self.ta, self.tb, self.clear = bool(ctx.int_arg(3)), bool(ctx.int_arg(4)), bool(ctx.int_arg(6))
         self.layout = AccumulatorLayout.from_args([C.as_int(a) for a in args[LAYOUT_ARGS:LAYOUT_ARGS + 5]])
+        # A in registers (`tilelang_cuda.passes.register_operands`): a half copy of an accumulator of this layout
+        self.a_regs = (AccumulatorLayout.from_args([C.as_int(a) for a in args[LAYOUT_ARGS + 5:LAYOUT_ARGS + 10]])
+                       if len(args) >= LAYOUT_ARGS + 10 else None)
         self.pre: list[Any] = []
         a, b = ctx.region(0), ctx.region(1)
         pre_a, a = ctx.staged(a)
         pre_b, b = ctx.staged(b)
         self.pre = pre_a + pre_b
+        self.staged_a, self.staged_b = bool(pre_a), bool(pre_b)
         self.a, self.b = _Operand(a), _Operand(b)
         self.acc = args[2].source
         dtype = str(a.source.ty.dtype)
         self.kind, self.k_atom = MMA_KINDS[(dtype, str(self.acc.ty.dtype))]
-        ext = [C.as_int(r.extent) for r in a.region[-2:]]
-        self.k = ext[0] if self.ta else ext[1]
+        if self.a_regs is not None:
+            self.k = self.a_regs.n
+        else:
+            ext = [C.as_int(r.extent) for r in a.region[-2:]]
+            self.k = ext[0] if self.ta else ext[1]
         self.vec = 16 // {"f16": 2, "bf16": 2, "tf32": 4, "s8": 1}[self.kind]  # elements per 16 bytes
         tid = C.linear_thread(ctx.func)
         self.lane, self.w_m, self.w_n = self.layout.warp_coords(tid)
 
     # ---------------------------------------------------------------- operand fragments
+    def _ptr_a(self, idx: list[Any]) -> Any:
+        """ldmatrix row pointer into A: a planner-visible read of a user tile; a tile staged from a fragment here
+        (written right before, in this call) keeps ``address_of`` (TVM may merge it with a tile of another dtype,
+        which ``tvm_access_ptr`` rejects)."""
+        return _addr(self.a.buf, idx) if self.staged_a else _read_ptr(self.a.buf, idx, self.vec)
+
+    def _ptr_b(self, idx: list[Any]) -> Any:
+        return _addr(self.b.buf, idx) if self.staged_b else _read_ptr(self.b.buf, idx, self.vec)
+
     def row0(self, mi: Any) -> Any:
         return mi * (16 * self.layout.wm) + self.w_m * 16
 
     def load_a(self, frag: Any, slot: Any, mi: Any, ks: Any) -> Any:
         """A atom (mi, ks) -> frag[slot * 4 : slot * 4 + 4] (the mma A fragment order)."""
         lane, row0, kk, vec = self.lane, self.row0(mi), ks * self.k_atom, self.vec
+        if self.a_regs is not None:  # the C registers of atoms (mi, 2 ks) and (mi, 2 ks + 1) are this A fragment
+            first = (mi * self.a_regs.ni + 2 * ks) * 4
+            return _extern("tl_regs_copy16", _addr(frag, [slot * 4]), _addr(self.a.buf, [first]))
         if self.kind == "tf32":
             g, t = lane // 4, lane % 4
             spots = [(g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4)]
@@ -90,9 +128,9 @@ class _Gemm:
                 for n, (r, c) in enumerate(spots)])
         if self.ta:
             idx = self.a.at(kk + lane % 8 + (lane // 16) * 8, row0 + ((lane // 8) % 2) * 8)
-            return _extern("tl_ldmatrix_x4_trans", _addr(frag, [slot * 4]), _addr(self.a.buf, idx))
+            return _extern("tl_ldmatrix_x4_trans", _addr(frag, [slot * 4]), self._ptr_a(idx))
         idx = self.a.at(row0 + lane % 16, kk + (lane // 16) * vec)
-        return _extern("tl_ldmatrix_x4", _addr(frag, [slot * 4]), _addr(self.a.buf, idx))
+        return _extern("tl_ldmatrix_x4", _addr(frag, [slot * 4]), self._ptr_a(idx))
 
     def load_b(self, frag: Any, ks: Any) -> Any:
         """Every B atom of this warp at K step ks -> frag[ni * 2 : ni * 2 + 2]."""
@@ -114,9 +152,9 @@ class _Gemm:
             col0 = col_base + nj * 16
             if self.tb:
                 idx = self.b.at(col0 + lane % 8 + (lane // 16) * 8, kk + ((lane // 8) % 2) * vec)
-                return _extern("tl_ldmatrix_x4", _addr(frag, [nj * 4]), _addr(self.b.buf, idx))
+                return _extern("tl_ldmatrix_x4", _addr(frag, [nj * 4]), self._ptr_b(idx))
             idx = self.b.at(kk + lane % 8 + ((lane // 8) % 2) * 8, col0 + (lane // 16) * 8)
-            return _extern("tl_ldmatrix_x4_trans", _addr(frag, [nj * 4]), _addr(self.b.buf, idx))
+            return _extern("tl_ldmatrix_x4_trans", _addr(frag, [nj * 4]), self._ptr_b(idx))
 
         return _unroll(lay.ni // 2, "nj", pair)
 
@@ -143,7 +181,92 @@ class _Gemm:
         frags = [tirx.AllocBuffer(a_frag), tirx.AllocBuffer(b_frag)]
         return C.seq([*self.pre, _sync(), *frags, *self.clear_stmt(), steps, _sync()])
 
+    # ---------------------------------------------------------------- wgmma operands via swizzled descriptors
+    def _swizzled(self, op: _Operand, mn_major: bool, mn: int) -> SwizzledTile | None:
+        """The hardware layout wgmma can read operand `op` through (its MN extent per instruction `mn`), or None:
+        a 16-bit tile of the dynamic pool (which the swizzle pass keeps 1024-byte aligned) whose origin is on the
+        layout's grid: rows (MN for K-major, K for MN-major) in steps of 8; K-major columns in k16 steps inside
+        one block; MN-major columns on whole column blocks (an instruction's MN extent spans blocks LBO apart)."""
+        if C.scope_of(op.buf) != "shared.dyn":
+            return None
+        tile = tile_layout(list(op.buf.ty.shape), dtype_bytes(str(op.buf.ty.dtype)))
+        r0, c0 = (C.as_int(x) for x in op.base[-2:])
+        if tile is None or r0 is None or c0 is None or r0 % 8:
+            return None
+        if c0 % 16 if not mn_major else (c0 % tile.block or mn % tile.block):
+            return None
+        return tile
+
+    def desc_tiles(self) -> tuple[SwizzledTile | None, SwizzledTile | None]:
+        """The swizzled layouts of A and of B when wgmma can read them straight from their shared tiles (not
+        tiles staged from fragments; no TMA, whose boxes are written unswizzled); None where it cannot."""
+        from tilelang.transform.config import current_tl_config
+
+        if (not current_tl_config(SS_KEY, SS_ENABLED_BY_DEFAULT) or self.kind not in ("f16", "bf16")
+                or tma_enabled(self.ctx.target)):
+            return None, None
+        a = None if self.staged_a or self.a_regs is not None else self._swizzled(self.a, self.ta, 64)
+        b = None if self.staged_b else self._swizzled(self.b, not self.tb, self.layout.n)
+        return a, b
+
+    @staticmethod
+    def _desc(op: _Operand, tile: SwizzledTile, mn_major: bool, mn0: Any, ks: Any) -> Any:
+        idx = op.at(ks * 16, mn0) if mn_major else op.at(mn0, ks * 16)
+        lbo = tile.rows * tile.width if mn_major else 16
+        return tirx.call_extern("uint64", "tl_wgmma_desc_sw", _read_ptr(op.buf, idx), lbo, 8 * tile.width,
+                                tile.mode)
+
+    def _a_row(self, mi: Any) -> Any:
+        """First row of warpgroup ``w_m // 4``'s 64-row block for atom row `mi` (its four warps' rows)."""
+        return mi * (16 * self.layout.wm) + (self.w_m // 4) * 64
+
+    def _issue_async(self, issue: Any, extra: list[Any]) -> Any:
+        # The operands' cp.async / st.shared writes are generic-proxy writes and the descriptors read through the
+        # async proxy: after the barrier that publishes the writes (it merges with the pipeline's barrier after
+        # its cp.async wait), every thread issues a proxy fence, so the writes precede the fence and the fence
+        # precedes the wgmma in causality order. The trailing barrier keeps a later copy from overwriting a tile
+        # another warpgroup's wgmma still reads (wait_group 0 covers only the own warpgroup's reads).
+        return C.seq([*self.pre, _sync(), _extern("tl_fence_proxy_async"), *extra, *self.clear_stmt(),
+                      _extern("tl_wgmma_fence"), _unroll(self.k // 16, "ks", issue), _extern("tl_wgmma_commit"),
+                      _extern("tl_wgmma_wait"), _sync()])
+
+    def wgmma_ss(self, a_tile: SwizzledTile, b_tile: SwizzledTile) -> Any:
+        """SS form: A and B both through descriptors (no ldmatrix, no relayout)."""
+        lay = self.layout
+        trans_a, trans_b = int(self.ta), int(not self.tb)
+        func = f"tl_wgmma_ss_m64n{lay.n}k16_{self.kind}_t{trans_a}{trans_b}"
+
+        def issue(ks: Any) -> Any:
+            b_desc = self._desc(self.b, b_tile, bool(trans_b), 0, ks)
+            return _unroll(lay.mi, "mi", lambda mi: _extern(
+                func, _addr(self.acc, [mi * lay.ni * 4]), self._desc(self.a, a_tile, self.ta, self._a_row(mi), ks),
+                b_desc))
+
+        return self._issue_async(issue, [])
+
+    def wgmma_rs_swizzled_b(self, b_tile: SwizzledTile) -> Any:
+        """RS form with B through a swizzled descriptor: A (e.g. staged from a fragment) by ldmatrix."""
+        lay = self.layout
+        steps = self.k // 16
+        trans_b = int(not self.tb)
+        a_frag = tirx.decl_buffer((steps * lay.mi * 4,), "uint32", name="a_frag", scope="local")
+        loads = _unroll(steps, "ks", lambda ks: _unroll(lay.mi, "mi", lambda mi: self.load_a(
+            a_frag, ks * lay.mi + mi, mi, ks)))
+        func = f"tl_wgmma_rs_m64n{lay.n}k16_{self.kind}_t{trans_b}"
+
+        def issue(ks: Any) -> Any:
+            b_desc = self._desc(self.b, b_tile, bool(trans_b), 0, ks)
+            return _unroll(lay.mi, "mi", lambda mi: _extern(
+                func, _addr(self.acc, [mi * lay.ni * 4]), _addr(a_frag, [(ks * lay.mi + mi) * 4]), b_desc))
+
+        return self._issue_async(issue, [tirx.AllocBuffer(a_frag), loads])
+
     def wgmma(self) -> Any:
+        a_tile, b_tile = self.desc_tiles()
+        if a_tile is not None and b_tile is not None:
+            return self.wgmma_ss(a_tile, b_tile)
+        if b_tile is not None:
+            return self.wgmma_rs_swizzled_b(b_tile)
         lay, k, n = self.layout, self.k, self.layout.n
         steps = k // 16
         # B as 8x8 core matrices, K-major: element (n, k) at ((k//8) * (N//8) + n//8) * 64 + (n%8) * 8 + k%8
