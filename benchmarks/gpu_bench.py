@@ -60,13 +60,18 @@ def softmax_kernel(rows: int, cols: int) -> Any:
     return corpus.softmax(M=rows, N=cols, block_M=16)
 
 
-def gemm_case(arch: str, n: int, tma: bool = False) -> tuple[Any, Callable[[], Any], Callable[[], Any], float]:
+# sm_90a variants timed beside the default (SS wgmma on swizzled tiles, cp.async): the opt-in TMA copies and the
+# previous RS wgmma + B relayout path (a fallback if the default ever misbehaves on a GPU)
+VARIANTS = {"TMA, opt-in": {"tl.cuda.enable_tma": True}, "RS + B relayout": {"tl.cuda.enable_wgmma_ss": False}}
+
+
+def gemm_case(arch: str, n: int, configs: dict | None = None
+              ) -> tuple[Any, Callable[[], Any], Callable[[], Any], float]:
     import torch
 
     import tilelang
 
     k = gemm_kernel(arch, n)
-    configs = {"tl.cuda.enable_tma": True} if tma else None
     jit = tilelang.compile(k.func, target={"kind": "cuda", "arch": arch}, pass_configs=configs)
     a = torch.randn(n, n, device="cuda", dtype=torch.float16)
     b = torch.randn(n, n, device="cuda", dtype=torch.float16)
@@ -123,11 +128,14 @@ def compile_only(arch: str, quick: bool) -> int:
         "softmax fp32": softmax_kernel(1024 if quick else 8192, 1024),
     }
     failed = False
+    configs_of: dict[str, dict | None] = {}
     if arch.endswith("a") and arch >= "sm_90":
-        kernels["gemm fp16 TMA"] = kernels["gemm fp16"]
+        for label, configs in VARIANTS.items():
+            kernels[f"gemm fp16 {label.split(',')[0]}"] = kernels["gemm fp16"]
+            configs_of[f"gemm fp16 {label.split(',')[0]}"] = configs
     for name, kernel in kernels.items():
         t0 = time.perf_counter()
-        configs = {"tl.cuda.enable_tma": True} if "TMA" in name else None
+        configs = configs_of.get(name)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -170,8 +178,8 @@ def main() -> int:
     print(f"GPU: {torch.cuda.get_device_name(0)}  arch: {arch}  torch {torch.__version__}")
     cases = {
         "gemm fp16 4096^3": lambda: gemm_case(arch, 1024 if args.quick else 4096),
-        **({"gemm fp16 4096^3 (TMA, opt-in)": lambda: gemm_case(arch, 1024 if args.quick else 4096, tma=True)}
-           if arch.endswith("a") and arch >= "sm_90" else {}),
+        **({f"gemm fp16 4096^3 ({label})": (lambda c=configs: gemm_case(arch, 1024 if args.quick else 4096, c))
+            for label, configs in VARIANTS.items()} if arch.endswith("a") and arch >= "sm_90" else {}),
         "attention fwd (b4 h16 s2048 d64)": lambda: attention_case(arch, 512 if args.quick else 2048),
         "softmax 8192x1024 fp32": lambda: softmax_case(arch, 1024 if args.quick else 8192, 1024),
     }
