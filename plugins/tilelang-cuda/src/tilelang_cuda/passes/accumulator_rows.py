@@ -68,7 +68,8 @@ def register_of(acc: AccumulatorLayout, slot: Any, c: Any) -> Any:
     return ((slot // 2) * acc.ni + c // 2) * 4 + (slot % 2) * 2 + c % 2
 
 
-def _full(region: Any) -> bool:
+def full_region(region: Any) -> bool:
+    """Whether `region` covers its whole buffer."""
     return all(C.is_const(r.min, 0) and C.as_int(r.extent) == C.as_int(s)
                for r, s in zip(region.region, region.source.ty.shape))
 
@@ -125,22 +126,22 @@ class _RowPlan:
         ok = False
         if name == "tl.reduce" and len(args) >= 5 and len(regions) >= 2 and args[1].source in self.cands:
             src, dst = args[0], args[1]
-            ok = (src.source in self.layouts and _full(src) and _full(dst) and C.as_int(args[3]) == 1
+            ok = (src.source in self.layouts and full_region(src) and full_region(dst) and C.as_int(args[3]) == 1
                   and str(args[2].value) in REDUCE_KINDS and str(src.source.ty.dtype) == "float32"
                   and str(dst.source.ty.dtype) == "float32" and src.source not in self.cands)
             if ok:
                 self.tie(dst.source, src.source)
         elif name == "tl.fill" and isinstance(args[0], tvm.ir.TensorRegion):
-            ok = _full(args[0])
+            ok = full_region(args[0])
         elif name == "tl.copy" and len(regions) >= 2 and args[0].source in self.cands:
             src, dst = args[0], args[1]
             if dst.source in self.cands:
-                ok = _full(src) and _full(dst)
+                ok = full_region(src) and full_region(dst)
                 if ok:
                     self.link([src.source, dst.source])
             elif C.scope_of(dst.source) != FRAGMENT:
                 dims = _nonunit(dst)
-                ok = _full(src) and len(dims) == 1 and C.as_int(dst.region[dims[0]].extent) == C.as_int(
+                ok = full_region(src) and len(dims) == 1 and C.as_int(dst.region[dims[0]].extent) == C.as_int(
                     src.source.ty.shape[0])
         if not ok:
             self.bad.update(touched)
@@ -196,6 +197,25 @@ class _RowPlan:
         return chosen
 
 
+def scan_tile_program(body: Any, on_nest: Any, on_tile_op: Any) -> Any:
+    """Call ``on_nest(loops, inner)`` for every ``T.Parallel`` nest and ``on_tile_op(name, call)`` for every tile
+    op of `body`; returns `body` without them (the rest, where any other use of a buffer shows)."""
+    def on_for(loop: Any, mutator: Any) -> Any:
+        if C.is_parallel(loop):
+            on_nest(*C.parallel_nest(loop))
+            return tirx.Evaluate(0)
+        return mutator.default_mutate(loop)
+
+    def on_eval(ev: Any, mutator: Any) -> Any:
+        found = C.tile_op_of(ev)
+        if found is None:
+            return ev
+        on_tile_op(*found)
+        return tirx.Evaluate(0)
+
+    return tvm_ffi.structural_mutate(body, [(tirx.For, on_for), (tirx.Evaluate, on_eval)])
+
+
 def plan_rows(body: Any, fragments: set[Any], layouts: dict[Any, AccumulatorLayout],
               accumulator_nest_ok: Any) -> dict[Any, RowLayout]:
     """The row vectors of `body` that can follow the rows of the accumulators in `layouts`.
@@ -206,23 +226,12 @@ def plan_rows(body: Any, fragments: set[Any], layouts: dict[Any, AccumulatorLayo
         return {}
     plan = _RowPlan(fragments, layouts)
 
-    def on_for(loop: Any, mutator: Any) -> Any:
-        if C.is_parallel(loop):
-            loops, inner = C.parallel_nest(loop)
-            plan.nest(loops, inner)
-            if len(loops) == 2 and not accumulator_nest_ok(loops, inner):
-                plan.bad.update(ld.source for ld in _loads(inner) if ld.source in plan.cands)
-            return tirx.Evaluate(0)
-        return mutator.default_mutate(loop)
+    def on_nest(loops: list[Any], inner: Any) -> None:
+        plan.nest(loops, inner)
+        if len(loops) == 2 and not accumulator_nest_ok(loops, inner):
+            plan.bad.update(ld.source for ld in _loads(inner) if ld.source in plan.cands)
 
-    def on_eval(ev: Any, mutator: Any) -> Any:
-        found = C.tile_op_of(ev)
-        if found is None:
-            return ev
-        plan.tile_op(*found)
-        return tirx.Evaluate(0)
-
-    plan.rest(tvm_ffi.structural_mutate(body, [(tirx.For, on_for), (tirx.Evaluate, on_eval)]))
+    plan.rest(scan_tile_program(body, on_nest, plan.tile_op))
     return plan.final()
 
 

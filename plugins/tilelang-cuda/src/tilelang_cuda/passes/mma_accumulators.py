@@ -25,7 +25,15 @@ from tvm import tirx
 
 from tilelang.transform import _common as C
 from tilelang_cuda.mma_layout import AccumulatorLayout, choose
-from tilelang_cuda.passes.accumulator_rows import RowLayout, RowRewriter, cast_to, plan_rows, slot_of
+from tilelang_cuda.passes.accumulator_rows import (
+    RowLayout,
+    RowRewriter,
+    cast_to,
+    full_region,
+    plan_rows,
+    scan_tile_program,
+    slot_of,
+)
 from tilelang_cuda.passes.register_operands import plan_register_operands
 
 FRAGMENT = "local.fragment"
@@ -47,11 +55,6 @@ def _static(values: list[Any]) -> list[int] | None:
     return None if any(v is None for v in out) else out  # type: ignore[return-value]
 
 
-def _full(region: Any) -> bool:
-    return all(C.is_const(r.min, 0) and C.as_int(r.extent) == C.as_int(s)
-               for r, s in zip(region.region, region.source.ty.shape))
-
-
 def _nonunit(region: Any) -> list[int]:
     return [d for d, r in enumerate(region.region) if not C.is_const(r.extent, 1)]
 
@@ -62,7 +65,7 @@ def gemm_layout(call: Any, target: Any, threads: int) -> AccumulatorLayout | Non
     if len(args) < 7 or not all(isinstance(a, tvm.ir.TensorRegion) for a in args[:3]):
         return None
     a, b, c = args[:3]
-    if C.scope_of(c.source) != FRAGMENT or len(c.source.ty.shape) != 2 or not _full(c):
+    if C.scope_of(c.source) != FRAGMENT or len(c.source.ty.shape) != 2 or not full_region(c):
         return None
     if any(C.scope_of(x.source) not in OPERAND_SCOPES for x in (a, b)) or a.source.ty.dtype != b.source.ty.dtype:
         return None
@@ -112,7 +115,7 @@ class _Plan:
             buf = arg.source if isinstance(arg, (tvm.ir.TensorRegion, tvm.ir.TensorLoad)) else None
             if buf not in self.layouts:
                 continue
-            ok = isinstance(arg, tvm.ir.TensorRegion) and _full(arg)
+            ok = isinstance(arg, tvm.ir.TensorRegion) and full_region(arg)
             if name == "tl.gemm":
                 ok = ok and index in (0, 1, 2)
             elif name == "tl.fill":
@@ -175,20 +178,7 @@ def _plan(func: Any, target: Any) -> tuple[dict[Any, AccumulatorLayout], dict[An
     if not plan.layouts:
         return {}, {}, {}
 
-    def on_for(loop: Any, mutator: Any) -> Any:
-        if C.is_parallel(loop):
-            plan.check_nest(*C.parallel_nest(loop))
-            return tirx.Evaluate(0)
-        return mutator.default_mutate(loop)
-
-    def on_eval(ev: Any, mutator: Any) -> Any:
-        found = C.tile_op_of(ev)
-        if found is None:
-            return ev
-        plan.check_tile_op(*found)
-        return tirx.Evaluate(0)
-
-    plan.check_rest(tvm_ffi.structural_mutate(func.body, [(tirx.For, on_for), (tirx.Evaluate, on_eval)]))
+    plan.check_rest(scan_tile_program(func.body, plan.check_nest, plan.check_tile_op))
     final = plan.final()
     if final:
         plan.layouts = final

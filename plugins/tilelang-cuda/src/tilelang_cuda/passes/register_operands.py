@@ -20,14 +20,10 @@ from tvm import tirx
 
 from tilelang.transform import _common as C
 from tilelang_cuda.mma_layout import AccumulatorLayout
+from tilelang_cuda.passes.accumulator_rows import full_region
 
 FRAGMENT = "local.fragment"
 HALF = ("float16", "bfloat16")
-
-
-def _full(region: Any) -> bool:
-    return all(C.is_const(r.min, 0) and C.as_int(r.extent) == C.as_int(s)
-               for r, s in zip(region.region, region.source.ty.shape))
 
 
 def plan_register_operands(body: Any, fragments: set[Any], layouts: dict[Any, AccumulatorLayout]
@@ -52,9 +48,9 @@ def plan_register_operands(body: Any, fragments: set[Any], layouts: dict[Any, Ac
         if name == "tl.copy" and args[1].source in cands and args[0].source in layouts:
             lay = layouts[args[0].source]
             dst = args[1].source
-            ok = _full(args[0]) and _full(args[1]) and source.setdefault(dst, lay) == lay
+            ok = full_region(args[0]) and full_region(args[1]) and source.setdefault(dst, lay) == lay
         elif name == "tl.gemm" and args[0].source in cands and len(args) >= 7 and args[2].source in layouts:
-            ok = (_full(args[0]) and C.as_int(args[3]) == 0 and args[1].source not in cands)
+            ok = (full_region(args[0]) and C.as_int(args[3]) == 0 and args[1].source not in cands)
             if ok:
                 gemms.append((args[0].source, layouts[args[2].source]))
         bad.update(touched if not ok else [])
