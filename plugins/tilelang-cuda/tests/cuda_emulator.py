@@ -8,7 +8,8 @@ expressions evaluate vectorised over the block's threads (numpy arrays of shape 
 Memory is bytes: global = the tensors' storage, shared = one byte array per allocation (typed views at byte
 offsets, so the merged ``buf_dyn_shmem`` pool and its casts work), local = ``(T, nbytes)`` per-thread bytes.
 The plugin's inline-PTX helpers are modelled from the PTX ISA text (fragment layouts of ldmatrix and
-mma.m16n8k16 / m16n8k8 / m16n8k32), not from our lowering. Checks that make a broken kernel fail loudly:
+mma.m16n8k16 / m16n8k8 / m16n8k32; wgmma m64nNk16 register fragments, matrix descriptors and the canonical
+swizzled shared layouts), not from our lowering. Checks that make a broken kernel fail loudly:
 
 - out-of-bounds loads/stores of active threads raise `EmulationError`;
 - ``__syncthreads`` under divergence raises;
@@ -19,6 +20,23 @@ mma.m16n8k16 / m16n8k8 / m16n8k32), not from our lowering. Checks that make a br
 - reading shared bytes no thread of the block wrote, or local bytes the thread never wrote, raises;
 - a shared buffer reading bytes of the pool that were last written through another buffer raises (two tiles
   overlapping in the merged ``buf_dyn_shmem`` while both are live).
+
+sm_90a (per warpgroup = 4 consecutive warps, all 128 threads or none):
+
+- wgmma is asynchronous: an issued wgmma captures its descriptors (uniform over the warpgroup) and runs when the
+  ``wgmma.wait_group`` that retires its commit group executes; its shared operand bytes count as read until
+  then, so any write to them (st.shared, cp.async, TMA) in between raises, as do generic accesses to its
+  accumulator registers (and writes to its A registers) before the wait;
+- a wgmma whose accumulator or A registers were written since the warpgroup's last ``wgmma.fence`` raises;
+- its shared operands must have been made visible to the async proxy: every generic write (st.shared, cp.async)
+  needs a ``fence.proxy.async`` by the writer, or by a reader after a barrier that orders the write (the sm_90
+  ``tl_cp_async_wait`` helper ends with one); ``check_proxy=False`` skips this check;
+- TMA (``tl_tma_load_2d`` / ``tl_tma_wait``): the box of the kernel tensor (row-major, out-of-bounds elements
+  zero) lands when a thread waits on its mbarrier; each thread's phase parity is followed (a wait on a phase no
+  copy completes, or a second arrival before the phase completes, raises).
+
+Shared allocations get 1024-byte aligned addresses in an emulated shared window (descriptor start addresses
+and the swizzle act on them, like the 1024-byte aligned dynamic pool of a wgmma kernel).
 
 ``patch={"helper_name": fn(emu, args)}`` replaces a helper (or ``tvm_storage_sync``) -- tests use it to break
 kernels on purpose; ``emu.call_default(name, args)`` runs the built-in model from a patch.
@@ -210,6 +228,153 @@ def warp_butterfly(v: np.ndarray, width: int, op: Callable) -> np.ndarray:
     return v
 
 
+# ------------------------------------------------------------------------------------------- wgmma (sm_90a)
+# PTX ISA 9.7.15.5.1 "Register Fragments and Shared Memory Matrix Layouts". A warpgroup is 4 consecutive warps;
+# in the m64nNk16 fragments warp w of the warpgroup holds rows 16w..16w+15 with the m16n8k16 per-warp layouts:
+# A (four .f16x2 registers) as mma.m16n8k16's A, accumulator D (N/2 .f32) as the m16n8 C atom repeated over the
+# N/8 column blocks (d[4j..4j+3] = columns 8j..8j+7).
+_WG_LANE = np.arange(128)
+_WG_ROW0 = 16 * (_WG_LANE >> 5)
+
+
+def wgmma_a_layout() -> tuple[np.ndarray, np.ndarray]:
+    """(rows, cols) of a0..a7 per warpgroup thread: arrays of shape (128, 8) into the 64 x 16 A tile."""
+    lane = _WG_LANE & 31
+    return _WG_ROW0[:, None] + _F16_A[0][lane], _F16_A[1][lane]
+
+
+def wgmma_acc_layout(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, cols) of d0..d(n/2-1) per warpgroup thread: arrays of shape (128, n/2) into the 64 x n tile."""
+    lane = _WG_LANE & 31
+    i = np.arange(n // 2)
+    rows = _WG_ROW0[:, None] + _ACC_C[0][lane][:, i & 3]
+    cols = 8 * (i >> 2)[None, :] + _ACC_C[1][lane][:, i & 3]
+    return rows, cols
+
+
+_SWIZZLE_BYTES = {0: 0, 1: 128, 2: 64, 3: 32}  # descriptor bits 62-63
+
+
+@dataclass(frozen=True)
+class Descriptor:
+    """A decoded wgmma matrix descriptor ("Matrix Descriptor Format"): byte addresses / offsets."""
+
+    start: int
+    lbo: int
+    sbo: int
+    base_offset: int
+    mode: int
+
+    @classmethod
+    def decode(cls, d: int) -> Descriptor:
+        d = int(d)
+        return cls((d & 0x3FFF) << 4, ((d >> 16) & 0x3FFF) << 4, ((d >> 32) & 0x3FFF) << 4, (d >> 49) & 7,
+                   (d >> 62) & 3)
+
+
+def encode_descriptor(addr: Any, lbo: Any, sbo: Any, mode: int = 0) -> np.ndarray:
+    """``matrix-descriptor-encode`` of the fields (base offset 0), vectorised over threads."""
+    enc = [(np.asarray(x).astype(np.uint64) & np.uint64(0x3FFFF)) >> np.uint64(4) for x in (addr, lbo, sbo)]
+    return enc[0] | (enc[1] << np.uint64(16)) | (enc[2] << np.uint64(32)) | (np.uint64(mode & 3) << np.uint64(62))
+
+
+def canonical_addresses(desc: Descriptor, k_major: bool, mn: int, k: int = 16, elem: int = 2) -> np.ndarray:
+    """Shared byte address of every element (mn, k) of a 16-bit operand (shape (mn, k)) read through `desc`:
+    the canonical CuTe layouts of the PTX ISA ("Canonical Layouts", T = 8 elements = 16 bytes), then the
+    Swizzle<B, 4, 3> of the mode applied to the byte address."""
+    if desc.base_offset:
+        raise NotImplementedError("wgmma descriptor with a non-zero matrix base offset")
+    width = _SWIZZLE_BYTES[desc.mode]
+    m = np.arange(mn)[:, None]
+    kk = np.arange(k)[None, :]
+    if k_major:
+        if width:   # ((8, m), (T, 2k)) : ((W/2 elements, SBO), (1, T))
+            off = (m % 8) * width + (m // 8) * desc.sbo + kk * elem
+        else:       # ((8, m), (T, 2k)) : ((T, SBO), (1, LBO))
+            off = (m % 8) * 16 + (m // 8) * desc.sbo + (kk % 8) * elem + (kk // 8) * desc.lbo
+    elif width:     # ((T, W/16, m), (8, k)) : ((1, T, LBO), (W/2 elements, SBO))
+        row = width // elem
+        off = (m % row) * elem + (m // row) * desc.lbo + (kk % 8) * width + (kk // 8) * desc.sbo
+    else:           # ((T, 1, m), (8, k)) : ((1, T, SBO), (T, LBO))
+        off = (m % 8) * elem + (m // 8) * desc.sbo + (kk % 8) * 16 + (kk // 8) * desc.lbo
+    addr = desc.start + off
+    if width:
+        addr = addr ^ (((addr >> 7) & (width // 16 - 1)) << 4)
+    return addr
+
+
+def _sm_version(func: Any) -> int:
+    """The SM version of the PrimFunc's target (0 when unknown)."""
+    import re
+
+    t = func.attrs.get("target") if func.attrs is not None else None
+    arch = str(t.attrs.get("arch", "")) if t is not None else ""
+    m = re.match(r"sm_(\d+)", arch)
+    return int(m.group(1)) if m else 0
+
+
+TMA_SLOTS = 16  # tma.py SLOTS: the mbarriers tl_tma_init sets up (arrival count 1 each)
+
+
+@dataclass
+class _MBarrier:
+    """One TMA mbarrier: phases completed, the bytes expected by the current phase, its copies in flight."""
+
+    completed: int = 0
+    expected: int = 0
+    arrived: bool = False
+    copies: list = None  # type: ignore[assignment]
+    waits: np.ndarray | None = None  # per thread: phases this thread has waited for (its parity bit's history)
+
+    def __post_init__(self) -> None:
+        self.copies = []
+
+
+@dataclass
+class _Operand:
+    mem: Mem
+    addr: np.ndarray  # byte index into mem.data of each element's first byte, (rows, k)
+    buf: str
+
+
+@dataclass
+class _Wgmma:
+    """One issued wgmma of one warpgroup: its operands are read when a wgmma.wait_group retires it."""
+
+    wg: int
+    kind: str
+    n: int
+    acc: Mem
+    acc_idx: np.ndarray         # (128, n*2) accumulator byte offsets per thread
+    a_regs: np.ndarray | None   # (128, 4) uint32 register A (RS)
+    a_reg_src: tuple[Mem, np.ndarray] | None
+    a: _Operand | None          # shared A (SS), (64, 16)
+    b: _Operand                 # shared B, (n, 16) = B^T (n, k)
+
+
+def _half_values(raw: np.ndarray, kind: str) -> np.ndarray:
+    """16-bit operand bit patterns -> float64 values."""
+    if kind == "f16":
+        return raw.view(np.float16).astype(np.float64)
+    return bf16_decode(raw).astype(np.float64)
+
+
+def _wgmma_form(fname: str) -> tuple[str, int, str, int, int] | None:
+    """``(ss|rs, n, f16|bf16, trans_a, trans_b)`` of a generated wgmma helper name (None: not one)."""
+    import re
+
+    m = re.fullmatch(r"tl_wgmma_ss_m64n(\d+)k16_(f16|bf16)_t([01])([01])", fname)
+    if m:
+        return "ss", int(m.group(1)), m.group(2), int(m.group(3)), int(m.group(4))
+    m = re.fullmatch(r"tl_wgmma_rs_m64n(\d+)k16_(f16|bf16)_t([01])", fname)
+    if m:
+        return "rs", int(m.group(1)), m.group(2), 0, int(m.group(3))
+    m = re.fullmatch(r"tl_wgmma_m64n(\d+)k16_(f16|bf16)", fname)
+    if m:
+        return "rs", int(m.group(1)), m.group(2), 0, 0
+    return None
+
+
 # ------------------------------------------------------------------------------------------- memory
 _BUF_IDS: dict[str, int] = {}
 
@@ -235,13 +400,27 @@ class Mem:
     pending: np.ndarray | None = None
     w_buf: np.ndarray | None = None
     init: np.ndarray | None = None  # local only: which bytes each thread has written
+    dyn: bool = False  # shared only: the dynamic pool (``shared.dyn``)
+    # sm_90a: shared bytes made visible to the async proxy (fence.proxy.async) / read by in-flight wgmmas;
+    # local bytes written since the thread's last wgmma.fence / held by an in-flight wgmma (1 A, 2 accumulator)
+    proxy_ok: np.ndarray | None = None
+    wg_reading: np.ndarray | None = None
+    dirty: np.ndarray | None = None
+    inflight: np.ndarray | None = None
 
     @classmethod
     def shared(cls, name: str, nbytes: int) -> Mem:
         n = nbytes
         return cls(name, "shared", np.zeros(n, np.uint8), np.full(n, -1, np.int32), np.full(n, -1, np.int64),
                    np.full(n, -1, np.int32), np.full(n, -1, np.int32), np.full(n, -1, np.int64),
-                   np.zeros(n, np.bool_), np.full(n, -1, np.int32))
+                   np.zeros(n, np.bool_), np.full(n, -1, np.int32), proxy_ok=np.zeros(n, np.bool_),
+                   wg_reading=np.zeros(n, np.int32))
+
+    @classmethod
+    def local(cls, name: str, threads: int, nbytes: int) -> Mem:
+        shape = (threads, nbytes)
+        return cls(name, "local", np.zeros(shape, np.uint8), init=np.zeros(shape, np.bool_),
+                   dirty=np.zeros(shape, np.bool_), inflight=np.zeros(shape, np.uint8))
 
 
 @dataclass
@@ -309,8 +488,11 @@ class Emulator:
     scalar; ``patch`` maps a helper name to ``fn(emu, args) -> value`` overriding it."""
 
     def __init__(self, func: tirx.PrimFunc, args: dict[str, Any], patch: dict[str, Callable] | None = None,
-                 deferred_cp_async: bool = True):
+                 deferred_cp_async: bool = True, check_proxy: bool = True,
+                 tensors: dict[str, tuple[Mem, tuple[int, ...], int]] | None = None):
         self.func = func
+        self.tensors = tensors or {}  # name -> (bytes, shape, element size): what a TMA tensor map describes
+        self.check_proxy = check_proxy
         self.patch = patch or {}
         self.deferred = deferred_cp_async
         self.env: dict[Any, Any] = {}
@@ -334,6 +516,8 @@ class Emulator:
         self.groups: list[list[_Copy]] = []
         self.open_group: list[_Copy] = []
         self.stats: dict[str, int] = {}
+        self.arch = _sm_version(func)
+        self._reset_block_state()
 
     # ---------------------------------------------------------------- launch
     def _launch_dims(self, body: Any) -> tuple[list[int], list[int]]:
@@ -370,10 +554,26 @@ class Emulator:
                 self.block = {"blockIdx.x": bx, "blockIdx.y": by, "blockIdx.z": bz}
                 self.mask = np.ones(self.T, np.bool_)
                 self.epoch += 1
+                self._reset_block_state()
                 body(self)
                 self._wait_group(0)
                 if self.open_group:
                     raise EmulationError("cp.async copies issued but never committed/waited")
+                if any(b.copies for b in self.tma):
+                    raise EmulationError("TMA copies issued but never waited on (tl_tma_wait)")
+                if any(self.wg_open.values()) or any(self.wg_groups.values()):
+                    raise EmulationError("wgmma issued but never retired by wgmma.wait_group before the kernel ended")
+
+    def _reset_block_state(self) -> None:
+        self.shared_mems: list[Mem] = []
+        self.local_mems: list[Mem] = []
+        self.smem_base: dict[int, int] = {}     # id(shared Mem) -> its emulated shared-window address
+        self.smem_regions: list[tuple[int, Mem]] = []
+        self.desc_bufs: dict[int, str] = {}     # descriptor start address -> the buffer it was made from
+        self.wg_open: dict[int, list[_Wgmma]] = {}
+        self.wg_groups: dict[int, list[list[_Wgmma]]] = {}
+        self.wg_inflight = 0
+        self.tma = [_MBarrier() for _ in range(TMA_SLOTS)]
 
     # ---------------------------------------------------------------- compile: statements
     def compile_stmt(self, s: Any) -> Callable[[Emulator], None]:
@@ -419,9 +619,11 @@ class Emulator:
             emu.bases[var] = 0
             if scope.startswith("shared"):
                 emu.mems[var] = Mem.shared(buf.name, nbytes)
+                emu.mems[var].dyn = scope == "shared.dyn"
+                emu.shared_mems.append(emu.mems[var])
             elif scope.startswith("local"):
-                emu.mems[var] = Mem(buf.name, "local", np.zeros((emu.T, nbytes), np.uint8),
-                                    init=np.zeros((emu.T, nbytes), np.bool_))
+                emu.mems[var] = Mem.local(buf.name, emu.T, nbytes)
+                emu.local_mems.append(emu.mems[var])
             else:
                 raise NotImplementedError(f"allocation in scope {scope!r}")
         return run
@@ -780,6 +982,9 @@ class Emulator:
             rows = np.broadcast_to(self.tid[:, None], b.shape)
             if not mem.init[rows[m], b[m]].all():
                 raise EmulationError(f"{what}: reads {mem.name} (local) bytes this thread never wrote")
+            if self.wg_inflight and (mem.inflight[rows[m], b[m]] == 2).any():
+                raise EmulationError(f"{what}: reads accumulator registers {mem.name} of an in-flight wgmma "
+                                     "(missing wgmma.wait_group)")
             return mem.data[rows, b]
         if mem.scope == "shared":
             self._check_read(mem, b, m, what, buf)
@@ -789,8 +994,12 @@ class Emulator:
                      ) -> None:
         if mem.scope == "local":
             rows = np.broadcast_to(self.tid[:, None], b.shape)
+            if self.wg_inflight and mem.inflight[rows[m], b[m]].any():
+                raise EmulationError(f"{what}: writes registers {mem.name} an in-flight wgmma still uses "
+                                     "(missing wgmma.wait_group)")
             mem.data[rows[m], b[m]] = val[m]
             mem.init[rows[m], b[m]] = True
+            mem.dirty[rows[m], b[m]] = True
             return
         if mem.scope == "shared":
             self._check_write(mem, b, m, what, buf=buf)
@@ -836,6 +1045,10 @@ class Emulator:
         tm = np.broadcast_to(self._tids(b), b.shape)[m] if tids is None else tids
         if mem.pending[bm].any():
             raise EmulationError(f"{what}: writes {mem.name} bytes an in-flight cp.async has not landed yet")
+        if mem.wg_reading[bm].any():
+            raise EmulationError(f"{what}: writes {mem.name} bytes an in-flight wgmma still reads (it reads them "
+                                 "until the wgmma.wait_group that retires it)")
+        mem.proxy_ok[bm] = False
         same = mem.r_epoch[bm] == self.epoch
         racy = same & ~((mem.r_min[bm] == tm) & (mem.r_max[bm] == tm))
         racy |= (mem.w_epoch[bm] == self.epoch) & (mem.w_tid[bm] != tm)
@@ -919,6 +1132,9 @@ class Emulator:
     def _wait_group(self, n: int) -> None:
         while len(self.groups) > n:
             for c in self.groups.pop(0):
+                if c.mem.wg_reading[c.idx].any():
+                    raise EmulationError(f"cp.async lands on {c.mem.name} bytes an in-flight wgmma still reads")
+                c.mem.proxy_ok[c.idx] = False
                 c.mem.pending[c.idx] = False
                 c.mem.data[c.idx] = c.data
                 c.mem.w_epoch[c.idx] = self.epoch
@@ -936,6 +1152,9 @@ class Emulator:
         if fname in _MATH:
             f = _MATH[fname]
             return lambda emu: _cast(f(*[a(emu) for a in args]), dt)
+        wg = _wgmma_form(fname)
+        if wg is not None:
+            return lambda emu: emu._wgmma_issue(wg, [a(emu) for a in args])
         raise NotImplementedError(f"device helper {fname}")
 
     def call_default(self, fname: str, args: list[Any], dt: DType | None = None) -> Any:
@@ -950,6 +1169,8 @@ class Emulator:
 
     def _x_tl_cp_async_wait_group(self, a: list, dt: DType, e: Any) -> None:
         self._wait_group(int(a[0]))
+        if self.arch >= 90:  # the sm_90 helper ends with fence.proxy.async (see intrinsics.py)
+            self._proxy_fence()
 
     _x_tl_cp_async_wait = _x_tl_cp_async_wait_group
 
@@ -998,6 +1219,283 @@ class Emulator:
         if dst.mem.scope != "local" or src.mem.scope != "local":
             raise EmulationError("tl_regs_copy16 moves registers: both pointers must be local arrays")
         self.ptr_write(dst, self.ptr_read(src, 16, "register A fragment").copy(), "register A fragment")
+
+    # ---------------------------------------------------------------- helpers: wgmma (sm_90a)
+    def _smem_address(self, p: Ptr) -> np.ndarray:
+        """The emulated shared-window address of a shared pointer (allocations 1024-byte aligned, like the pool
+        `with_header` aligns for swizzled descriptors)."""
+        if p.mem.scope != "shared":
+            raise EmulationError(f"wgmma descriptor of a {p.mem.scope} pointer ({p.mem.name}); it must be shared")
+        key = id(p.mem)
+        if key not in self.smem_base:
+            top = max((b + m.data.shape[-1] for b, m in self.smem_regions), default=0)
+            base = -(-top // 1024) * 1024
+            self.smem_base[key] = base
+            self.smem_regions.append((base, p.mem))
+        return self.smem_base[key] + np.asarray(p.off, np.int64)
+
+    def _desc(self, a: list, mode: int) -> np.ndarray:
+        addr = self._full(self._smem_address(a[0]))
+        for v in np.unique(addr[self.mask]):
+            self.desc_bufs[int(v) & 0x3FFF0] = a[0].buf
+        return encode_descriptor(addr, a[1], a[2], mode)
+
+    def _x_tl_wgmma_desc(self, a: list, dt: DType, e: Any) -> np.ndarray:
+        return self._desc(a, 0)
+
+    def _x_tl_wgmma_desc_sw(self, a: list, dt: DType, e: Any) -> np.ndarray:
+        return self._desc(a, int(np.asarray(a[3]).flat[0]))
+
+    def _proxy_fence(self) -> None:
+        """fence.proxy.async by the active threads: their own generic shared writes, and every write ordered
+        before them by a barrier, become visible to the async proxy (wgmma operand reads)."""
+        tids = self.tid[self.mask]
+        for mem in self.shared_mems:
+            mem.proxy_ok |= (mem.w_epoch >= 0) & ((mem.w_epoch < self.epoch) | np.isin(mem.w_tid, tids))
+
+    def _x_tl_fence_proxy_async(self, a: list, dt: DType, e: Any) -> None:
+        self._proxy_fence()
+
+    def _warpgroups(self, what: str) -> list[int]:
+        """The warpgroups executing a .sync.aligned warpgroup instruction (all 128 threads or none)."""
+        if self.T % 128:
+            raise EmulationError(f"{what} in a block of {self.T} threads (not whole warpgroups)")
+        w = self.mask.reshape(-1, 128)
+        if (w.any(1) & ~w.all(1)).any():
+            raise EmulationError(f"{what} executed by part of a warpgroup (.sync.aligned needs all 128 threads)")
+        return [int(g) for g in np.nonzero(w.all(1))[0]]
+
+    def _x_tl_wgmma_fence(self, a: list, dt: DType, e: Any) -> None:
+        for wg in self._warpgroups("wgmma.fence"):
+            for mem in self.local_mems:
+                mem.dirty[wg * 128:(wg + 1) * 128] = False
+
+    def _x_tl_wgmma_commit(self, a: list, dt: DType, e: Any) -> None:
+        for wg in self._warpgroups("wgmma.commit_group"):
+            self.wg_groups.setdefault(wg, []).append(self.wg_open.pop(wg, []))
+
+    def _x_tl_wgmma_wait(self, a: list, dt: DType, e: Any) -> None:
+        n = int(np.asarray(a[0]).flat[0]) if a else 0
+        for wg in self._warpgroups("wgmma.wait_group"):
+            groups = self.wg_groups.get(wg, [])
+            while len(groups) > n:
+                for op in groups.pop(0):
+                    self._wgmma_retire(op)
+
+    _x_tl_wgmma_wait_group = _x_tl_wgmma_wait  # wgmma.wait_group N
+
+    def _x_tl_wgmma_fence_acc(self, a: list, dt: DType, e: Any) -> None:
+        """An empty asm naming the accumulator registers (a compiler fence): they must not be in flight."""
+        p, regs = a[0], int(np.asarray(a[1]).flat[0])
+        b, m = self._ptr_bytes(p, 4 * regs, "tl_wgmma_fence_acc")
+        rows = np.broadcast_to(self.tid[:, None], b.shape)
+        if (p.mem.inflight[rows[m], b[m]] == 2).any():
+            raise EmulationError("tl_wgmma_fence_acc: accumulator registers still in flight (missing wgmma.wait_group)")
+
+    def _operand(self, d: np.ndarray, wg: int, k_major: bool, rows: int, what: str) -> _Operand:
+        vals = np.unique(np.asarray(d, np.uint64)[wg * 128:(wg + 1) * 128])
+        if vals.size != 1:
+            raise EmulationError(f"wgmma {what} descriptor differs between the threads of warpgroup {wg}")
+        desc = Descriptor.decode(int(vals[0]))
+        addr = canonical_addresses(desc, k_major, rows)
+        region = [(b, m) for b, m in self.smem_regions if b <= desc.start < b + m.data.shape[-1]]
+        if not region:
+            raise EmulationError(f"wgmma {what} descriptor start {desc.start:#x} is outside every shared allocation")
+        base, mem = region[0]
+        if desc.mode and not mem.dyn:
+            raise EmulationError(f"wgmma {what}: swizzled descriptor into static shared {mem.name}; only the dynamic "
+                                 "pool is aligned to the 1024-byte swizzle repeat")
+        idx = addr - base
+        if idx.min() < 0 or idx.max() + 2 > mem.data.shape[-1]:
+            raise EmulationError(f"wgmma {what} reads outside {mem.name} (descriptor {desc})")
+        if (desc.start & 15) or (addr & 1).any():
+            raise EmulationError(f"wgmma {what} operand not 16-byte aligned (descriptor {desc})")
+        return _Operand(mem, idx, self.desc_bufs.get(desc.start, ""))
+
+    def _operand_issue(self, op: _Operand, wg: int, what: str) -> None:
+        """Issue-time checks of a shared operand, then mark its bytes as read by an in-flight wgmma."""
+        mem, b = op.mem, (op.addr[..., None] + np.arange(2)).reshape(-1)
+        if mem.pending[b].any():
+            raise EmulationError(f"wgmma {what}: reads {mem.name} bytes an in-flight cp.async has not landed yet")
+        if (mem.w_epoch[b] < 0).any():
+            raise EmulationError(f"wgmma {what}: reads {mem.name} (shared) bytes no thread of the block wrote")
+        lo, hi = wg * 128, wg * 128 + 127
+        racy = (mem.w_epoch[b] == self.epoch) & ((mem.w_tid[b] < lo) | (mem.w_tid[b] > hi))
+        if racy.any():
+            k = int(np.argmax(racy))
+            raise EmulationError(f"wgmma {what}: shared race on {mem.name} byte {int(b[k])}: warpgroup {wg} reads "
+                                 f"what thread {int(mem.w_tid[b[k]])} wrote with no barrier between")
+        if self.check_proxy and not mem.proxy_ok[b].all():
+            k = int(np.argmin(mem.proxy_ok[b]))
+            raise EmulationError(f"wgmma {what}: reads {mem.name} byte {int(b[k])} written through the generic proxy "
+                                 f"(by thread {int(mem.w_tid[b[k]])}) with no fence.proxy.async between")
+        np.add.at(mem.wg_reading, b, 1)
+
+    def _wgmma_issue(self, form: tuple[str, int, str, int, int], a: list) -> None:
+        """``wgmma.mma_async`` (scale-d 1): per warpgroup, capture the operands; the MMA runs at its retirement."""
+        kind_ss, n, kind, ta, tb = form
+        what = f"wgmma m64n{n}k16 ({kind_ss})"
+        acc_p = a[0]
+        if acc_p.mem.scope != "local":
+            raise EmulationError(f"{what}: the accumulator must be registers (a local array)")
+        acc_idx = self._full(np.asarray(acc_p.off, np.int64))[:, None] + np.arange(n * 2)
+        if (acc_idx < 0).any() or acc_idx.max() >= acc_p.mem.data.shape[-1]:
+            raise EmulationError(f"{what}: accumulator registers out of bounds of {acc_p.mem.name}")
+        for wg in self._warpgroups(what):
+            sl = slice(wg * 128, (wg + 1) * 128)
+            rows = np.arange(128)[:, None] + wg * 128
+            if acc_p.mem.dirty[rows, acc_idx[sl]].any():
+                raise EmulationError(f"{what}: accumulator registers written since the last wgmma.fence (missing "
+                                     "wgmma.fence before the wgmma)")
+            a_regs = a_src = a_op = None
+            if kind_ss == "rs":
+                ap = a[1]
+                if ap.mem.scope != "local":
+                    raise EmulationError(f"{what}: register A operand is not a local array")
+                a_idx = self._full(np.asarray(ap.off, np.int64))[sl, None] + np.arange(16)
+                if not ap.mem.init[rows, a_idx].all():
+                    raise EmulationError(f"{what}: A registers {ap.mem.name} never written")
+                if ap.mem.dirty[rows, a_idx].any():
+                    raise EmulationError(f"{what}: A registers written since the last wgmma.fence (missing "
+                                         "wgmma.fence before the wgmma)")
+                a_regs = np.ascontiguousarray(ap.mem.data[rows, a_idx]).view(np.uint32)
+                a_src = (ap.mem, a_idx)
+            else:
+                a_op = self._operand(a[1], wg, not ta, 64, "A")
+            b_op = self._operand(a[2], wg, not tb, n, "B")
+            if a_op is not None:
+                self._operand_issue(a_op, wg, what + " A")
+            self._operand_issue(b_op, wg, what + " B")
+            op = _Wgmma(wg, kind, n, acc_p.mem, acc_idx[sl], a_regs, a_src, a_op, b_op)
+            self._mark_registers(op)
+            self.wg_inflight += 1
+            self.wg_open.setdefault(wg, []).append(op)
+        self.stats["wgmma"] = self.stats.get("wgmma", 0) + 1
+
+    def _mark_registers(self, op: _Wgmma) -> None:
+        """Mark the registers of an in-flight wgmma: A (no writes) and the accumulator (no accesses)."""
+        rows = np.arange(128)[:, None] + op.wg * 128
+        if op.a_reg_src is not None:
+            mem, idx = op.a_reg_src
+            mem.inflight[rows, idx] = np.maximum(mem.inflight[rows, idx], 1)
+        op.acc.inflight[rows, op.acc_idx] = 2
+
+    def _operand_values(self, op: _Operand, kind: str, wg: int) -> np.ndarray:
+        mem, b = op.mem, (op.addr[..., None] + np.arange(2))
+        np.add.at(mem.wg_reading, b.reshape(-1), -1)
+        bid = _buf_id(op.buf)
+        wb = mem.w_buf[b]
+        if bid >= 0 and ((wb >= 0) & (wb != bid)).any():
+            raise EmulationError(f"wgmma reads {op.buf} bytes of {mem.name} last written through another buffer "
+                                 "(two tiles overlap in the shared pool)")
+        flat = b.reshape(-1)
+        fresh = mem.r_epoch[flat] != self.epoch
+        mem.r_min[flat[fresh]] = 1 << 30
+        mem.r_max[flat[fresh]] = -1
+        mem.r_epoch[flat] = self.epoch
+        mem.r_min[flat] = np.minimum(mem.r_min[flat], wg * 128)
+        mem.r_max[flat] = np.maximum(mem.r_max[flat], wg * 128 + 127)
+        raw = np.ascontiguousarray(mem.data[b]).view(np.uint16)[..., 0]
+        return _half_values(raw, kind)
+
+    def _wgmma_retire(self, op: _Wgmma) -> None:
+        rows = np.arange(128)[:, None] + op.wg * 128
+        self.wg_inflight -= 1
+        op.acc.inflight[rows, op.acc_idx] = 0
+        if op.a_reg_src is not None:
+            op.a_reg_src[0].inflight[rows, op.a_reg_src[1]] = 0
+        for later in self.wg_open.get(op.wg, []) + [o for g in self.wg_groups.get(op.wg, []) for o in g]:
+            self._mark_registers(later)  # batches still in flight keep their registers (often the same ones)
+        if not op.acc.init[rows, op.acc_idx].all():
+            raise EmulationError(f"wgmma accumulates into {op.acc.name} registers never written (scale-d is 1)")
+        if op.a_regs is not None:
+            A = np.zeros((64, 16))
+            ar, ac = wgmma_a_layout()
+            A[ar, ac] = _unpack(op.a_regs, op.kind)
+        else:
+            A = self._operand_values(op.a, op.kind, op.wg)
+        B = self._operand_values(op.b, op.kind, op.wg).T  # (16, n)
+        dr, dc = wgmma_acc_layout(op.n)
+        acc = np.ascontiguousarray(op.acc.data[rows, op.acc_idx]).view(np.float32)
+        C = np.zeros((64, op.n))
+        C[dr, dc] = acc
+        D = (A @ B + C).astype(np.float32)
+        op.acc.data[rows, op.acc_idx] = np.ascontiguousarray(D[dr, dc]).view(np.uint8)
+
+    # ---------------------------------------------------------------- helpers: TMA + mbarrier (sm_90a)
+    def _x_tl_tma_load_2d(self, a: list, dt: DType, e: Any) -> None:
+        """``tl_tma_load_2d("A", box_rows, box_cols, dst, slot, bytes, col, row)`` by the active threads:
+        arrive.expect_tx(bytes) on mbarrier `slot`, then the box of tensor A at (row, col) (row-major,
+        out-of-bounds elements zero) copied to `dst`; the bytes land when a thread waits on the barrier."""
+        name, rows, cols, dst = str(a[0]), int(a[1]), int(a[2]), a[3]
+        if name not in self.tensors:
+            raise EmulationError(f"tl_tma_load_2d: no kernel tensor {name!r} for its tensor map")
+        gmem, shape, size = self.tensors[name]
+        if len(shape) != 2:
+            raise EmulationError(f"tl_tma_load_2d: tensor {name} has {len(shape)} dims; the maps are 2-D")
+        if dst.mem.scope != "shared":
+            raise EmulationError("tl_tma_load_2d destination is not shared memory")
+        self._proxy_fence()
+        full = [np.broadcast_to(np.asarray(x, np.int64), (self.T,)) for x in (a[4], a[5], a[6], a[7])]
+        dst_off = np.broadcast_to(np.asarray(dst.off, np.int64), (self.T,))
+        gview = gmem.data.reshape(shape[0], shape[1] * size)
+        for t in np.nonzero(self.mask)[0]:
+            slot, nbytes, col, row = (int(x[t]) for x in full)
+            bar = self.tma[slot]
+            if bar.arrived:
+                raise EmulationError(f"tl_tma_load_2d: mbarrier {slot} gets a second arrive.expect_tx before its "
+                                     "phase completed (arrival count 1)")
+            if nbytes != rows * cols * size:
+                raise EmulationError(f"tl_tma_load_2d: expect_tx of {nbytes} bytes for a {rows}x{cols} box of "
+                                     f"{rows * cols * size} bytes (the barrier phase would never complete)")
+            box = np.zeros((rows, cols * size), np.uint8)
+            r0, r1 = max(row, 0), min(row + rows, shape[0])
+            c0, c1 = max(col, 0), min(col + cols, shape[1])
+            if r0 < r1 and c0 < c1:
+                box[r0 - row:r1 - row, (c0 - col) * size:(c1 - col) * size] = gview[r0:r1, c0 * size:c1 * size]
+            b = int(dst_off[t]) + np.arange(box.size)
+            if b[0] < 0 or b[-1] >= dst.mem.data.shape[-1]:
+                raise EmulationError(f"tl_tma_load_2d: box of {box.size} bytes out of bounds of {dst.mem.name}")
+            if b[0] % 128:
+                raise EmulationError(f"tl_tma_load_2d: shared destination not 128-byte aligned ({dst.mem.name})")
+            self._check_write(dst.mem, b, np.ones(b.shape, np.bool_), "TMA copy", np.full(b.shape, t), dst.buf)
+            dst.mem.pending[b] = True
+            bar.arrived, bar.expected = True, nbytes
+            bar.copies.append(_Copy(dst.mem, b, box.reshape(-1), np.full(b.shape, t, np.int32), _buf_id(dst.buf)))
+        self.stats["tma"] = self.stats.get("tma", 0) + 1
+
+    def _x_tl_tma_wait(self, a: list, dt: DType, e: Any) -> None:
+        """``mbarrier.try_wait.parity`` loop on `slot` with each thread's own phase bit, then the bit flips."""
+        slots = np.broadcast_to(np.asarray(a[0], np.int64), (self.T,))
+        for slot in np.unique(slots[self.mask]):
+            bar = self.tma[int(slot)]
+            who = self.mask & (slots == slot)
+            if bar.waits is None:
+                bar.waits = np.zeros(self.T, np.int64)
+            if (bar.waits[who] < bar.completed - 1).any():
+                raise EmulationError(f"tl_tma_wait({slot}): the barrier completed two phases since this thread's last "
+                                     "wait: its parity bit now names a completed phase as pending (phase aliasing)")
+            if (bar.waits[who] > bar.completed).any():
+                raise EmulationError(f"tl_tma_wait({slot}): this thread's parity names the phase that already "
+                                     "completed: the wait returns before the copy lands (phase out of step)")
+            if (bar.waits[who] >= bar.completed).any():  # the phase these threads wait for must complete now
+                if not bar.arrived:
+                    raise EmulationError(f"tl_tma_wait({slot}): no copy was issued on this barrier's phase: the wait "
+                                         "never returns (deadlock)")
+                for c in bar.copies:
+                    c.mem.pending[c.idx] = False
+                    c.mem.data[c.idx] = c.data
+                    c.mem.w_epoch[c.idx] = self.epoch - 1  # ordered before the waiting threads by the barrier
+                    c.mem.w_tid[c.idx] = c.tids
+                    c.mem.w_buf[c.idx] = c.buf
+                    c.mem.proxy_ok[c.idx] = True  # written by the async proxy
+                bar.copies, bar.arrived, bar.expected = [], False, 0
+                bar.completed += 1
+            bar.waits[who] += 1
+
+    def _x_tl_tma_init(self, a: list, dt: DType, e: Any) -> None:
+        self.tma = [_MBarrier() for _ in range(TMA_SLOTS)]
+        self._barrier()
 
     def _x_tl_bits32(self, a: list, dt: DType, e: Any) -> np.ndarray:
         return np.ascontiguousarray(np.asarray(a[0], np.float32)).view(np.uint32)
@@ -1062,17 +1560,20 @@ def _global_mem(name: str, t: Any) -> Mem:
 
 
 def emulate(artifact: Any, *tensors: Any, patch: dict[str, Callable] | None = None,
-            deferred_cp_async: bool = True) -> dict[str, int]:
+            deferred_cp_async: bool = True, check_proxy: bool = True) -> dict[str, int]:
     """Run `artifact`'s device kernels on `tensors` (torch CPU tensors / scalars in the kernel's parameter
-    order), in place. Returns counters (barriers, mma ops, ...) for tests."""
+    order), in place. Returns counters (barriers, mma ops, ...) for tests. ``check_proxy=False`` skips the
+    fence.proxy.async check of wgmma shared operands (to check the numerics of a kernel that lacks one)."""
     params = artifact.params() if callable(artifact.params) else artifact.params
     if len(params) != len(tensors):
         raise ValueError(f"expected {len(params)} arguments ({[p.name for p in params]}), got {len(tensors)}")
     by_name: dict[str, Any] = {}
     sizes: dict[str, int] = {}
+    maps: dict[str, tuple[Mem, tuple[int, ...], int]] = {}
     for p, t in zip(params, tensors):
         if getattr(p, "is_tensor", True) and hasattr(t, "numpy"):
             by_name[p.name] = _global_mem(p.name, t)
+            maps[p.name] = (by_name[p.name], tuple(t.shape), t.element_size())
             for d, n in zip(p.shape, t.shape):
                 if not isinstance(d, int):
                     sizes[str(d)] = int(n)
@@ -1093,7 +1594,8 @@ def emulate(artifact: Any, *tensors: Any, patch: dict[str, Callable] | None = No
                 args[nm] = sizes[nm]
             else:
                 raise NotImplementedError(f"device parameter {nm} of {fname}: no matching kernel argument")
-        emu = Emulator(func, args, patch=patch, deferred_cp_async=deferred_cp_async)
+        emu = Emulator(func, args, patch=patch, deferred_cp_async=deferred_cp_async, check_proxy=check_proxy,
+                       tensors=maps)
         emu.run()
         for k, v in emu.stats.items():
             stats[k] = stats.get(k, 0) + v

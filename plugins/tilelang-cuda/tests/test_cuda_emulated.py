@@ -210,7 +210,7 @@ def test_vectorized_half8_loads_and_stores():
     assert torch.equal(c, a * 2 + b)
 
 
-# sm_90a kernels without wgmma (wgmma/TMA are not modelled; that path is being rewritten)
+# sm_90a kernels without wgmma (wgmma and TMA kernels: test_cuda_emulated_sm90.py)
 SM90_CASES = ["elementwise_f32", "softmax", "row_sum", "cumsum", "atomic_colsum"]
 
 
@@ -221,9 +221,10 @@ def test_corpus_kernel_emulated_sm90a(case):
     assert_matches(outs, refs, ck)
 
 
-def test_wgmma_is_not_modelled():
-    with pytest.raises(NotImplementedError, match="device helper"):
-        run_corpus("gemm_nn", arch="sm_90a", M=64, N=64, K=64)
+def test_wgmma_gemm_is_modelled():
+    outs, refs, ck, stats = run_corpus("gemm_nn", arch="sm_90a", M=64, N=64, K=64)
+    assert stats["wgmma"] > 0 and "mma" not in stats
+    assert_matches(outs, refs, ck)
 
 
 FA_SMALL = dict(batch=1, heads=1, seq_len=128, dim=64, block_M=64, block_N=64)
