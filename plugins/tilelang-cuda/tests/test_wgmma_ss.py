@@ -404,7 +404,8 @@ def test_fallback_keeps_the_other_paths():
     # fp32 (tf32) and int8 use mma.sync
     src = _src(corpus.gemm_fragment_a(), {**NO_TMA, "tl.cuda.enable_wgmma_ss": False})
     assert "tl_wgmma_m64n64k16_f16(" in src and "b_core" in src and "tl_ldmatrix_x4" in src
-    assert "tl_wgmma_ss_" not in src and "tl_wgmma_desc_sw" not in src and "tl_fence_proxy_async" not in src
+    assert "tl_wgmma_ss_" not in src and "tl_wgmma_desc_sw" not in src
+    assert src.index("b_core_ptr[") < src.index("tl_fence_proxy_async()") < src.index("tl_wgmma_m64n64k16_f16(")
     for kwargs, mma in ((_FP32, "tl_mma_tf32_f32("), (_INT8, "tl_mma_s8_s32(")):
         src = _src(corpus.gemm(**kwargs))
         assert mma in src and "tl_wgmma_" not in src
@@ -427,7 +428,7 @@ def test_ss_main_loop_has_two_barriers_and_a_proxy_fence():
     kernel = corpus.gemm(M=512, N=512, K=512, block_M=128, block_N=256, block_K=64, threads=256, num_stages=3)
     src = _src(kernel)
     loop = src[src.index("for (int k = 0;"):]
-    loop = loop[:loop.index("tl_wgmma_wait();")]
+    loop = loop[:loop.index("tl_wgmma_wait")]  # wait_group 1 in the steady loop (test_wgmma_async.py)
     assert loop.count("__syncthreads()") == 1  # the barrier after the cp.async wait (+1 after the wgmma wait)
     assert loop.index("__syncthreads()") < loop.index("tl_fence_proxy_async()") < loop.index("tl_wgmma_fence()")
     assert "extern __shared__ __align__(1024)" in src and "b_core" not in src

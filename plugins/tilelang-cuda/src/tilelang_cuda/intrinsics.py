@@ -159,6 +159,17 @@ __device__ __forceinline__ void tl_fence_proxy_async() {
 __device__ __forceinline__ void tl_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void tl_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void tl_wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+// wait_group N: all but the newest N committed batches are complete (their shared reads, accumulator writes)
+template <int N> __device__ __forceinline__ void tl_wgmma_wait_n() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" :: "n"(N) : "memory");
+}
+#define tl_wgmma_wait_group(n) tl_wgmma_wait_n<n>()
+// the accumulator registers as outputs of an empty asm: no read of them is scheduled above the wait before it
+__device__ __forceinline__ void tl_wgmma_fence_acc(void* acc, int regs) {
+  float* c = reinterpret_cast<float*>(acc);
+#pragma unroll
+  for (int i = 0; i < regs; ++i) asm volatile("" : "+f"(c[i]) :: "memory");
+}
 #endif
 """
 

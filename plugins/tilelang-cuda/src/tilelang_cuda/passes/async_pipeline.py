@@ -45,6 +45,15 @@ every thread's phase bit stays in step). Guards of such producers are dropped (a
 out-of-bounds zeros into its own version and is awaited like the others). If any TMA group could not be
 tracked (an unknown loop state, one still pending at the end) the walk is redone with every TMA copy awaited
 at once.
+
+sm_90a SS wgmma GEMMs keep one wgmma batch in flight (``tl.cuda.wgmma_async_depth``, default 1; 0 restores
+the wait per stage): a steady loop that is only ``[cp.async producers of t + d, SS gemm consumer of t]``
+(`tilelang_cuda.tileops.gemm.deferrable_wgmma`: no store, one accumulator that nothing else in the loop
+touches) is walked as ``[consumer, producers]`` with the consumer's ``wgmma.wait_group 0`` relaxed to
+``wait_group 1``. Per iteration: wait cp.async(t) -> barrier -> proxy fence -> wgmma.fence -> wgmmas(t) ->
+commit -> wait_group 1 (retires batch t - 1) -> barrier (every warpgroup has retired it) -> cp.async(t + d)
+into the version batch t - 1 read -> commit; still two barriers per stage. Right after the loop a
+``wait_group 0`` retires the last batch (and pins the accumulator registers) before anything else runs.
 """
 
 from __future__ import annotations
@@ -57,6 +66,7 @@ import tvm_ffi
 from tvm import tirx
 
 from tilelang.transform import _common as C
+from tilelang_cuda.tileops import gemm as wgmma
 from tilelang_cuda.tileops.common import arch_number, extern, sync
 
 PRODUCER = "tl.cuda.pipeline_producer"
@@ -227,8 +237,10 @@ def _split_async(body: Any) -> tuple[list[Any], frozenset] | None:
 class _Walker:
     """Rewrites one function body in program order, tracking the pending groups (module docstring)."""
 
-    def __init__(self, analyzer: Any, tma: bool = True):
+    def __init__(self, analyzer: Any, tma: bool = True, wgmma_depth: int = 0):
         self.analyzer = analyzer
+        self.wgmma_depth = wgmma_depth  # wgmma batches a steady loop keeps in flight (0: wait for each)
+        self.deferred: Any = None  # the consumer whose wgmma wait is relaxed in the loop being walked
         self.dirty = True  # shared memory may have been read since the last barrier
         self.tma = tma  # overlap TMA copies (else they keep their immediate waits)
         self.tma_bases: dict[Any, tuple[int, int]] = {}
@@ -384,6 +396,8 @@ class _Walker:
                 continue
             if isinstance(inner, tirx.AttrStmt) and str(inner.attr_key) == CONSUMER:
                 body = inner.body
+                if self.deferred is not None and inner.same_as(self.deferred):
+                    body = wgmma.defer_wait(body, self.wgmma_depth)
                 needs = self.wait_for(inner.value, pending, _vars(body))
                 if needs is not None:
                     n, remaining = needs
@@ -436,9 +450,55 @@ class _Walker:
         commits = C.collect(body, tirx.Evaluate, lambda e: _extern_name(e) == "tl_cp_async_commit")
         return C.seq([*prefix, body]), [_UNKNOWN] if commits else []
 
+    def in_flight_order(self, loop: Any) -> tuple[list[Any], Any] | None:
+        """A steady loop ``[cp.async producers of iteration t + d, SS wgmma consumer of t]`` reordered to
+        ``[consumer, producers]`` with the consumer's accumulator, when `wgmma_depth` > 0; else None.
+
+        The consumer then ends ``commit, wait_group depth, barrier``: its batch stays in flight while the
+        producers (after that barrier) copy into the version the retired batch of t - 1 read. Swapping keeps
+        serial results: the producers write only shared versions of a later iteration (the expansion already
+        issued them before the consumer, so the consumer never reads them) and the consumer writes only its
+        accumulator registers. Every tile a producer writes must be multi-buffered with its iteration
+        ``t + d``, ``1 <= d < versions``, in another version than the batch of t still in flight."""
+        stmts = _flat(loop.body)
+        if self.wgmma_depth <= 0 or len(stmts) < 2:
+            return None
+        consumer = stmts[-1]
+        if not (isinstance(consumer, tirx.AttrStmt) and str(consumer.attr_key) == CONSUMER):
+            return None
+        acc = wgmma.deferrable_wgmma(consumer.body)
+        if acc is None:
+            return None
+        for stmt in stmts[:-1]:
+            inner = stmt.then_case if isinstance(stmt, tirx.IfThenElse) and stmt.else_case is None else stmt
+            if not (isinstance(inner, tirx.AttrStmt) and str(inner.attr_key) == PRODUCER):
+                return None
+            split = _split_async(inner.body)
+            if split is None or _split_tma(inner.body) is not None:
+                return None
+            ahead = inner.value - consumer.value
+            for key in split[1]:
+                versions = self.versions.get(key)
+                if versions is None or not self.analyzer.can_prove(tirx.all(ahead >= 1, ahead < versions)):
+                    return None
+            if acc.data in _vars(inner.body):
+                return None
+        return [consumer, *stmts[:-1]], acc
+
     def loop(self, loop: Any, entry: list[_Group]) -> tuple[Any, list[_Group]]:
         t = loop.loop_var
         self.analyzer.bind(t, tvm.ir.Range.from_min_extent(loop.min, loop.extent), allow_override=True)
+        reordered = self.in_flight_order(loop)
+        if reordered is not None:
+            stmts, acc = reordered
+            outer = self.deferred
+            self.deferred = stmts[0]
+            new, pending = self.loop(tirx.For(t, loop.min, loop.extent, loop.kind, C.seq(stmts), loop.thread_binding,
+                                              loop.annotations), entry)
+            self.deferred = outer
+            # every batch retired before anything after the loop (the epilogue's stages, the accumulator's
+            # readers, a later prologue's copies) runs
+            return C.seq([new, *wgmma.retire(acc)]), pending
 
         def state_at(when: Any) -> list[_Group]:
             return [_Group(self.analyzer.simplify(g.iteration + (when - loop.min)), g.keys, g.tma) for g in entry]
@@ -493,6 +553,18 @@ def _strip_markers(stmt: Any) -> Any:
     return tvm_ffi.structural_map(stmt, (tirx.AttrStmt, lambda a: a.body if str(a.attr_key) in _MARKERS else a))
 
 
+def _async_depth() -> int:
+    """The ``tl.cuda.wgmma_async_depth`` pass config: wgmma batches a pipelined SS gemm keeps in flight."""
+    from tilelang.errors import LoweringError
+    from tilelang.transform.config import current_tl_config
+
+    depth = current_tl_config(wgmma.ASYNC_DEPTH_KEY, wgmma.ASYNC_DEPTH_DEFAULT)
+    if isinstance(depth, bool) or depth not in (0, 1):
+        raise LoweringError(f"pass config {wgmma.ASYNC_DEPTH_KEY} must be 0 (wait for every wgmma batch) or 1 "
+                            f"(keep one batch in flight), got {depth!r}")
+    return int(depth)
+
+
 def AsyncCopyPipeline(target: Any = None) -> tvm.transform.Pass:
     """Commit groups and staged waits for the cp.async copies of pipelined loops (see the module docstring)."""
 
@@ -504,8 +576,9 @@ def AsyncCopyPipeline(target: Any = None) -> tvm.transform.Pass:
         for var, extent in C.launch_extents(func).values():
             analyzer.bind(var, tvm.ir.Range.from_min_extent(0, extent))
         versions, tiles = _multi_buffered(func.body)
+        depth = _async_depth()
         for tma in (True, False):
-            walker = _Walker(analyzer, tma)
+            walker = _Walker(analyzer, tma, depth)
             walker.versions, walker.tile_elems = versions, tiles
             walker.thread_vars = {v for tag, (v, _) in C.launch_extents(func).items() if tag.startswith("threadIdx")}
             body, pending = walker.visit(func.body, [])

@@ -225,7 +225,8 @@ class _Gemm:
         # async proxy: after the barrier that publishes the writes (it merges with the pipeline's barrier after
         # its cp.async wait), every thread issues a proxy fence, so the writes precede the fence and the fence
         # precedes the wgmma in causality order. The trailing barrier keeps a later copy from overwriting a tile
-        # another warpgroup's wgmma still reads (wait_group 0 covers only the own warpgroup's reads).
+        # another warpgroup's wgmma still reads (wait_group 0 covers only the own warpgroup's reads). In a
+        # pipelined loop AsyncCopyPipeline may relax the SS form's wait to wait_group 1 (`deferrable_wgmma`).
         return C.seq([*self.pre, _sync(), _extern("tl_fence_proxy_async"), *extra, *self.clear_stmt(),
                       _extern("tl_wgmma_fence"), _unroll(self.k // 16, "ks", issue), _extern("tl_wgmma_commit"),
                       _extern("tl_wgmma_wait"), _sync()])
@@ -293,10 +294,72 @@ class _Gemm:
             return _unroll(lay.mi, "mi", lambda mi: _extern(
                 func, _addr(self.acc, [mi * lay.ni * 4]), _addr(a_frag, [(ks * lay.mi + mi) * 4]), desc))
 
-        # a scratch tile: bracketed by barriers, so every wgmma of the kernel may share one (passes/share_scratch.py)
-        return C.seq([*self.pre, _sync(), tirx.AllocBuffer(b_core, {SCRATCH: 1}), stage, _sync(),
+        # a scratch tile: bracketed by barriers, so every wgmma of the kernel may share one (passes/share_scratch.py);
+        # its generic-proxy stores are ordered before the wgmma's async-proxy reads by each writer's proxy fence
+        return C.seq([*self.pre, _sync(), tirx.AllocBuffer(b_core, {SCRATCH: 1}), stage,
+                      _extern("tl_fence_proxy_async"), _sync(),
                       tirx.AllocBuffer(a_frag), *self.clear_stmt(), loads, _extern("tl_wgmma_fence"),
                       _unroll(steps, "ks", issue), _extern("tl_wgmma_commit"), _extern("tl_wgmma_wait"), _sync()])
+
+
+# ---------------------------------------------------------------- wgmma batches kept in flight (async pipeline)
+WAIT = "tl_wgmma_wait"  # wgmma.wait_group 0: how every wgmma lowering ends
+WAIT_GROUP = "tl_wgmma_wait_group"  # wgmma.wait_group N (intrinsics.py)
+FENCE_ACC = "tl_wgmma_fence_acc"  # pins the accumulator registers after a wait (no read hoisted above it)
+# pass_configs={"tl.cuda.wgmma_async_depth": 0} keeps every pipelined SS gemm on wait_group 0
+ASYNC_DEPTH_KEY = "tl.cuda.wgmma_async_depth"
+ASYNC_DEPTH_DEFAULT = 1
+
+
+def _call_name(stmt: Any) -> str | None:
+    if isinstance(stmt, tirx.Evaluate) and isinstance(stmt.value, tvm.ir.Call):
+        call = stmt.value
+        if isinstance(call.op, tvm.ir.Op) and call.op.name == "tirx.call_extern":
+            return str(call.args[0].value)
+    return None
+
+
+def deferrable_wgmma(body: Any) -> Any | None:
+    """The accumulator tile of `body` when it is a lowered SS wgmma gemm (`_Gemm.wgmma_ss`) that may leave its
+    batch in flight: ``[sync, fence.proxy, wgmma.fence, wgmmas, commit, wait 0, sync]`` with no store (no clear,
+    no staged operand: registers an in-flight wgmma reads must not be rewritten), every wgmma on one accumulator
+    and both operands read through descriptors (the RS forms read A registers the next stage reloads)."""
+    flat = C.seq([body])
+    flat = list(flat.seq) if isinstance(flat, tirx.SeqStmt) else [flat]
+    tail = [_call_name(s) for s in flat[-3:-1]]
+    if len(flat) < 4 or tail != ["tl_wgmma_commit", WAIT] or C.collect(body, tirx.BufferStore):
+        return None
+    accs = []
+    for stmt in C.collect(body, tirx.Stmt, lambda s: not isinstance(s, (tirx.SeqStmt, tirx.For))):
+        name = _call_name(stmt)
+        if name is None:
+            call = stmt.value if isinstance(stmt, tirx.Evaluate) else None
+            if not (isinstance(call, tvm.ir.Call) and isinstance(call.op, tvm.ir.Op)
+                    and call.op.name == "tirx.tvm_storage_sync"):
+                return None
+        elif name.startswith("tl_wgmma_ss_"):
+            loads = C.collect(stmt.value.args[1], tvm.ir.TensorLoad)
+            accs += [load.source for load in loads]
+        elif name not in ("tl_fence_proxy_async", "tl_wgmma_fence", "tl_wgmma_commit", WAIT):
+            return None
+    if not accs or any(not acc.same_as(accs[0]) for acc in accs) or C.scope_of(accs[0]) != "local":
+        return None
+    return accs[0]
+
+
+def defer_wait(body: Any, depth: int) -> Any:
+    """`body` (a `deferrable_wgmma`) with its ``wait_group 0`` relaxed to ``wait_group depth``: the newest
+    `depth` batches stay in flight (reading their shared operands and writing the accumulator)."""
+    flat = C.seq([body])
+    flat = list(flat.seq)
+    flat[-2] = _extern(WAIT_GROUP, depth)
+    return C.seq(flat)
+
+
+def retire(acc: Any) -> list[Any]:
+    """``wgmma.wait_group 0`` for every batch still in flight, then the accumulator registers pinned behind it."""
+    regs = C.num_elements(acc.ty.shape)
+    return [_extern(WAIT_GROUP, 0), _extern(FENCE_ACC, _addr(acc, [0]), regs)]
 
 
 def lower_gemm(ctx: Any) -> Any:
