@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import shutil
 import warnings
@@ -35,3 +36,30 @@ def compiled(name: str, arch: str):
 
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
+
+
+@contextlib.contextmanager
+def wrapped_pass(module, name: str, wrap):
+    """Within the block, pass factory ``module.name`` runs ``wrap(mod, inner)`` instead (``inner(mod)`` is the
+    real pass): tests capture the IR a pass receives or returns."""
+    original = getattr(module, name)
+
+    def factory(target=None):
+        inner = original(target)
+        return lambda mod: wrap(mod, inner)
+
+    setattr(module, name, factory)
+    try:
+        yield
+    finally:
+        setattr(module, name, original)
+
+
+def keep_output(captured: list):
+    """A `wrapped_pass` wrapper that runs the pass and appends its output module to `captured`."""
+    def wrap(mod, inner):
+        out = inner(mod)
+        captured.append(out)
+        return out
+
+    return wrap

@@ -14,7 +14,7 @@ import warnings
 import pytest
 import tvm
 import tvm_ffi
-from cuda_helpers import needs_nvcc
+from cuda_helpers import keep_output, needs_nvcc, wrapped_pass
 from tvm import tirx
 
 from tilelang.testing import corpus
@@ -61,29 +61,10 @@ def _lower(kernel, arch: str = "sm_80", capture: list | None = None, configs: di
     import tilelang
     import tilelang_cuda.passes.async_pipeline as ap
 
-    if capture is None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return tilelang.lower(kernel.prim_func(), target={"kind": "cuda", "arch": arch}, pass_configs=configs)
-    original = ap.AsyncCopyPipeline
-
-    def capturing(target=None):
-        inner = original(target)
-
-        def run(mod):
-            out = inner(mod)
-            capture.append(out)
-            return out
-
-        return run
-
-    ap.AsyncCopyPipeline = capturing
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return tilelang.lower(kernel.prim_func(), target={"kind": "cuda", "arch": arch}, pass_configs=configs)
-    finally:
-        ap.AsyncCopyPipeline = original
+    with warnings.catch_warnings(), wrapped_pass(ap, "AsyncCopyPipeline",
+                                                 keep_output(capture if capture is not None else [])):
+        warnings.simplefilter("ignore")
+        return tilelang.lower(kernel.prim_func(), target={"kind": "cuda", "arch": arch}, pass_configs=configs)
 
 
 class _Sim:
@@ -478,23 +459,14 @@ def _capture_after_swizzle(kernel, swizzle: bool = True):
     import tilelang_cuda.passes.swizzle_shared as sw
 
     captured: list = []
-    original = sw.SwizzleSharedOperands
 
-    def wrapped(target=None):
-        inner = original(target)
+    def wrap(mod, inner):
+        out = inner(mod) if swizzle else mod
+        captured.append(out)
+        return out
 
-        def run(mod):
-            out = inner(mod) if swizzle else mod
-            captured.append(out)
-            return out
-
-        return run
-
-    sw.SwizzleSharedOperands = wrapped
-    try:
+    with wrapped_pass(sw, "SwizzleSharedOperands", wrap):
         _lower(kernel)
-    finally:
-        sw.SwizzleSharedOperands = original
     return captured[0]
 
 

@@ -13,7 +13,7 @@ import re
 import pytest
 import tvm
 import tvm_ffi
-from cuda_helpers import needs_nvcc
+from cuda_helpers import needs_nvcc, wrapped_pass
 from test_async_pipeline import _lower, _Sim
 from tvm import tirx
 
@@ -180,22 +180,13 @@ def _consumers(kernel) -> list:
     import tilelang_cuda.passes.async_pipeline as ap
 
     seen: list = []
-    original = ap.AsyncCopyPipeline
 
-    def capturing(target=None):
-        inner = original(target)
+    def wrap(mod, inner):
+        seen.append(mod)
+        return inner(mod)
 
-        def run(mod):
-            seen.append(mod)
-            return inner(mod)
-
-        return run
-
-    ap.AsyncCopyPipeline = capturing
-    try:
+    with wrapped_pass(ap, "AsyncCopyPipeline", wrap):
         _lower(kernel, arch="sm_90a")
-    finally:
-        ap.AsyncCopyPipeline = original
     found: list = []
     for func in seen[0].functions.values():
         tvm_ffi.structural_walk(func.body, [(tirx.AttrStmt, lambda a: found.append(a)

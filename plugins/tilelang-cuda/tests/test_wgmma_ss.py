@@ -15,7 +15,7 @@ import warnings
 import pytest
 import tvm
 import tvm_ffi
-from cuda_helpers import needs_nvcc
+from cuda_helpers import keep_output, needs_nvcc, wrapped_pass
 from tvm import tirx
 
 from tilelang.testing import corpus
@@ -100,27 +100,11 @@ def _lower(kernel, capture: list | None = None, configs: dict | None = None):
     import tilelang
     import tilelang_cuda.passes.swizzle_shared as sw
 
-    original = sw.SwizzleSharedOperands
-
-    def capturing(target=None):
-        inner = original(target)
-
-        def run(mod):
-            out = inner(mod)
-            if capture is not None:
-                capture.append(out)
-            return out
-
-        return run
-
-    sw.SwizzleSharedOperands = capturing
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return tilelang.lower(kernel.prim_func(), target={"kind": "cuda", "arch": "sm_90a"},
-                                  pass_configs=configs if configs is not None else NO_TMA)
-    finally:
-        sw.SwizzleSharedOperands = original
+    with warnings.catch_warnings(), wrapped_pass(sw, "SwizzleSharedOperands",
+                                                 keep_output(capture if capture is not None else [])):
+        warnings.simplefilter("ignore")
+        return tilelang.lower(kernel.prim_func(), target={"kind": "cuda", "arch": "sm_90a"},
+                              pass_configs=configs if configs is not None else NO_TMA)
 
 
 _BIN = {tirx.Add: "+", tirx.Sub: "-", tirx.Mul: "*", tirx.FloorDiv: "//", tirx.FloorMod: "%",

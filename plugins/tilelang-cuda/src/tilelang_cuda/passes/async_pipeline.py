@@ -67,7 +67,7 @@ from tvm import tirx
 
 from tilelang.transform import _common as C
 from tilelang_cuda.tileops import gemm as wgmma
-from tilelang_cuda.tileops.common import arch_number, extern, sync
+from tilelang_cuda.tileops.common import arch_number, extern, extern_name, sync
 
 PRODUCER = "tl.cuda.pipeline_producer"
 CONSUMER = "tl.cuda.pipeline_consumer"
@@ -158,14 +158,6 @@ class _Group:
 _UNKNOWN = _Group(None, None)
 
 
-def _extern_name(stmt: Any) -> str | None:
-    if isinstance(stmt, tirx.Evaluate) and isinstance(stmt.value, tvm.ir.Call):
-        call = stmt.value
-        if isinstance(call.op, tvm.ir.Op) and call.op.name == "tirx.call_extern":
-            return str(call.args[0].value)
-    return None
-
-
 def _is_sync(stmt: Any) -> bool:
     if isinstance(stmt, tirx.Evaluate) and isinstance(stmt.value, tvm.ir.Call):
         op = stmt.value.op
@@ -190,7 +182,7 @@ def _has_marker(stmt: Any) -> bool:
 
 
 def _has_wait(stmt: Any) -> bool:
-    return bool(C.collect(stmt, tirx.Evaluate, lambda e: _extern_name(e) == "tl_cp_async_wait_group"))
+    return bool(C.collect(stmt, tirx.Evaluate, lambda e: extern_name(e) == "tl_cp_async_wait_group"))
 
 
 def _wait(n: int) -> Any:
@@ -201,12 +193,12 @@ def _split_tma(body: Any) -> tuple[list[Any], Any, frozenset] | None:
     """The issuing part of a lowered TMA copy (``[sync, if (tid == 0) issue, wait(slot), sync]``), its issue
     call and the shared buffers it writes; None for any other lowering."""
     items = _flat(body)
-    if len(items) != 4 or not (_is_sync(items[0]) and _is_sync(items[3])) or _extern_name(items[2]) != "tl_tma_wait":
+    if len(items) != 4 or not (_is_sync(items[0]) and _is_sync(items[3])) or extern_name(items[2]) != "tl_tma_wait":
         return None
     guard = items[1]
     if not isinstance(guard, tirx.IfThenElse) or guard.else_case is not None:
         return None
-    if _extern_name(guard.then_case) != "tl_tma_load_2d":
+    if extern_name(guard.then_case) != "tl_tma_load_2d":
         return None
     keys = frozenset(v for v in _vars(body) if tirx.is_buffer_var(v) and C.scope_of(v) in _SHARED)
     return items[:2], guard.then_case.value, keys
@@ -221,10 +213,10 @@ def _split_async(body: Any) -> tuple[list[Any], frozenset] | None:
     """The issuing part of a lowered cp.async copy (``[sync, copies, commit, wait 0, sync]`` without its last
     three statements) and the shared buffers it writes; None for any other lowering."""
     items = _flat(body)
-    names = [_extern_name(s) for s in items]
+    names = [extern_name(s) for s in items]
     if len(items) < 4 or names[-3:-1] != ["tl_cp_async_commit", "tl_cp_async_wait_group"] or not _is_sync(items[-1]):
         return None
-    issued = C.collect(body, tirx.Evaluate, lambda e: _extern_name(e) == "tl_cp_async16")
+    issued = C.collect(body, tirx.Evaluate, lambda e: extern_name(e) == "tl_cp_async16")
     if names.count("tl_cp_async_commit") != 1 or not issued:
         return None
     keys: set[Any] = set()
@@ -259,7 +251,7 @@ class _Walker:
                 and ptr.op.name == "tirx.tvm_access_ptr"):
             return None
         data = ptr.args[1]
-        if _extern_name(tirx.Evaluate(data)) is None and isinstance(data, tvm.ir.Call) and data.args:
+        if extern_name(tirx.Evaluate(data)) is None and isinstance(data, tvm.ir.Call) and data.args:
             data = data.args[0]  # tirx.buffer_data(buffer)
         versions = self.versions.get(data)
         if versions is None or iteration is None:
@@ -447,7 +439,7 @@ class _Walker:
         prefix = [_wait(0), *self.waits(pending), sync()] if pending else []
         body = _strip_markers(stmt)
         self.dirty = True
-        commits = C.collect(body, tirx.Evaluate, lambda e: _extern_name(e) == "tl_cp_async_commit")
+        commits = C.collect(body, tirx.Evaluate, lambda e: extern_name(e) == "tl_cp_async_commit")
         return C.seq([*prefix, body]), [_UNKNOWN] if commits else []
 
     def in_flight_order(self, loop: Any) -> tuple[list[Any], Any] | None:

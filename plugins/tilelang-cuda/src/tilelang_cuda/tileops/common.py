@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import tvm
 from tvm import tirx
 
 from tilelang.backend import kind_of
@@ -34,6 +35,15 @@ def addr(buf: Any, idx: list[Any], rw: int = 3) -> Any:
     offset = linearize(idx, shape)
     return tirx.call_intrin("handle", "tirx.tvm_access_ptr", tirx.type_annotation(str(buf.ty.dtype)), buf.data,
                             offset, 1, rw)
+
+
+def extern_name(stmt: Any) -> str | None:
+    """The helper name of ``Evaluate(call_extern("name", ...))``; None for any other statement."""
+    if isinstance(stmt, tirx.Evaluate) and isinstance(stmt.value, tvm.ir.Call):
+        call = stmt.value
+        if isinstance(call.op, tvm.ir.Op) and call.op.name == "tirx.call_extern":
+            return str(call.args[0].value)
+    return None
 
 
 def sync() -> Any:

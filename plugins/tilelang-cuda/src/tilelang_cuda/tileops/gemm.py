@@ -27,7 +27,7 @@ from tilelang_cuda.mma_layout import WGMMA, AccumulatorLayout
 from tilelang_cuda.passes.mma_accumulators import MMA_KINDS
 from tilelang_cuda.tileops.common import addr as _addr
 from tilelang_cuda.tileops.common import extern as _extern
-from tilelang_cuda.tileops.common import is_cuda
+from tilelang_cuda.tileops.common import extern_name, is_cuda
 from tilelang_cuda.tileops.common import sync as _sync
 from tilelang_cuda.tileops.common import unroll as _unroll
 from tilelang_cuda.tileops.copy import tma_enabled
@@ -311,14 +311,6 @@ ASYNC_DEPTH_KEY = "tl.cuda.wgmma_async_depth"
 ASYNC_DEPTH_DEFAULT = 1
 
 
-def _call_name(stmt: Any) -> str | None:
-    if isinstance(stmt, tirx.Evaluate) and isinstance(stmt.value, tvm.ir.Call):
-        call = stmt.value
-        if isinstance(call.op, tvm.ir.Op) and call.op.name == "tirx.call_extern":
-            return str(call.args[0].value)
-    return None
-
-
 def deferrable_wgmma(body: Any) -> Any | None:
     """The accumulator tile of `body` when it is a lowered SS wgmma gemm (`_Gemm.wgmma_ss`) that may leave its
     batch in flight: ``[sync, fence.proxy, wgmma.fence, wgmmas, commit, wait 0, sync]`` with no store (no clear,
@@ -326,12 +318,12 @@ def deferrable_wgmma(body: Any) -> Any | None:
     and both operands read through descriptors (the RS forms read A registers the next stage reloads)."""
     flat = C.seq([body])
     flat = list(flat.seq) if isinstance(flat, tirx.SeqStmt) else [flat]
-    tail = [_call_name(s) for s in flat[-3:-1]]
+    tail = [extern_name(s) for s in flat[-3:-1]]
     if len(flat) < 4 or tail != ["tl_wgmma_commit", WAIT] or C.collect(body, tirx.BufferStore):
         return None
     accs = []
     for stmt in C.collect(body, tirx.Stmt, lambda s: not isinstance(s, (tirx.SeqStmt, tirx.For))):
-        name = _call_name(stmt)
+        name = extern_name(stmt)
         if name is None:
             call = stmt.value if isinstance(stmt, tirx.Evaluate) else None
             if not (isinstance(call, tvm.ir.Call) and isinstance(call.op, tvm.ir.Op)
