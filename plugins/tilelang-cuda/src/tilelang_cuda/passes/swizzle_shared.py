@@ -73,6 +73,14 @@ def _call_name(call: Any) -> str | None:
     return None
 
 
+def _ptr_buffer(call: Any) -> Any:
+    """The buffer a ``tvm_access_ptr(dtype, buffer_data(buf), offset, ..)`` call points into; None otherwise."""
+    if _call_name(call) != "tirx.tvm_access_ptr":
+        return None
+    data = call.args[1]
+    return data.args[0] if _call_name(data) == "tirx.buffer_data" else None
+
+
 def _candidates(body: Any) -> set[Any]:
     """Shared buffers allocated in `body` that an ``ldmatrix`` reads."""
     allocated = {a.buffer for a in C.allocations(body) if C.scope_of(a.buffer) in _SHARED}
@@ -83,9 +91,8 @@ def _candidates(body: Any) -> set[Any]:
             for ld in C.collect(call, tvm.ir.TensorLoad):  # address_of(tile[..])
                 if ld.source in allocated:
                     found.add(ld.source)
-            for data in C.collect(call, tvm.ir.Call, lambda c: _call_name(c) == "tirx.buffer_data"):
-                if data.args[0] in allocated:  # tvm_access_ptr(dtype, tile, offset, ..)
-                    found.add(data.args[0])
+            for ptr in C.collect(call, tvm.ir.Call, lambda c: _ptr_buffer(c) in allocated):
+                found.add(_ptr_buffer(ptr))  # tvm_access_ptr(dtype, tile, offset, ..)
 
     C.walk(body, [(tvm.ir.Call, on_call)])
     return found
@@ -98,10 +105,9 @@ def descriptor_tiles(body: Any) -> set[Any]:
 
     def on_call(call: Any) -> None:
         if _call_name(call) == "extern:" + DESC_SW:
-            ptr = call.args[1]
-            data = ptr.args[1] if _call_name(ptr) == "tirx.tvm_access_ptr" else None
-            if data is not None and _call_name(data) == "tirx.buffer_data" and data.args[0] in allocated:
-                found.add(data.args[0])
+            buf = _ptr_buffer(call.args[1])
+            if buf in allocated:
+                found.add(buf)
 
     C.walk(body, [(tvm.ir.Call, on_call)])
     return found
@@ -130,8 +136,8 @@ def _rewritable(body: Any, buf: Any, params: tuple[int, int, int], analyzer: Any
     handled = len(loads) + len(stores)
     handled += len(C.collect(body, tirx.AllocBuffer, lambda a: a.buffer.same_as(buf)))
     for call in C.collect(body, tvm.ir.Call, lambda c: _call_name(c) == "tirx.tvm_access_ptr"):
-        data = call.args[1]
-        if not (_call_name(data) == "tirx.buffer_data" and data.args[0].same_as(buf)):
+        target = _ptr_buffer(call)
+        if target is None or not target.same_as(buf):
             continue
         extent = C.as_int(call.args[3])
         if extent is None or extent > vec or not analyzer.can_prove(tirx.floormod(call.args[2], vec) == 0):
@@ -195,21 +201,20 @@ def _rewrite(body: Any, bufs: dict[Any, tuple[int, int, int]], hw: dict[Any, Swi
         return tirx.AllocBuffer(new_buf[a.buffer], annotations)
 
     def on_call(call: Any, m: Any) -> Any:
-        if _call_name(call) == "tirx.tvm_access_ptr":
+        buf = _ptr_buffer(call)
+        if buf is not None and (buf in bufs or buf in hw):
             data = call.args[1]
-            if _call_name(data) == "tirx.buffer_data" and (data.args[0] in bufs or data.args[0] in hw):
-                buf = data.args[0]
-                offset = m.mutate(call.args[2])
-                args = list(call.args)
-                if buf in hw:
-                    args[1] = tirx.call_intrin("handle", "tirx.buffer_data", new_buf[buf]) \
-                        if new_buf[buf] is not buf else data
-                    args[2] = hw[buf].flat_offset(offset)
-                else:
-                    cols = C.as_int(buf.ty.shape[-1])
-                    row, col = tirx.floordiv(offset, cols), tirx.floormod(offset, cols)
-                    args[2] = row * cols + _swizzle_col(row, col, bufs[buf])
-                return tirx.call_intrin("handle", "tirx.tvm_access_ptr", *args)
+            offset = m.mutate(call.args[2])
+            args = list(call.args)
+            if buf in hw:
+                args[1] = tirx.call_intrin("handle", "tirx.buffer_data", new_buf[buf]) \
+                    if new_buf[buf] is not buf else data
+                args[2] = hw[buf].flat_offset(offset)
+            else:
+                cols = C.as_int(buf.ty.shape[-1])
+                row, col = tirx.floordiv(offset, cols), tirx.floormod(offset, cols)
+                args[2] = row * cols + _swizzle_col(row, col, bufs[buf])
+            return tirx.call_intrin("handle", "tirx.tvm_access_ptr", *args)
         return m.default_mutate(call)
 
     return tvm_ffi.structural_mutate(body, [(tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store),
