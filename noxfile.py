@@ -1,10 +1,14 @@
-"""Sessions: `nox` runs lint, tests, one slim-<plugin> per backend, third-party and demo (the CI command).
+"""Sessions: `nox` runs lint, tests, one slim-<plugin> per backend, third-party, demo and conformance (the CI
+command).
 
 - tests:        every distribution installed editable in one venv; all tests.
 - slim-<x>:     a fresh venv with tilelang-core and tilelang-<x> only (regular installs); core's and x's tests.
 - third-party:  core + cpu + examples/third_party_backend (a backend published without touching core).
 - lint:         ruff.
 - demo:         core + cpu; runs the README quickstart kernel end to end.
+- conformance:  every distribution (regular installs) in a fresh venv; the reference TileLang's own test suite
+                (../shared/conformance, or TILELANG_CONFORMANCE_DIR) run against it, failing when a test of
+                conformance/floor.txt stops passing. Skipped, saying so, when the kit is not there.
 - bench:        benchmarks/ (not part of the default run).
 """
 
@@ -22,7 +26,11 @@ TORCH = "torch==2.13.0"  # the CPU wheel this project's machines carry; metadata
 SYSTEM_PACKAGES = {"rocm": ["lld-22"], "webgpu": ["mesa-vulkan-drivers", "libvulkan1"], "metal": ["clang-22"]}
 PYTEST = ("pytest", "-q", "-p", "no:cacheprovider", "-rs")
 
-nox.options.sessions = ["lint", "tests", *(f"slim-{p}" for p in PLUGINS), "third-party", "demo"]
+HERE = os.path.dirname(os.path.abspath(__file__))
+CONFORMANCE_DIR = os.path.abspath(os.environ.get("TILELANG_CONFORMANCE_DIR")
+                                  or os.path.join(HERE, "..", "shared", "conformance"))
+
+nox.options.sessions = ["lint", "tests", *(f"slim-{p}" for p in PLUGINS), "third-party", "demo", "conformance"]
 nox.options.reuse_existing_virtualenvs = False
 
 
@@ -97,6 +105,22 @@ def demo(session: nox.Session) -> None:
     _install(session, "./core", "./plugins/tilelang-cpu")
     session.run("tilelang", "backends")
     session.run("python", "examples/quickstart.py", env=_env(session))
+
+
+@nox.session
+def conformance(session: nox.Session) -> None:
+    """The reference TileLang's test suite against a fresh full install; the floor must keep passing."""
+    run_py = os.path.join(CONFORMANCE_DIR, "run.py")
+    if not os.path.isfile(run_py):
+        session.skip(f"the conformance kit is not at {CONFORMANCE_DIR} (set TILELANG_CONFORMANCE_DIR to run it)")
+    _system_packages(session, PLUGINS)
+    _install(session, "./core", *(f"./plugins/tilelang-{p}" for p in PLUGINS))
+    session.install("pytest-timeout", "cloudpickle")
+    out = os.path.join(session.create_tmp(), "conformance-out")
+    python = os.path.join(session.virtualenv.location, "bin", "python")
+    session.run("python", run_py, "--python", python, "--out", out,
+                "--exclusions", os.path.join(HERE, "conformance", "exclusions.txt"),
+                "--floor", os.path.join(HERE, "conformance", "floor.txt"), *session.posargs, env=_env(session))
 
 
 # benchmarks that need no GPU; `nox -s bench -- gpu_bench.py` runs the CUDA one on a GPU machine

@@ -1,54 +1,113 @@
-"""Environment variables TileLang reads, each through one function (read at call time, never cached).
+"""Every environment variable TileLang reads, in one table (read at access time, never cached).
+
+``tilelang.env`` is the `Environment` instance ``env`` (as in the reference): each variable is an attribute
+(``env.TILELANG_CACHE_DIR``) whose value comes from ``os.environ`` or its default; assigning one
+(``env.TILELANG_CACHE_DIR = "/tmp/x"``) forces a value for this process until it is assigned again. The
+module-level functions below (``cache_dir()``, ``verbose()``, ...) are the typed accessors the project uses;
+they are also methods of ``env``.
 
 | variable | meaning | default |
 |---|---|---|
 | ``TILELANG_CACHE_DIR`` | root of the on-disk kernel cache | ``~/.tilelang/cache`` |
-| ``TILELANG_DISABLE_CACHE`` | ``1`` turns the kernel cache (memory and disk) off | off |
-| ``TILELANG_DEFAULT_TARGET`` | target used for ``target="auto"`` | detected |
-| ``TILELANG_EXECUTION_BACKEND`` | execution backend used for ``execution_backend="auto"`` | first available |
+| ``TILELANG_TMP_DIR`` | scratch files of compilers | ``$TILELANG_CACHE_DIR/tmp`` |
+| ``TILELANG_DISABLE_CACHE`` | ``1`` turns the kernel cache (memory and disk) off | ``0`` |
+| ``TILELANG_DEFAULT_TARGET`` | target of ``target="auto"`` (a kind, or a JSON dict) | ``auto`` (detected) |
+| ``TILELANG_EXECUTION_BACKEND`` | execution backend of ``execution_backend="auto"`` | ``auto`` |
+| ``TILELANG_VERBOSE`` | ``1`` logs compilations and cache decisions | ``0`` |
+| ``TILELANG_LOG_LEVEL`` | level of the ``tilelang`` logger (DEBUG, INFO, WARNING, ...) | ``WARNING`` |
+| ``TILELANG_PRINT_ON_COMPILATION`` | log each compilation at INFO level | ``1`` |
 | ``TILELANG_NUM_THREADS`` | CPU threads of TVM's runtime (sets ``TVM_NUM_THREADS``) | all usable cores |
 | ``TILELANG_AUTOTUNE_WORKERS`` | processes compiling autotuning candidates | usable cores |
-| ``TILELANG_VERBOSE`` | ``1`` logs compilations and cache decisions | off |
-| ``TILELANG_CACHE_WRITE_DELAY`` | test hook: seconds to sleep between the files of a cache write | 0 |
+| ``TILELANG_AUTO_TUNING_CPU_COUNTS`` | the reference's name for the same (``-1``: auto) | ``-1`` |
+| ``TILELANG_AUTO_TUNING_CPU_UTILITIES`` | share of cores autotuning uses when counts is auto | ``0.9`` |
+| ``TILELANG_AUTO_TUNING_MAX_CPU_COUNT`` | upper bound on autotuning workers (``-1``: none) | ``-1`` |
+| ``TILELANG_AUTO_TUNING_DISABLE_CACHE`` | ``1``: autotuning results are not cached | ``0`` |
+| ``TILELANG_COMPILE_TIMEOUT_SECONDS`` | timeout of one device-compiler run (nvcc, ...) | none |
+| ``TILELANG_CLEANUP_TEMP_FILES`` | ``0`` keeps compilers' temporary files | ``1`` |
+| ``TILELANG_JIT_DIAGNOSTICS`` | ``1`` logs each JIT phase (start, done, failed) | ``0`` |
+| ``TILELANG_KERNEL_CACHE_USE_LIB_STAMP`` | key the CUDA binary cache by the toolchain stamp too | ``0`` |
+| ``TILELANG_PRINT_IR`` | print the IR after a pass (its name, or ``all``) | off |
+| ``TILELANG_PASS_PROFILE`` / ``..._THRESHOLD_MS`` | time each pass / only report slower ones | ``0`` / ``0`` |
+| ``TILELANG_PASS_DIFF`` / ``TILELANG_PASS_DIFF_OUTPUT`` | per-pass IR diffs (terminal, html, both) / where | off |
+| ``TL_LOWER_TRACE`` / ``TL_LOWER_TRACE_DIR`` | per-pass IR snapshots (html, terminal, both) / where | off |
+| ``TILELANG_ENABLE_IR_SPAN`` | source spans in the IR (error locations) | ``1`` |
+| ``TILELANG_LAYOUT_COST_MODEL`` | default of the ``tl.layout_cost_model`` pass config | unset |
+| ``TILELANG_DISABLE_PLUGIN_AUTOLOAD`` | ``1`` ignores every installed backend | off |
+| ``TILELANG_BLOCK_PLUGINS`` | ignore some backends (names or target kinds, comma-separated) | none |
+| ``TILELANG_CUDA_COMPILER`` | ``nvcc`` or ``nvrtc`` for CUDA builds | nvcc when on PATH |
+| ``TILELANG_CACHE_WRITE_DELAY`` | test hook: seconds to sleep between the files of a cache write | ``0`` |
+| ``CUDA_HOME`` / ``CUDA_PATH``, ``ROCM_PATH`` / ``ROCM_HOME`` | toolkit locations (read once) | detected |
 """
 
 from __future__ import annotations
 
+import glob
+import json
+import math
 import os
+import shutil
+import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 __all__ = [
-    "cache_dir", "cache_disabled", "default_target", "execution_backend", "num_threads", "autotune_workers",
-    "verbose", "cache_write_delay", "usable_cores",
+    "env", "Environment", "EnvVar", "CacheState", "cache_dir", "cache_disabled", "default_target",
+    "execution_backend", "num_threads", "autotune_workers", "verbose", "cache_write_delay", "usable_cores",
+    "tmp_dir", "log_level", "parse_pass_profile_threshold_ms", "resolve_pass_profile_threshold_ms",
+    "enable_cache", "disable_cache", "is_cache_enabled", "CUDA_HOME", "ROCM_HOME",
 ]
 
 _TRUE = {"1", "true", "yes", "on"}
+EnvDefault = str | None | Callable[[], str | None]
 
 
-def _flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in _TRUE
+def _truthy(value: Any) -> bool:
+    return str(value).strip().lower() in _TRUE
 
 
-def cache_dir() -> Path:
-    """The kernel cache root (``TILELANG_CACHE_DIR``, default ``~/.tilelang/cache``)."""
-    value = os.environ.get("TILELANG_CACHE_DIR", "").strip()
-    return Path(value).expanduser() if value else Path.home() / ".tilelang" / "cache"
+class EnvVar:
+    """Descriptor for one environment variable: reads ``os.environ[key]`` (else `default`, which may be a
+    callable) on every access; assigning through the owning instance forces a value (``_forced_value``)."""
+
+    def __init__(self, key: str, default: EnvDefault = None):
+        self.key = key
+        self.default = default
+        self._forced_value: Any = None
+
+    def get(self) -> Any:
+        if self._forced_value is not None:
+            return self._forced_value
+        if self.key in os.environ:
+            return os.environ[self.key]
+        return self.default() if callable(self.default) else self.default
+
+    def __get__(self, instance: Any, owner: Any) -> Any:
+        return self.get()
+
+    def __set__(self, instance: Any, value: Any) -> None:
+        self._forced_value = value
+
+    def __repr__(self) -> str:
+        return f"EnvVar({self.key!r}, default={self.default!r})"
 
 
-def cache_disabled() -> bool:
-    """Whether ``TILELANG_DISABLE_CACHE`` turns the kernel cache off."""
-    return _flag("TILELANG_DISABLE_CACHE")
+class CacheState:
+    """The process-wide kernel-cache switch (`enable_cache` / `disable_cache`)."""
 
+    _enabled = True
 
-def default_target() -> str | None:
-    """``TILELANG_DEFAULT_TARGET`` when set (and not "auto")."""
-    value = os.environ.get("TILELANG_DEFAULT_TARGET", "").strip()
-    return value if value and value != "auto" else None
+    @classmethod
+    def enable(cls) -> None:
+        cls._enabled = True
 
+    @classmethod
+    def disable(cls) -> None:
+        cls._enabled = False
 
-def execution_backend() -> str:
-    """``TILELANG_EXECUTION_BACKEND`` or ``"auto"``."""
-    return os.environ.get("TILELANG_EXECUTION_BACKEND", "").strip() or "auto"
+    @classmethod
+    def is_enabled(cls) -> bool:
+        return cls._enabled
 
 
 def usable_cores() -> int:
@@ -59,35 +118,318 @@ def usable_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _positive_int(name: str) -> int | None:
-    value = os.environ.get(name, "").strip()
-    if not value:
+def parse_pass_profile_threshold_ms(value: object, name: str = "pass profile threshold") -> float:
+    """`value` as a finite, non-negative number of milliseconds (ValueError naming `name` otherwise)."""
+    try:
+        threshold = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a finite non-negative number, got {value!r}") from exc
+    if not math.isfinite(threshold) or threshold < 0:
+        raise ValueError(f"{name} must be a finite non-negative number, got {value!r}")
+    return threshold
+
+
+def resolve_pass_profile_threshold_ms(pass_configs: Mapping[Any, Any], key: Any,
+                                      env_threshold_ms: Callable[[], float]) -> float:
+    """The threshold from `pass_configs[key]` when given (an explicit 0 included), else from the environment."""
+    if key in pass_configs:
+        return parse_pass_profile_threshold_ms(pass_configs[key], str(key))
+    return env_threshold_ms()
+
+
+def _find_cuda_home() -> str:
+    """The CUDA toolkit root: CUDA_HOME / CUDA_PATH, nvcc on PATH, the nvidia-cuda-nvcc wheel, /usr/local/cuda."""
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(var):
+            return os.environ[var] if os.path.exists(os.environ[var]) else ""
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        real = os.path.realpath(nvcc)
+        parents = 3 if "hpc_sdk" in real.lower() else 2
+        root = real
+        for _ in range(parents):
+            root = os.path.dirname(root)
+        return root
+    try:
+        from importlib import metadata
+
+        for file in metadata.files("nvidia-cuda-nvcc") or []:
+            if file.name in ("nvcc", "nvcc.exe"):
+                return str(Path(str(file.locate())).parent.parent)
+    except Exception:
+        pass
+    candidates = (glob.glob("C:/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v*.*") if sys.platform == "win32"
+                  else ["/usr/local/cuda", "/opt/nvidia/hpc_sdk/Linux_x86_64"])
+    return next((c for c in candidates if os.path.exists(c)), "")
+
+
+def _find_rocm_home() -> str:
+    """The ROCm root: ROCM_PATH / ROCM_HOME, hipcc on PATH, /opt/rocm."""
+    for var in ("ROCM_PATH", "ROCM_HOME"):
+        if os.environ.get(var):
+            return os.environ[var]
+    hipcc = shutil.which("hipcc")
+    if hipcc:
+        return os.path.dirname(os.path.dirname(os.path.realpath(hipcc)))
+    return "/opt/rocm" if os.path.exists("/opt/rocm") else ""
+
+
+def _parse_target_config(value: str) -> dict[str, Any] | None:
+    """A JSON dict spelled in TILELANG_DEFAULT_TARGET, or None when the value is a plain string."""
+    value = value.strip()
+    if not value.startswith("{"):
         return None
     try:
-        number = int(value)
+        parsed = json.loads(value)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"TILELANG_DEFAULT_TARGET={value!r} looks like a dict but could not be parsed. Use JSON "
+                         'syntax like {"kind": "cuda", "arch": "sm_100"}.') from err
+    if not isinstance(parsed, dict):
+        raise ValueError("TILELANG_DEFAULT_TARGET must parse to a dict")
+    return dict(parsed)
+
+
+def _default_tmp_dir() -> str:
+    return os.path.join(str(Environment.TILELANG_CACHE_DIR), "tmp")
+
+
+class Environment:
+    """TileLang's configuration from the environment (see the module docstring for the table)."""
+
+    # read once: toolkit locations
+    CUDA_HOME = _find_cuda_home()
+    ROCM_HOME = _find_rocm_home()
+    TILELANG_PACKAGE_PATH = Path(__file__).resolve().parent
+
+    TILELANG_CACHE_DIR = EnvVar("TILELANG_CACHE_DIR", os.path.expanduser("~/.tilelang/cache"))
+    TILELANG_TMP_DIR = EnvVar("TILELANG_TMP_DIR", _default_tmp_dir)
+    TILELANG_DISABLE_CACHE = EnvVar("TILELANG_DISABLE_CACHE", "0")
+    TILELANG_CACHE_WRITE_DELAY = EnvVar("TILELANG_CACHE_WRITE_DELAY", "0")
+    TILELANG_KERNEL_CACHE_USE_LIB_STAMP = EnvVar("TILELANG_KERNEL_CACHE_USE_LIB_STAMP", "0")
+    TILELANG_PRINT_ON_COMPILATION = EnvVar("TILELANG_PRINT_ON_COMPILATION", "1")
+    TILELANG_CLEANUP_TEMP_FILES = EnvVar("TILELANG_CLEANUP_TEMP_FILES", "1")
+    TILELANG_HIP_SAVE_TEMP_FILES = EnvVar("TILELANG_HIP_SAVE_TEMP_FILES", "0")
+    TILELANG_JIT_DIAGNOSTICS = EnvVar("TILELANG_JIT_DIAGNOSTICS", "0")
+    TILELANG_COMPILE_TIMEOUT_SECONDS = EnvVar("TILELANG_COMPILE_TIMEOUT_SECONDS", "")
+    TILELANG_CUDA_COMPILER = EnvVar("TILELANG_CUDA_COMPILER", "")
+
+    TILELANG_LOG_LEVEL = EnvVar("TILELANG_LOG_LEVEL", None)
+    TILELANG_PRINT_IR = EnvVar("TILELANG_PRINT_IR", "")
+    TILELANG_PASS_DIFF = EnvVar("TILELANG_PASS_DIFF", "0")
+    TILELANG_PASS_DIFF_OUTPUT = EnvVar("TILELANG_PASS_DIFF_OUTPUT", "tmp/pass_diff_output")
+    TL_LOWER_TRACE = EnvVar("TL_LOWER_TRACE", "0")
+    TL_LOWER_TRACE_DIR = EnvVar("TL_LOWER_TRACE_DIR", lambda: os.path.join(".", "tmp", "lower_trace_dir"))
+    TILELANG_PASS_PROFILE = EnvVar("TILELANG_PASS_PROFILE", "0")
+    TILELANG_PASS_PROFILE_THRESHOLD_MS = EnvVar("TILELANG_PASS_PROFILE_THRESHOLD_MS", "0")
+    TILELANG_ENABLE_IR_SPAN = EnvVar("TILELANG_ENABLE_IR_SPAN", "1")
+
+    TILELANG_NUM_THREADS = EnvVar("TILELANG_NUM_THREADS", None)
+    TILELANG_AUTOTUNE_WORKERS = EnvVar("TILELANG_AUTOTUNE_WORKERS", None)
+    TILELANG_AUTO_TUNING_DISABLE_CACHE = EnvVar("TILELANG_AUTO_TUNING_DISABLE_CACHE", "0")
+    TILELANG_AUTO_TUNING_CPU_UTILITIES = EnvVar("TILELANG_AUTO_TUNING_CPU_UTILITIES", "0.9")
+    TILELANG_AUTO_TUNING_CPU_COUNTS = EnvVar("TILELANG_AUTO_TUNING_CPU_COUNTS", "-1")
+    TILELANG_AUTO_TUNING_MAX_CPU_COUNT = EnvVar("TILELANG_AUTO_TUNING_MAX_CPU_COUNT", "-1")
+
+    TILELANG_DEFAULT_TARGET = EnvVar("TILELANG_DEFAULT_TARGET", "auto")
+    TILELANG_DEFAULT_EXECUTION_BACKEND = EnvVar("TILELANG_EXECUTION_BACKEND", "auto")
+    TILELANG_DEFAULT_VERBOSE = EnvVar("TILELANG_VERBOSE", "0")
+    TILELANG_LAYOUT_COST_MODEL = EnvVar("TILELANG_LAYOUT_COST_MODEL", None)
+
+    TILELANG_DISABLE_PLUGIN_AUTOLOAD = EnvVar("TILELANG_DISABLE_PLUGIN_AUTOLOAD", "")
+    TILELANG_BLOCK_PLUGINS = EnvVar("TILELANG_BLOCK_PLUGINS", "")
+
+    # accepted for the reference's sake; this project has no bundled TVM, CUTLASS or native library to locate
+    TVM_IMPORT_PYTHON_PATH = EnvVar("TVM_IMPORT_PYTHON_PATH", None)
+    TVM_LIBRARY_PATH = EnvVar("TVM_LIBRARY_PATH", None)
+    CUTLASS_INCLUDE_DIR = EnvVar("TL_CUTLASS_PATH", None)
+    COMPOSABLE_KERNEL_INCLUDE_DIR = EnvVar("TL_COMPOSABLE_KERNEL_PATH", None)
+    TILELANG_TEMPLATE_PATH = EnvVar("TL_TEMPLATE_PATH", None)
+    SKIP_LOADING_TILELANG_SO = EnvVar("SKIP_LOADING_TILELANG_SO", "1")
+
+    # ------------------------------------------------------------------------------- cache switches
+    def is_cache_globally_disabled(self) -> bool:
+        return _truthy(self.TILELANG_DISABLE_CACHE)
+
+    def is_cache_enabled(self) -> bool:
+        return not self.is_cache_globally_disabled() and CacheState.is_enabled()
+
+    def enable_cache(self) -> None:
+        CacheState.enable()
+
+    def disable_cache(self) -> None:
+        CacheState.disable()
+
+    def should_use_kernel_cache_lib_stamp(self) -> bool:
+        return _truthy(self.TILELANG_KERNEL_CACHE_USE_LIB_STAMP)
+
+    def is_autotune_cache_disabled(self) -> bool:
+        return _truthy(self.TILELANG_AUTO_TUNING_DISABLE_CACHE)
+
+    # ------------------------------------------------------------------------------- flags
+    def is_print_on_compilation_enabled(self) -> bool:
+        return _truthy(self.TILELANG_PRINT_ON_COMPILATION)
+
+    def should_cleanup_temp_files(self) -> bool:
+        return _truthy(self.TILELANG_CLEANUP_TEMP_FILES)
+
+    def is_jit_diagnostics_enabled(self) -> bool:
+        return _truthy(self.TILELANG_JIT_DIAGNOSTICS)
+
+    def is_pass_profile_enabled(self) -> bool:
+        return _truthy(self.TILELANG_PASS_PROFILE)
+
+    def is_span_enable(self) -> bool:
+        return _truthy(self.TILELANG_ENABLE_IR_SPAN)
+
+    def is_running_autodd(self) -> bool:
+        argv = getattr(sys, "orig_argv", None) or []
+        if "-mtilelang.autodd" in argv:
+            return True
+        if "-m" in argv:
+            i = argv.index("-m")
+            return i + 1 < len(argv) and (argv[i + 1] == "tilelang.autodd" or argv[i + 1].startswith("tilelang.autodd."))
+        return False
+
+    def is_light_import(self) -> bool:
+        return self.is_running_autodd()
+
+    def get_pass_profile_threshold_ms(self) -> float:
+        value = str(self.TILELANG_PASS_PROFILE_THRESHOLD_MS).strip()
+        return parse_pass_profile_threshold_ms(value, "TILELANG_PASS_PROFILE_THRESHOLD_MS") if value else 0.0
+
+    def get_compile_timeout_seconds(self) -> float | None:
+        value = str(self.TILELANG_COMPILE_TIMEOUT_SECONDS).strip()
+        if not value:
+            return None
+        try:
+            timeout = float(value)
+        except ValueError as exc:
+            raise ValueError(f"TILELANG_COMPILE_TIMEOUT_SECONDS={value!r} must be empty or a non-negative "
+                             "number") from exc
+        if not math.isfinite(timeout) or timeout < 0:
+            raise ValueError(f"TILELANG_COMPILE_TIMEOUT_SECONDS={value!r} must be empty or a non-negative number")
+        return timeout if timeout > 0 else None
+
+    def get_pass_diff_mode(self) -> str | None:
+        value = str(self.TILELANG_PASS_DIFF).strip().lower()
+        if value in ("", "0", "false", "no", "off"):
+            return None
+        return value if value in ("html", "both") else "terminal"
+
+    def get_lower_trace_mode(self) -> str | None:
+        value = str(self.TL_LOWER_TRACE).strip().lower()
+        if value in ("", "0", "false", "no", "off"):
+            return None
+        return value if value in ("terminal", "both") else "html"
+
+    def get_lower_trace_dir(self) -> str:
+        return str(self.TL_LOWER_TRACE_DIR).strip() or os.path.join(".", "tmp", "lower_trace_dir")
+
+    def get_default_target(self) -> str | dict[str, Any]:
+        """``TILELANG_DEFAULT_TARGET``: ``"auto"``, a plain target string, or a JSON dict as a dict."""
+        target = self.TILELANG_DEFAULT_TARGET
+        if target is None:
+            return "auto"
+        if isinstance(target, Mapping):
+            return dict(target)
+        if isinstance(target, str):
+            return _parse_target_config(target) or target.strip() or "auto"
+        raise TypeError("TILELANG_DEFAULT_TARGET must be a string or a target config dict")
+
+    def get_default_execution_backend(self) -> str:
+        return str(self.TILELANG_DEFAULT_EXECUTION_BACKEND).strip() or "auto"
+
+    def get_default_verbose(self) -> bool:
+        return _truthy(self.TILELANG_DEFAULT_VERBOSE)
+
+    def get_default_layout_cost_model(self) -> str | None:
+        value = self.TILELANG_LAYOUT_COST_MODEL
+        return (str(value).strip() or None) if value is not None else None
+
+    # ------------------------------------------------------------------------------- typed accessors
+    def cache_dir(self) -> Path:
+        return Path(str(self.TILELANG_CACHE_DIR)).expanduser()
+
+    def tmp_dir(self) -> Path:
+        return Path(str(self.TILELANG_TMP_DIR)).expanduser()
+
+    def cache_disabled(self) -> bool:
+        return self.is_cache_globally_disabled()
+
+    def default_target(self) -> str | dict[str, Any] | None:
+        target = self.get_default_target()
+        return None if target == "auto" else target
+
+    def execution_backend(self) -> str:
+        return self.get_default_execution_backend()
+
+    def verbose(self) -> bool:
+        return self.get_default_verbose()
+
+    def log_level(self) -> str | None:
+        value = self.TILELANG_LOG_LEVEL
+        return str(value).strip().upper() or None if value is not None else None
+
+    def num_threads(self) -> int:
+        return (_positive_int("TILELANG_NUM_THREADS", self.TILELANG_NUM_THREADS)
+                or _positive_int("TVM_NUM_THREADS", os.environ.get("TVM_NUM_THREADS")) or usable_cores())
+
+    def autotune_workers(self) -> int:
+        explicit = _positive_int("TILELANG_AUTOTUNE_WORKERS", self.TILELANG_AUTOTUNE_WORKERS)
+        if explicit:
+            return explicit
+        counts = int(str(self.TILELANG_AUTO_TUNING_CPU_COUNTS).strip() or "-1")
+        if counts > 0:
+            workers = counts
+        else:
+            share = float(str(self.TILELANG_AUTO_TUNING_CPU_UTILITIES).strip() or "0.9")
+            workers = max(1, int(usable_cores() * share))
+        cap = int(str(self.TILELANG_AUTO_TUNING_MAX_CPU_COUNT).strip() or "-1")
+        return max(1, min(workers, cap) if cap > 0 else workers)
+
+    def cache_write_delay(self) -> float:
+        value = str(self.TILELANG_CACHE_WRITE_DELAY).strip()
+        return float(value) if value else 0.0
+
+    def usable_cores(self) -> int:
+        return usable_cores()
+
+    def settings(self) -> dict[str, Any]:
+        """Every variable of the table with its effective value (``tilelang env``)."""
+        out = {}
+        for name, attr in vars(type(self)).items():
+            if isinstance(attr, EnvVar):
+                out[attr.key] = attr.get()
+        return out
+
+
+def _positive_int(name: str, value: Any) -> int | None:
+    text = "" if value is None else str(value).strip()
+    if not text:
+        return None
+    try:
+        number = int(text)
     except ValueError:
-        raise ValueError(f"{name}={value!r} is not an integer") from None
+        raise ValueError(f"{name}={text!r} is not an integer") from None
     if number < 1:
-        raise ValueError(f"{name}={value!r} must be at least 1")
+        raise ValueError(f"{name}={text!r} must be at least 1")
     return number
 
 
-def num_threads() -> int:
-    """Threads for CPU kernels: ``TILELANG_NUM_THREADS``, else ``TVM_NUM_THREADS``, else every usable core."""
-    return _positive_int("TILELANG_NUM_THREADS") or _positive_int("TVM_NUM_THREADS") or usable_cores()
+env = Environment()
 
-
-def autotune_workers() -> int:
-    """Processes that compile autotuning candidates (``TILELANG_AUTOTUNE_WORKERS``, default the usable cores)."""
-    return _positive_int("TILELANG_AUTOTUNE_WORKERS") or usable_cores()
-
-
-def verbose() -> bool:
-    """Whether ``TILELANG_VERBOSE`` asks for compilation and cache logging."""
-    return _flag("TILELANG_VERBOSE")
-
-
-def cache_write_delay() -> float:
-    """Test hook ``TILELANG_CACHE_WRITE_DELAY``: seconds to sleep between the files of one cache write."""
-    value = os.environ.get("TILELANG_CACHE_WRITE_DELAY", "").strip()
-    return float(value) if value else 0.0
+CUDA_HOME = env.CUDA_HOME
+ROCM_HOME = env.ROCM_HOME
+enable_cache = env.enable_cache
+disable_cache = env.disable_cache
+is_cache_enabled = env.is_cache_enabled
+cache_dir = env.cache_dir
+tmp_dir = env.tmp_dir
+cache_disabled = env.cache_disabled
+default_target = env.default_target
+execution_backend = env.execution_backend
+verbose = env.verbose
+log_level = env.log_level
+num_threads = env.num_threads
+autotune_workers = env.autotune_workers
+cache_write_delay = env.cache_write_delay

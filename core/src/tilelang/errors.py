@@ -62,12 +62,21 @@ class ExecutionBackendUnavailable(BackendError):
     """The requested execution backend cannot run here (missing device, driver or package)."""
 
 
+class InvalidExecutionBackend(ExecutionBackendUnavailable, ValueError):
+    """No execution backend of the target answers to the requested name; the message lists the names that do."""
+
+
 class ToolchainMissing(BackendError):
     """A tool the backend needs (nvcc, ld.lld, a wgpu adapter, ...) is not installed; the message says how."""
 
 
 class TargetError(TileLangError, ValueError):
     """A target specification that cannot be understood or normalised."""
+
+
+class InvalidTargetError(TargetError, AssertionError):
+    """A target the user spelled wrongly (an option string, a dict with bad options). Also an AssertionError, as
+    the reference TileLang raises for these."""
 
 
 # --------------------------------------------------------------------------- kernels
@@ -112,3 +121,33 @@ class LoweringError(SourceError):
 
 class KernelArgumentError(TileLangError, ValueError):
     """A compiled kernel was called with arguments that do not match its parameters."""
+
+
+# --------------------------------------------------------------------------- the reference's helpers
+_LOCATION = __import__("re").compile(r"-->\s*(?P<file>[^:\s]+):(?P<line>\d+):(?P<col>\d+)")
+
+
+def _snippet(filename: str, line: int, col: int) -> str | None:
+    import linecache
+
+    text = linecache.getline(filename, line)
+    if not text:
+        return None
+    stripped = text.rstrip("\n")
+    return f"{line:5d} | {stripped}\n      | {' ' * max(col - 1, 0)}^"
+
+
+def enrich_error(exc: BaseException) -> BaseException:
+    """Append the source line to an error whose message carries a ``--> file:line:col`` marker (once)."""
+    message = str(exc)
+    match = _LOCATION.search(message)
+    if match is None or getattr(exc, "_tilelang_enriched", False):
+        return exc
+    snippet = _snippet(match["file"], int(match["line"]), int(match["col"]))
+    if snippet is not None:
+        exc.args = (f"{message}\n{snippet}", *exc.args[1:])
+    try:
+        exc._tilelang_enriched = True  # type: ignore[attr-defined]
+    except AttributeError:
+        pass
+    return exc

@@ -18,9 +18,10 @@ from tilelang.backend.plugins import EntryPointInfo
 
 @pytest.fixture
 def fresh_registries():
-    from tilelang.backend import hooks
+    from tilelang.backend import hooks, target
 
     snapshot = _registry.snapshot_all()
+    detectors = (dict(target._TARGET_DETECTORS), set(target._mirrored_detectors))
     saved = (plugins._entry_points_cache, dict(plugins._states), set(plugins._kinds_done), set(plugins._reported))
     hook_plugins = set(map(id, hooks.plugin_manager().get_plugins()))
     yield
@@ -36,6 +37,10 @@ def fresh_registries():
     plugins._kinds_done.update(kinds)
     plugins._reported.clear()
     plugins._reported.update(reported)
+    target._TARGET_DETECTORS.clear()
+    target._TARGET_DETECTORS.update(detectors[0])
+    target._mirrored_detectors.clear()
+    target._mirrored_detectors.update(detectors[1])
 
 
 def _drop_installed_plugins() -> None:

@@ -91,7 +91,7 @@ class TestExecutionBackends:
             resolve_execution_backend({"kind": "exk"}, "fast")
         with pytest.raises(ExecutionBackendUnavailable, match="fast: needs a GPU.*get_kernel_source"):
             resolve_execution_backend({"kind": "exk"})
-        with pytest.raises(ExecutionBackendUnavailable, match="unknown execution backend 'nope'.*available: fast"):
+        with pytest.raises(ExecutionBackendUnavailable, match="Invalid execution backend 'nope'.*Allowed: fast"):
             resolve_execution_backend({"kind": "exk"}, "nope")
 
     def test_backend_must_be_an_instance_with_a_name(self):

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from tilelang.backend import TargetKind, determine_target, kind_of, normalize_target, register_target_kind
+from tilelang.backend import target as target_module
 from tilelang.backend.target import _KINDS
-from tilelang.errors import BackendNotInstalled, TargetError
+from tilelang.errors import BackendNotInstalled, InvalidTargetError, TargetError
 
 pytestmark = pytest.mark.usefixtures("fresh_registries")
 
@@ -18,6 +19,8 @@ def kinds(monkeypatch, fresh_registries):
     monkeypatch.setattr(plugins, "_read_entry_points", lambda: [])
     plugins.reset()
     _KINDS._restore(({}, {}))  # no kind registered by backends loaded earlier in this process
+    target_module._TARGET_DETECTORS.clear()
+    target_module._mirrored_detectors.clear()
     monkeypatch.delenv("TILELANG_DEFAULT_TARGET", raising=False)
     register_target_kind(TargetKind("gpu1", normalize=lambda c: {"arch": "v1", **c}, detect=lambda: None,
                                     detect_priority=50))
@@ -36,9 +39,12 @@ class TestSpellings:
     def test_dict_keeps_options(self):
         assert normalize_target({"kind": "gpu1", "arch": "v9"}) == {"kind": "gpu1", "arch": "v9"}
 
-    def test_reference_style_string(self):
-        assert normalize_target("gpu2 -arch=sm_80 -max_threads=512 -fast") == {
-            "kind": "gpu2", "arch": "sm_80", "max_threads": 512, "fast": True}
+    def test_option_strings_are_refused_with_the_dict_spelling(self):
+        # as in the reference TileLang (TVM 0.27 parses no option strings): the message shows the dict to pass
+        with pytest.raises(InvalidTargetError, match=r"Pass target options as a dict.*'arch': 'sm_80'.*512"):
+            normalize_target("gpu2 -arch=sm_80 -max_threads=512 -fast")
+        with pytest.raises(AssertionError, match="Pass target options as a dict"):
+            normalize_target("gpu2 -arch=sm_80")
 
     def test_alias_kind_is_followed(self):
         assert normalize_target("alias1") == {"kind": "gpu1", "arch": "v1"}
@@ -48,6 +54,8 @@ class TestSpellings:
             normalize_target({"arch": "x"})
         with pytest.raises(TargetError, match="expected -key=value"):
             normalize_target("gpu1 arch")
+        with pytest.raises(InvalidTargetError, match="empty"):
+            normalize_target("  ")
         with pytest.raises(TargetError, match="cannot use 3"):
             normalize_target(3)
 
@@ -64,8 +72,10 @@ class TestSpellings:
         assert determine_target(None) == {"kind": "gpu2", "arch": "found"}
 
     def test_env_overrides_auto(self, monkeypatch):
-        monkeypatch.setenv("TILELANG_DEFAULT_TARGET", "gpu1 -arch=v7")
+        monkeypatch.setenv("TILELANG_DEFAULT_TARGET", '{"kind": "gpu1", "arch": "v7"}')
         assert determine_target() == {"kind": "gpu1", "arch": "v7"}
+        monkeypatch.setenv("TILELANG_DEFAULT_TARGET", "gpu2")
+        assert determine_target() == {"kind": "gpu2"}
 
     def test_tvm_target_object_and_context(self):
         from tvm.target import Target

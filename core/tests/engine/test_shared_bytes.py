@@ -26,7 +26,7 @@ def tile_bytes(func):
 @pytest.mark.backend("cuda")
 def test_cuda_flash_attention_counts_the_merged_pool():
     func = CORPUS["flash_attention"]().prim_func()
-    art = tilelang.lower(func, target="cuda -arch=sm_80")
+    art = tilelang.lower(func, target={"kind": "cuda", "arch": "sm_80"})
     pools = [a.buffer for f in art.device_mod.functions.values() for a in C.allocations(f.body)
              if C.scope_of(a.buffer) == "shared.dyn"]
     assert [str(b.name) for b in pools] == ["buf_dyn_shmem"]  # one merged dynamic pool

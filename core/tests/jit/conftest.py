@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 @pytest.fixture(autouse=True)
 def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own TILELANG_CACHE_DIR and an empty in-memory cache, cache enabled."""
-    from tilelang.cache import kernel_cache
+    from tilelang.cache.manager import kernel_cache
 
     path = tmp_path / "tl-cache"
     monkeypatch.setenv("TILELANG_CACHE_DIR", str(path))

@@ -294,7 +294,8 @@ def test_edited_lowering_source_invalidates_cache_entries(tmp_path, monkeypatch,
     digest; simulated here by clearing the per-process caches)."""
     import jit_kernels as kernels
 
-    from tilelang.cache import kernel_cache, keys
+    from tilelang.cache import keys
+    from tilelang.cache.manager import kernel_cache
 
     monkeypatch.syspath_prepend(str(tmp_path))
     source = _write_package(tmp_path, "tl_fake_lowering", "PASS = 'v1'\n")

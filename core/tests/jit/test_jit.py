@@ -43,7 +43,7 @@ def test_lazy_kernel_is_cached_on_disk(cache_dir):
     assert len(entries) == 1
     manifest = json.loads(entries[0].read_text())
     assert set(manifest["files"]) == {"artifact.json", "kernel.so"}
-    tilelang.cache.kernel_cache.clear(disk=False)
+    tilelang.cache.manager.kernel_cache.clear(disk=False)
     kernels.add.clear_kernels()
     again = kernels.add(32, 16)
     assert again.from_cache and again.cache_key == kernel.cache_key
@@ -102,7 +102,7 @@ def _scaled_factory(scale):
 def test_source_key_changes_with_closure_values():
     a = torch.ones(4, 4)
     assert [float(_scaled_factory(s)(4, 4)(a)[0, 0]) for s in (1.0, 3.0)] == [1.0, 3.0]
-    tilelang.cache.kernel_cache.clear(disk=False)  # again from disk records, keyed by the closure value
+    tilelang.cache.manager.kernel_cache.clear(disk=False)  # again from disk records, keyed by the closure value
     assert [float(_scaled_factory(s)(4, 4)(a)[0, 0]) for s in (3.0, 1.0)] == [3.0, 1.0]
 
 
@@ -200,7 +200,7 @@ def test_kernel_api(tmp_path):
 def test_unknown_execution_backend():
     from tilelang.errors import ExecutionBackendUnavailable
 
-    with pytest.raises(ExecutionBackendUnavailable, match="unknown execution backend 'nope'.*available: tvm_ffi"):
+    with pytest.raises(ExecutionBackendUnavailable, match="Invalid execution backend 'nope'.*Allowed: tvm_ffi"):
         tilelang.compile(kernels.add_factory(8, 8), target="cpu", execution_backend="nope")
 
 

@@ -104,7 +104,7 @@ def test_swizzle_becomes_an_xor_on_every_access():
     idx = accesses(func, "S")
     assert len(idx) == 2 and all(has_xor(i) for i in idx)
     # fp16 rows of 64: 16-byte units of 8 elements, XOR with row % 8
-    layout = make_swizzled_layout((64, 64), "float16")
+    layout = make_swizzled_layout((64, 64), dtype="float16")
     assert layout(3, 17) == [3, (2 ^ 3) * 8 + 1]
 
 
@@ -175,8 +175,8 @@ def test_pointer_uses_keep_row_major_storage():
 
 
 def test_layout_round_trips_through_its_ir_form():
-    for layout in (make_swizzled_layout((32, 64), "float16", 64), make_padded_layout((8, 16), 2),
-                   Layout((4, 8), lambda idx: [idx[1], idx[0]], storage_shape=(8, 4))):
+    for layout in (make_swizzled_layout((32, 64), dtype="float16", swizzle_bytes=64), make_padded_layout((8, 16), 2),
+                   Layout((4, 8), lambda i, j: [j, i], storage_shape=(8, 4))):
         back = Layout.from_ir(tvm_ffi.convert(layout.to_ir()))
         assert back.storage_shape == layout.storage_shape
         for i in range(int(layout.shape[0])):
@@ -186,21 +186,21 @@ def test_layout_round_trips_through_its_ir_form():
 
 def test_verify_finds_out_of_range_and_colliding_maps():
     with pytest.raises(ValueError, match="outside"):
-        Layout((4, 8), lambda idx: [idx[1], idx[0]]).verify()  # storage shape defaults to (4, 8)
+        Layout((4, 8), lambda i, j: [j, i], storage_shape=(4, 8)).verify()
     with pytest.raises(ValueError, match="not one-to-one"):
-        Layout((4, 8), lambda idx: [idx[0], idx[1] % 4]).verify()
-    Layout((4, 8), lambda idx: [idx[1], idx[0]], storage_shape=(8, 4)).verify()
+        Layout((4, 8), lambda i, j: [i, j % 4], storage_shape=(4, 8)).verify()
+    Layout((4, 8), lambda i, j: [j, i]).verify()  # the storage shape defaults to the image: (8, 4)
 
 
 def test_swizzle_is_a_permutation_for_odd_row_widths():
     for cols, dtype in ((24, "float16"), (48, "float16"), (12, "float32"), (8, "int8")):
-        make_swizzled_layout((16, cols), dtype).verify()
+        make_swizzled_layout((16, cols), dtype=dtype).verify()
 
 
 # ---------------------------------------------------------------------------------------------- bad layouts
 def test_layout_of_the_wrong_shape_names_the_buffer():
     with pytest.raises(KernelTypeError, match=r"bad layout for buffer S\(64, 64\).*shape \[32, 32\]") as err:
-        transpose_kernel(lambda s: make_swizzled_layout((32, 32), "float32"))
+        transpose_kernel(lambda s: make_swizzled_layout((32, 32), dtype="float32"))
     assert "test_apply_layouts.py" in str(err.value)  # the kernel line
 
 
@@ -316,9 +316,9 @@ def test_cpu_keeps_row_major_storage_by_default():
 def test_swizzled_kernels_lower_for_cuda():
     for func in (transpose_kernel(make_swizzled_layout, dtype="float16"), copy_kernel(make_swizzled_layout),
                  gemm_kernel()):
-        assert tilelang.lower(func, target="cuda -arch=sm_80").kernel_source
+        assert tilelang.lower(func, target={"kind": "cuda", "arch": "sm_80"}).kernel_source
     source = tilelang.lower(transpose_kernel(make_swizzled_layout, dtype="float16"),
-                            target="cuda -arch=sm_80").kernel_source
+                            target={"kind": "cuda", "arch": "sm_80"}).kernel_source
     assert " ^ " in source
 
 
@@ -339,7 +339,7 @@ def test_fragment_layouts_are_accepted_and_performance_only():
         with T.Kernel(1, threads=32):
             F = T.alloc_fragment((32, 32), "float32")
             G = T.alloc_fragment((32, 32), "float32")
-            T.annotate_layout({F: lambda i, j: (j, i), G: Fragment((32, 32), 32)})
+            T.annotate_layout({F: lambda i, j: (j, i), G: Fragment((32, 32), forward_thread_fn=lambda i, j: j)})
             T.copy(A, F)
             for i, j in T.Parallel(32, 32):
                 G[i, j] = F[i, j] * 3.0

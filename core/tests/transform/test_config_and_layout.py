@@ -2,7 +2,7 @@ import engine_kernels as K
 import pytest
 
 import tilelang
-from tilelang.layout import Fragment, linearize, make_swizzled_layout, unravel
+from tilelang.layout import CyclicFragment, linearize, make_swizzled_layout, unravel
 from tilelang.transform.config import PassConfigKey, normalize_pass_configs
 
 
@@ -24,15 +24,15 @@ def test_print_ir_env(monkeypatch, capfd, which):
 
 
 def test_fragment_cyclic_layout():
-    frag = Fragment((4, 8), 8)
+    frag = CyclicFragment((4, 8), 8)
     owners = {(i, j): (frag.thread([i, j]), frag.local([i, j])) for i in range(4) for j in range(8)}
     assert len(set(owners.values())) == 32  # a bijection onto (thread, register)
     assert frag.local_size == 4
-    assert Fragment((4, 8), 8, "replicated").local_size == 32
+    assert CyclicFragment((4, 8), 8, "replicated").local_size == 32
 
 
 def test_swizzle_is_a_row_permutation():
-    layout = make_swizzled_layout((8, 64), "float16")
+    layout = make_swizzled_layout((8, 64), dtype="float16")
     for r in range(8):
         cols = [layout(r, c)[1] for c in range(64)]
         assert sorted(cols) == list(range(64))

@@ -114,7 +114,7 @@ def test_disabled_by_pass_config():
         for i in range(16):
             A[i] = S.float32(0)
 
-    with tl_configs({"tl.disable_safe_memory_access": True}):
+    with tl_configs({"tl.disable_safe_memory_legalize": True}):
         assert body_equal(_guard(before), before)
     assert not body_equal(_guard(before), before)
 

@@ -9,7 +9,7 @@ from transform_helpers import as_module
 
 import tilelang.language as T
 from tilelang.errors import LoweringError
-from tilelang.layout import Fragment, evaluate_index, fragment_vector_lanes, unravel
+from tilelang.layout import CyclicFragment, evaluate_index, fragment_vector_lanes, unravel
 from tilelang.transform import LayoutInference, LowerTileOps, PartitionParallel
 from tilelang.transform import _common as C
 
@@ -25,7 +25,7 @@ def lower(func, target=None):
 
 
 def test_vector_fragment_ownership_map():
-    frag = Fragment((8, 16), 4, vector_lanes=4)
+    frag = CyclicFragment((8, 16), 4, vector_lanes=4)
     thread, local = frag.ownership()
     flat_t, flat_l = thread.reshape(-1), local.reshape(-1)
     f = np.arange(128)
@@ -36,16 +36,16 @@ def test_vector_fragment_ownership_map():
     pairs = set(zip(flat_t.tolist(), flat_l.tolist()))  # every (thread, register) holds exactly one element
     assert len(pairs) == 128 and all(0 <= r < frag.local_size for _, r in pairs)
     # one lane is the cyclic layout
-    cyclic_t, cyclic_l = Fragment((8, 16), 4).ownership()
+    cyclic_t, cyclic_l = CyclicFragment((8, 16), 4).ownership()
     assert (cyclic_t.reshape(-1) == f % 4).all() and (cyclic_l.reshape(-1) == f // 4).all()
 
 
 def test_vector_fragment_rejects_bad_lanes():
     with pytest.raises(ValueError, match="innermost extent"):
-        Fragment((8, 6), 4, vector_lanes=4)
+        CyclicFragment((8, 6), 4, vector_lanes=4)
     with pytest.raises(ValueError, match="positive int"):
-        Fragment((8, 8), 4, vector_lanes=0)
-    assert Fragment((8, 6), 4, "replicated", vector_lanes=4).vector_lanes == 1
+        CyclicFragment((8, 8), 4, vector_lanes=0)
+    assert CyclicFragment((8, 6), 4, "replicated", vector_lanes=4).vector_lanes == 1
 
 
 def test_lane_decision():
@@ -95,7 +95,7 @@ def test_partition_parallel_splits_in_vector_runs(options):
     body = lower(before)["main"].body
     sizes = {str(a.buffer.name): int(a.buffer.ty.shape[0]) for a in C.allocations(body)}
     assert sizes["F_local"] == 16
-    frag = Fragment((64,), 4, vector_lanes=4)
+    frag = CyclicFragment((64,), 4, vector_lanes=4)
     seen = _simulate(body, "F_local", 4, frag)
     assert sorted(seen) == list(range(64))  # every element loaded exactly once
     for flat, (t, reg) in seen.items():
@@ -118,7 +118,7 @@ def test_partition_parallel_2d_guarded(options):
                 A[i, j] = F[i, j] + 1.0
 
     body = lower(before)["main"].body
-    frag = Fragment((5, 8), 4, vector_lanes=4)
+    frag = CyclicFragment((5, 8), 4, vector_lanes=4)
     store = C.collect(body, tvm.tirx.BufferStore, lambda st: str(st.buffer.name) == "F_local")[0]
     tx = next(v for v in C.collect(body, tvm.tirx.Var) if str(v.name) == "tx" or "threadIdx" in str(v.name))
     k = next(lp for lp in C.collect(body, tvm.tirx.For) if str(lp.loop_var.name) == "k")

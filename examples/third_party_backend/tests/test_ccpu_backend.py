@@ -19,7 +19,7 @@ def test_entry_point_is_discovered_from_metadata():
 
 def test_new_target_kind_normalises():
     assert determine_target("ccpu") == {"kind": "ccpu", "cflags": "-O3 -march=native"}
-    assert determine_target("ccpu -cflags=-O2")["cflags"] == "-O2"
+    assert determine_target({"kind": "ccpu", "cflags": "-O2"})["cflags"] == "-O2"
     assert determine_target("ccpu", return_object=True).kind.name == "c"
 
 

@@ -19,7 +19,7 @@ def test_entry_point_serves_cuda():
 
 def test_arch_is_kept_checked_and_defaulted_with_a_notice():
     assert determine_target({"kind": "cuda", "arch": "sm_90a"})["arch"] == "sm_90a"
-    assert determine_target("cuda -arch=sm_80")["arch"] == "sm_80"
+    assert determine_target({"kind": "cuda", "arch": "sm_80"})["arch"] == "sm_80"
     with pytest.raises(TargetError, match="sm_XY"):
         determine_target({"kind": "cuda", "arch": "volta"})
     from tilelang_cuda.target import detect

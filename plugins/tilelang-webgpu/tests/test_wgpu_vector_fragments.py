@@ -74,7 +74,7 @@ def test_wgsl_keeps_vector_runs_in_vec4_registers(lanes):
 
 
 def test_gemm_grid_under_vector_layout():
-    from tilelang.layout import Fragment
+    from tilelang.layout import CyclicFragment
     from tilelang_webgpu.gemm import _grid
 
     assert _grid(64, 64, 128) == (32, 1)  # cyclic: a thin strip
@@ -82,7 +82,7 @@ def test_gemm_grid_under_vector_layout():
     assert _grid(16, 512, 32, 4) == (16, 16)
     assert _grid(6, 6, 4, 4) is None
     # the grid is exactly the elements the Fragment gives each thread
-    frag = Fragment((64, 64), 128, vector_lanes=4)
+    frag = CyclicFragment((64, 64), 128, vector_lanes=4)
     thread, _ = frag.ownership()
     assert sorted(int(x) for x in (thread == 5).sum(axis=1)) == [0] * 56 + [4] * 8
 

@@ -9,6 +9,7 @@ loads) only the winner.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import traceback
 from collections.abc import Callable, Sequence
@@ -19,16 +20,21 @@ from typing import Any
 from tilelang import env
 from tilelang.artifact import CompiledArtifact
 from tilelang.autotuner import executors
+from tilelang.autotuner.param import CompileArgs, ProfileArgs
 from tilelang.cache.keys import Unkeyable, canonical, digest, function_fingerprint
 from tilelang.cache.manager import kernel_cache
 from tilelang.jit.decorator import JITImpl
 from tilelang.jit.kernel import JITKernel
 from tilelang.profiler import Profiler
 
-__all__ = ["AutoTuner", "AutoTuneResult", "autotune"]
+__all__ = ["AutoTuner", "AutoTuneResult", "autotune", "TimeoutException"]
 
 logger = logging.getLogger("tilelang.autotuner")
 RECORDS = "autotune"
+
+
+class TimeoutException(Exception):
+    """A candidate's compile or benchmark ran past the profile's ``timeout``."""
 
 
 @dataclass
@@ -43,33 +49,62 @@ class AutoTuneResult:
     from_cache: bool = False
 
 
-@dataclass
-class _ProfileArgs:
-    warmup: float = 25
-    rep: float = 100
-    ref_prog: Callable[..., Any] | None = None
-    supply_type: Any = "auto"
-    rtol: float = 1e-2
-    atol: float = 1e-2
-    max_mismatched_ratio: float = 0.01
-    skip_check: bool = False
-    dims: dict[str, int] | None = None
-
-
 class AutoTuner:
     """Tunes a ``@tilelang.jit`` lazy kernel factory over `configs` (dicts of its keyword arguments, or a
     callable returning them for the call's arguments)."""
 
     def __init__(self, fn: Any, configs: Sequence[dict[str, Any]] | Callable[..., Sequence[dict[str, Any]]], *,
                  executor: Executor | None = None, max_workers: int | None = None, progress: bool = True,
-                 cache_results: bool = True, **profile: Any):
+                 cache_results: bool = True, do_not_specialize: Sequence[str] | None = None,
+                 early_stop: bool = False, early_stop_factor: float = 2.0, **profile: Any):
         self.jit_impl = fn if isinstance(fn, JITImpl) else JITImpl(fn, _default_options())
+        self.fn = self.jit_impl.fn
         self.configs = configs
         self.executor = executor
         self.max_workers = max_workers
         self.progress = progress
         self.cache_results = cache_results
-        self.profile = _ProfileArgs(**profile)
+        self.do_not_specialize = tuple(do_not_specialize or ())
+        self.early_stop = early_stop
+        self.early_stop_factor = early_stop_factor
+        self.profile = ProfileArgs(**profile)
+
+    # the reference's names for the two argument sets
+    @property
+    def compile_args(self) -> CompileArgs:
+        o = self.jit_impl.options
+        return CompileArgs(o.out_idx, o.execution_backend, o.target, o.target_host, o.verbose,
+                           dict(o.pass_configs) or None, o.compile_flags)
+
+    @compile_args.setter
+    def compile_args(self, args: CompileArgs) -> None:
+        self.set_compile_args(out_idx=args.out_idx, execution_backend=args.execution_backend, target=args.target,
+                              target_host=args.target_host, verbose=args.verbose,
+                              pass_configs=dict(args.pass_configs or {}), compile_flags=args.compile_flags)
+
+    @property
+    def profile_args(self) -> ProfileArgs:
+        return self.profile
+
+    @profile_args.setter
+    def profile_args(self, args: ProfileArgs) -> None:
+        self.profile = args
+
+    def generate_cache_key(self, parameters: Any, extra_parameters: dict[str, Any]) -> str | None:
+        """The key of the stored tuning result, or None when a profile callback (``ref_prog``,
+        ``supply_prog``, ``manual_check_prog``) makes results impossible to reuse safely."""
+        p = self.profile
+        if any(cb is not None for cb in (p.ref_prog, p.supply_prog, p.manual_check_prog)):
+            return None
+        defaults = [v.default for v in dict(parameters).values()
+                    if getattr(v, "default", inspect.Parameter.empty) is not inspect.Parameter.empty]
+        configs = self.configs if not callable(self.configs) else ("callable", getattr(self.configs, "__qualname__", ""))
+        try:
+            return digest("autotune-key", function_fingerprint(self.fn), canonical(defaults),
+                          canonical(extra_parameters), canonical(configs), _args_spelling(self.compile_args),
+                          _args_spelling(self.profile))
+        except Unkeyable:
+            return None
 
     @classmethod
     def from_kernel(cls, kernel: Any, configs: Any) -> AutoTuner:
@@ -80,15 +115,23 @@ class AutoTuner:
         """Override the jit options (out_idx, target, execution_backend, pass_configs, ...)."""
         from dataclasses import replace
 
+        if "pass_configs" in options and options["pass_configs"] is None:
+            options["pass_configs"] = {}
+        mode = self.jit_impl.mode
         self.jit_impl = JITImpl(self.jit_impl.fn, replace(self.jit_impl.options, **options))
+        self.jit_impl.mode = mode
         return self
 
     def set_profile_args(self, **profile: Any) -> AutoTuner:
-        """Override warmup, rep, ref_prog, supply_type, rtol, atol, max_mismatched_ratio, skip_check, dims."""
-        for key, value in profile.items():
-            if not hasattr(self.profile, key):
-                raise TypeError(f"unknown profile argument {key!r}")
-            setattr(self.profile, key, value)
+        """Override any `ProfileArgs` field (warmup, rep, timeout, ref_prog, supply_type, supply_prog, rtol, atol,
+        max_mismatched_ratio, skip_check, manual_check_prog, cache_input_tensors, dims)."""
+        from dataclasses import fields, replace
+
+        known = {f.name for f in fields(ProfileArgs)}
+        unknown = sorted(set(profile) - known)
+        if unknown:
+            raise TypeError(f"unknown profile argument(s) {unknown}; known: {sorted(known)}")
+        self.profile = replace(self.profile, **profile)
         return self
 
     # ------------------------------------------------------------------------------------------ running
@@ -195,10 +238,16 @@ class AutoTuner:
                    inputs: list[Any] | None = None) -> AutoTuneResult:
         from tqdm.auto import tqdm
 
+        from tilelang.autotuner.capture import get_autotune_inputs
         from tilelang.backend.hooks import plugin_manager
 
         p = self.profile
         hook = plugin_manager().hook.tilelang_autotune_result
+        captured = get_autotune_inputs()
+        if captured is not None:
+            if p.supply_prog is not None:
+                logger.warning("supply_prog is ignored: the inputs come from `with set_autotune_inputs(...)`")
+            inputs = list(captured)
         ref_latency = None
         ref_timed = False
         best: tuple[float, int] | None = None
@@ -207,17 +256,28 @@ class AutoTuner:
             if kernel is not None:
                 try:
                     profiler = Profiler(kernel, p.supply_type, p.dims)
-                    if inputs is None:
-                        inputs = profiler._get_inputs()
+                    these = inputs if inputs is not None else self._supply(profiler, kernel)
+                    if p.cache_input_tensors or captured is not None:
+                        inputs = these
                     if not ref_timed:
                         ref_timed = True
                         if p.ref_prog is not None:
                             ref_latency = profiler.do_bench(p.ref_prog, warmup=p.warmup, rep=p.rep,
-                                                            input_tensors=inputs)
+                                                            input_tensors=these)
                     if p.ref_prog is not None and not p.skip_check:
-                        profiler.assert_allclose(p.ref_prog, inputs, atol=p.atol, rtol=p.rtol,
-                                                 max_mismatched_ratio=p.max_mismatched_ratio)
-                    trial["latency"] = profiler.do_bench(warmup=p.warmup, rep=p.rep, input_tensors=inputs)
+                        if p.manual_check_prog is not None:
+                            profiler.manual_assert_close(p.ref_prog, these, p.manual_check_prog)
+                        else:
+                            profiler.assert_allclose(p.ref_prog, these, atol=p.atol, rtol=p.rtol,
+                                                     max_mismatched_ratio=p.max_mismatched_ratio)
+                    if self.early_stop and best is not None:
+                        estimate = profiler.do_bench(warmup=0, rep=max(1.0, p.rep / 10), input_tensors=these)
+                        if estimate > best[0] * self.early_stop_factor:
+                            trial["error"] = (f"early stop: estimated {estimate:.4f} ms > {self.early_stop_factor}x "
+                                              f"the best {best[0]:.4f} ms")
+                            hook(config=trial["config"], latency=None, error=trial["error"])
+                            continue
+                    trial["latency"] = profiler.do_bench(warmup=p.warmup, rep=p.rep, input_tensors=these)
                 except Exception as exc:
                     trial["error"] = f"{type(exc).__name__}: {exc}"
             hook(config=trial["config"], latency=trial["latency"], error=trial["error"])
@@ -230,6 +290,30 @@ class AutoTuner:
         kernel = kernels[index]
         kernel.config, kernel.latency, kernel.ref_latency = trials[index]["config"], latency, ref_latency
         return AutoTuneResult(trials[index]["config"], latency, kernel, ref_latency, trials)
+
+    def _supply(self, profiler: Profiler, kernel: JITKernel) -> list[Any]:
+        """Inputs for `kernel`: ``supply_prog(params)`` when given, else the profiler's supply type."""
+        if self.profile.supply_prog is None:
+            return profiler._get_inputs()
+        from tilelang.engine.param import KernelParam
+
+        params = [KernelParam.from_param_info(p) for i, p in enumerate(kernel.params) if i not in kernel.out_idx]
+        return list(self.profile.supply_prog(params))
+
+
+def _args_spelling(args: Any) -> Any:
+    """A canonical spelling of a CompileArgs / ProfileArgs (callables by qualified name)."""
+    from dataclasses import fields
+
+    out = {}
+    for f in fields(args):
+        value = getattr(args, f.name)
+        if callable(value):
+            value = f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', repr(value))}"
+        elif hasattr(value, "value") and not isinstance(value, (int, float, str)):  # enums
+            value = value.value
+        out[f.name] = canonical(value)
+    return out
 
 
 def _stand_ins(values: tuple) -> tuple:
@@ -276,20 +360,28 @@ class _AutoTuned:
         return result.kernel
 
 
-def autotune(configs: Any = None, warmup: float = 25, rep: float = 100, ref_prog: Callable[..., Any] | None = None,
-             supply_type: Any = "auto", rtol: float = 1e-2, atol: float = 1e-2, max_mismatched_ratio: float = 0.01,
-             skip_check: bool = False, executor: Executor | None = None, max_workers: int | None = None,
-             progress: bool = True, cache_results: bool = True, dims: dict[str, int] | None = None) -> Any:
+def autotune(func: Any = None, *, configs: Any = None, warmup: float = 25, rep: float = 100, timeout: float = 100,
+             supply_type: Any = "auto", ref_prog: Callable[..., Any] | None = None,
+             supply_prog: Callable[..., Any] | None = None, rtol: float = 1e-2, atol: float = 1e-2,
+             max_mismatched_ratio: float = 0.01, skip_check: bool = False,
+             manual_check_prog: Callable[..., Any] | None = None, cache_input_tensors: bool = False,
+             do_not_specialize: Sequence[str] | None = None, early_stop: bool = False, early_stop_factor: float = 2.0,
+             executor: Executor | None = None, max_workers: int | None = None, progress: bool = True,
+             cache_results: bool = True, dims: dict[str, int] | None = None) -> Any:
     """Decorator stacked on ``@tilelang.jit``: ``fn(*args)`` tunes over `configs` and returns the best kernel
     (with ``.config``, ``.latency``, ``.ref_latency``), or for an eager kernel runs it and returns its outputs;
-    ``fn.tune(*args)`` returns the `AutoTuneResult`."""
+    ``fn.tune(*args)`` returns the `AutoTuneResult`. The profile keywords are `ProfileArgs`' fields."""
     def wrap(fn: Any) -> _AutoTuned:
         tuner = AutoTuner(fn, configs, executor=executor, max_workers=max_workers, progress=progress,
-                          cache_results=cache_results, warmup=warmup, rep=rep, ref_prog=ref_prog,
-                          supply_type=supply_type, rtol=rtol, atol=atol, max_mismatched_ratio=max_mismatched_ratio,
-                          skip_check=skip_check, dims=dims)
+                          cache_results=cache_results, do_not_specialize=do_not_specialize, early_stop=early_stop,
+                          early_stop_factor=early_stop_factor, warmup=warmup, rep=rep, timeout=timeout,
+                          ref_prog=ref_prog, supply_type=supply_type, supply_prog=supply_prog, rtol=rtol, atol=atol,
+                          max_mismatched_ratio=max_mismatched_ratio, skip_check=skip_check,
+                          manual_check_prog=manual_check_prog, cache_input_tensors=cache_input_tensors, dims=dims)
         return _AutoTuned(tuner)
 
-    if callable(configs) and not isinstance(configs, (list, tuple)) and hasattr(configs, "mode"):
-        raise TypeError("use @tilelang.autotune(configs=...) with arguments")
-    return wrap
+    if configs is None and func is not None and not callable(func):
+        func, configs = None, func  # @autotune([...]) with the configs positionally
+    if configs is None:
+        raise TypeError("autotune needs configs=: a list of dicts of keyword arguments, or a callable returning one")
+    return wrap(func) if func is not None else wrap

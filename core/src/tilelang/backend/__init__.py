@@ -36,16 +36,30 @@ from tilelang.backend.host_codegen import (
     register_lazy_host_codegen_hooks,
     resolve_host_codegen,
 )
+from tilelang.backend.execution_backend import ExecutionBackendSpec
 from tilelang.backend.manifest import Backend, ToolStatus
+from tilelang.backend.module import (
+    BackendContext,
+    BackendModule,
+    create_backend_context,
+    get_backend,
+    list_backends,
+    register_backend,
+)
+from tilelang.backend.pass_pipeline import PassPipeline
 from tilelang.backend.passes import EXTENSION_POINTS, PipelinePass, passes_at, register_lazy_passes, register_pass
 from tilelang.backend.plugins import BackendLoadWarning
 from tilelang.backend.target import (
     TargetKind,
+    auto_detect_target,
     determine_target,
     kind_of,
+    list_target_detectors,
     normalize_target,
     register_lazy_target_kind,
+    register_target_detector,
     register_target_kind,
+    register_target_normalizer,
 )
 from tilelang.backend.tile_ops import (
     ANY_TARGET,
@@ -57,6 +71,9 @@ from tilelang.backend.tile_ops import (
 )
 
 __all__ = [
+    "BackendContext", "BackendModule", "ExecutionBackendSpec", "PassPipeline", "auto_detect_target",
+    "create_backend_context", "get_backend", "list_backends", "list_target_detectors", "register_backend",
+    "register_target_detector", "register_target_normalizer",
     "ANY_TARGET", "Backend", "BackendLoadWarning", "DeviceCodegen", "EXTENSION_POINTS", "ExecutionBackend",
     "HostCodegen", "HostCodegenFunc", "HostCodegenHook", "HostCodegenHookFunc", "PipelinePass", "TargetKind",
     "TargetPredicate", "TileOpImpl", "ToolStatus", "allowed_host_codegens_for_target", "apply_host_codegen_hooks",

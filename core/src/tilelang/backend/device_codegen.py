@@ -26,17 +26,23 @@ class DeviceCodegen:
     """Builds a target's device module: ``build(mod, target) -> runtime module`` (source inspectable)."""
 
     name: str
-    build: DeviceCodegenFunc
+    build: DeviceCodegenFunc | None = None
     supports_target: TargetPredicate | None = None
     priority: int = 0
+    build_without_compile: DeviceCodegenFunc | None = None  # source only (no device binary), when supported
 
     def matches(self, target: Any) -> bool:
         """Whether this codegen serves `target` (always, without a predicate)."""
         return accepts(self.supports_target, target)
 
-    def lower(self, mod: Any, target: Any) -> Any:
-        """Build device module `mod` for `target`."""
-        return self.build(mod, target)
+    def lower(self, mod: Any, target: Any, *, compile_device: bool = True) -> Any:
+        """Build device module `mod` for `target` (`build_without_compile` when ``compile_device=False``)."""
+        build = self.build if compile_device else (self.build_without_compile or self.build)
+        if build is None:
+            mode = "with compilation" if compile_device else "without compilation"
+            raise ValueError(f"Device codegen {self.name!r} for target {kind_of(target)!r} does not support "
+                             f"lowering {mode}")
+        return build(mod, target)
 
 
 _DEVICE_CODEGENS: Registry[DeviceCodegen] = Registry("device codegen", DeviceCodegen)

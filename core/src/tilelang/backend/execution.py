@@ -3,6 +3,20 @@
 Each backend plugin's ``execution_backend`` module exposes ``EXECUTION_BACKENDS``, a sequence ordered by
 preference, and registers it (usually lazily) for the target kinds it serves. ``execution_backend="auto"``
 takes the first one available here; asking for an unavailable one by name says why it cannot run.
+
+Names: a backend is asked for by its own `name` or by the reference TileLang's names for it on a target
+(`names_for`, e.g. the CPU's TVM-runtime backend answers to ``"cython"`` and ``"tvm_ffi"`` on target ``c``), and
+by `aliases` (accepted, not listed). A name no backend of the target answers to raises `InvalidExecutionBackend`
+listing the names that do.
+
+| reference name | CPU (c / llvm) | CUDA | ROCm | Metal | WebGPU |
+|---|---|---|---|---|---|
+| ``cython`` | TVM runtime (c only) | CUDA driver | HIP runtime | - | - |
+| ``tvm_ffi`` | TVM runtime | CUDA driver | HIP runtime | Metal (direct) | wgpu |
+| ``ctypes`` | TVM runtime (alias) | CUDA driver (alias) | HIP runtime (alias) | - | - |
+| ``nvrtc`` | - | CUDA driver, NVRTC compile | - | - | - |
+| ``torch`` | - | - | - | torch MPS | - |
+| ``cutedsl`` | - | CuTeDSL (needs nvidia-cutlass-dsl) | - | - | - |
 """
 
 from __future__ import annotations
@@ -14,10 +28,10 @@ from typing import Any
 
 from tilelang.backend._registry import Registry
 from tilelang.backend.target import kind_of
-from tilelang.errors import ExecutionBackendUnavailable
+from tilelang.errors import ExecutionBackendUnavailable, InvalidExecutionBackend
 
 __all__ = ["ExecutionBackend", "register_execution_backends", "register_lazy_execution_backends",
-           "execution_backends_for", "resolve_execution_backend"]
+           "execution_backends_for", "resolve_execution_backend", "execution_backend_names"]
 
 
 class ExecutionBackend(ABC):
@@ -31,6 +45,26 @@ class ExecutionBackend(ABC):
 
     name: str = ""
     description: str = ""
+    reference_names: tuple[str, ...] = ()  # the reference TileLang's names for this backend (listed)
+    aliases: tuple[str, ...] = ()  # further names it answers to (accepted, not listed)
+    enable_host_codegen: bool = True  # the compiled artifact carries a host module (reference spec field)
+    enable_device_compile: bool = True  # device code is compiled to a binary at lowering (reference spec field)
+
+    def supports_target(self, target: Any) -> bool:
+        """Whether this backend runs kernels of `target` (a variant of its kind may need another one)."""
+        return True
+
+    def names_for(self, target: Any) -> tuple[str, ...]:
+        """The names listed for `target`, in preference order: the reference's names when it has any (our own
+        `name` is still accepted), else our own."""
+        return self.reference_names or (self.name,)
+
+    def answers_to(self, name: str, target: Any) -> bool:
+        return name == self.name or name in self.names_for(target) or name in self.aliases
+
+    def is_installed(self) -> bool:
+        """Whether the packages this backend needs are importable (a device may still be missing)."""
+        return True
 
     @abstractmethod
     def unavailable_reason(self) -> str | None:
@@ -79,8 +113,16 @@ def register_lazy_execution_backends(target_kind: str, import_path: str) -> None
 
 
 def execution_backends_for(target: Any) -> list[ExecutionBackend]:
-    """Every execution backend registered for `target`'s kind, in preference order."""
-    return _EXECUTION.get(kind_of(target))
+    """Every execution backend registered for `target`'s kind that serves it, in preference order."""
+    found = _EXECUTION.get(kind_of(target))
+    if isinstance(target, (str, dict)):
+        return found
+    return [b for b in found if b.supports_target(target)]
+
+
+def execution_backend_names(target: Any) -> list[str]:
+    """Every name listed for `target` (reference names first), in preference order."""
+    return list(dict.fromkeys(n for b in execution_backends_for(target) for n in b.names_for(target)))
 
 
 def resolve_execution_backend(target: Any, name: str | None = "auto") -> ExecutionBackend:
@@ -106,13 +148,14 @@ def resolve_execution_backend(target: Any, name: str | None = "auto") -> Executi
             f"no execution backend for target kind {kind!r} can run here ({'; '.join(reasons)}). "
             "The kernel still compiles: its source is available through get_kernel_source()."
         )
+    name = str(name).lower()
     for backend in backends:
-        if backend.name == name:
+        if backend.answers_to(name, target):
             reason = backend.unavailable_reason()
             if reason is not None:
                 raise ExecutionBackendUnavailable(f"execution backend {name!r} cannot run here: {reason}")
             return backend
-    names = ", ".join(b.name for b in backends)
-    raise ExecutionBackendUnavailable(
-        f"unknown execution backend {name!r} for target kind {kind!r}; available: {names}"
+    raise InvalidExecutionBackend(
+        f"Invalid execution backend {name!r} for target {kind!r}. Allowed: "
+        f"{', '.join(execution_backend_names(target)) or '<none>'}. Tip: use execution_backend='auto'."
     )

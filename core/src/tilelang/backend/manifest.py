@@ -40,6 +40,10 @@ class Backend:
     register: fills core's registries; called once, when the first of its kinds is used.
     hook_modules: import paths of modules with ``@hookimpl`` functions, registered with the PluginManager.
     toolchain: reports the health of the tools the backend needs (compilers, drivers, adapters).
+    callbacks: FFI callbacks of the backend's toolchain, ``{global function name: "module:attr"}``; imported and
+        registered as TVM global functions when the backend's `tilelang.backend.BackendModule` is built.
+    supports_target: for a backend that shares a target kind with another (a variant such as CuTeDSL on
+        ``cuda``), the predicate on a ``tvm.target.Target`` telling which targets are its own.
     """
 
     name: str
@@ -48,6 +52,8 @@ class Backend:
     hook_modules: tuple[str, ...] = ()
     toolchain: Callable[[], list[ToolStatus]] | None = None
     description: str = ""
+    callbacks: tuple[tuple[str, str], ...] = ()
+    supports_target: Callable[[Any], bool] | None = None
 
     def __post_init__(self) -> None:
         def fail(rule: str) -> None:
@@ -68,6 +74,14 @@ class Backend:
             fail("hook_modules must be a tuple of module import paths")
         if self.toolchain is not None and not callable(self.toolchain):
             fail("toolchain must be callable or None")
+        if isinstance(self.callbacks, dict):
+            object.__setattr__(self, "callbacks", tuple(self.callbacks.items()))
+        for entry in self.callbacks:
+            if (not isinstance(entry, tuple) or len(entry) != 2 or not all(isinstance(x, str) for x in entry)
+                    or ":" not in entry[1]):
+                fail("callbacks must map global function names to 'module:attr' import paths")
+        if self.supports_target is not None and not callable(self.supports_target):
+            fail("supports_target must be callable or None")
 
     def toolchain_report(self) -> list[ToolStatus]:
         """The toolchain health lines; a failing check becomes a not-ok line instead of an exception."""

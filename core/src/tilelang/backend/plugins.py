@@ -246,6 +246,12 @@ def raise_for_missing_kind(kind: str) -> None:
 def reset() -> None:
     """Forget discovery and load state (tests; registries are reset separately)."""
     global _entry_points_cache
+    from tilelang.backend import target
+
+    with target._detector_lock:
+        for kind in target._mirrored_detectors:
+            target._TARGET_DETECTORS.pop(kind, None)
+        target._mirrored_detectors.clear()
     with _lock:
         _entry_points_cache = None
         _states.clear()

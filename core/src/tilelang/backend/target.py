@@ -3,8 +3,12 @@
 A backend registers one `TargetKind` per kind it serves: an optional ``normalize`` (fill defaults such as a
 CUDA arch, validate options, or rename an alias kind such as ``hip`` -> ``rocm``) and an optional ``detect``
 (return a target config when this machine has the device). Accepted spellings everywhere a target is taken:
-``"auto"`` or None, a kind (``"cuda"``), a reference-style string (``"cuda -arch=sm_80"``), a dict
-(``{"kind": "cuda", "arch": "sm_90a"}``) or a ``tvm.target.Target``.
+``"auto"`` or None, a kind (``"cuda"``), a dict (``{"kind": "cuda", "arch": "sm_90a"}``) or a
+``tvm.target.Target``. As in the reference TileLang, a string with options (``"cuda -arch=sm_80"``) is refused
+with the equivalent dict in the message: apache-tvm 0.27 no longer parses such strings.
+
+The reference's registries are here too: `register_target_detector` / `auto_detect_target` (each backend's
+``detect`` is one, tried by priority, then in registration order) and `register_target_normalizer`.
 """
 
 from __future__ import annotations
@@ -12,19 +16,24 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from tilelang.backend._registry import Registry
-from tilelang.errors import TargetError
+from tilelang.errors import InvalidTargetError, TargetError
 
 TargetConfig = dict[str, Any]
 TargetSpec = Any  # str | Mapping | tvm.target.Target | None
+TargetDetector = Callable[[], Any]
+TargetNormalizer = Callable[[Any], Any]
 
 __all__ = [
     "TargetKind", "register_target_kind", "register_lazy_target_kind", "target_kind_spec", "normalize_target",
-    "determine_target", "kind_of", "detect_targets", "tvm_target",
+    "determine_target", "kind_of", "detect_targets", "tvm_target", "register_target_detector",
+    "register_target_normalizer", "list_target_detectors", "auto_detect_target", "TargetDetectorSpec",
+    "TargetNormalizerSpec",
 ]
 
 
@@ -47,7 +56,92 @@ class TargetKind:
             raise TypeError(f"TargetKind.kind must be an identifier-like string, got {self.kind!r}")
 
 
+@dataclass(frozen=True, slots=True)
+class TargetDetectorSpec:
+    """One detector of `auto_detect_target`: ``detect()`` returns a target (any spelling) or None."""
+
+    name: str
+    detect: TargetDetector
+    priority: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TargetNormalizerSpec:
+    """One normalizer: ``normalize(target)`` returns a replacement target, or None to leave it to the next."""
+
+    name: str
+    normalize: TargetNormalizer
+
+
 _KINDS: Registry[TargetKind] = Registry("target kind", TargetKind, name_of=lambda t: t.kind)
+_TARGET_DETECTORS: dict[str, TargetDetectorSpec] = {}
+_TARGET_NORMALIZERS: dict[str, TargetNormalizerSpec] = {}
+_mirrored_detectors: set[str] = set()
+_detector_lock = threading.RLock()
+
+
+def register_target_detector(name: str, detect: TargetDetector, *, override: bool = False,
+                             priority: int = 0) -> TargetDetectorSpec:
+    """Add a detector for ``target="auto"``; higher `priority` is tried first, then registration order."""
+    with _detector_lock:
+        if name in _TARGET_DETECTORS and not override:
+            raise ValueError(f"Target detector {name!r} is already registered")
+        spec = TargetDetectorSpec(name, detect, priority)
+        _TARGET_DETECTORS[name] = spec
+        return spec
+
+
+def register_target_normalizer(name: str, normalize: TargetNormalizer, *,
+                               override: bool = False) -> TargetNormalizerSpec:
+    """Add a normalizer consulted before the target kinds' own (the first non-None answer wins)."""
+    if name in _TARGET_NORMALIZERS and not override:
+        raise ValueError(f"Target normalizer {name!r} is already registered")
+    spec = TargetNormalizerSpec(name, normalize)
+    _TARGET_NORMALIZERS[name] = spec
+    return spec
+
+
+def list_target_detectors() -> tuple[str, ...]:
+    """The names of the registered target detectors, in registration order."""
+    return tuple(_TARGET_DETECTORS)
+
+
+def _mirror_kind_detectors() -> None:
+    """Register every installed backend's TargetKind.detect as a target detector (once per kind)."""
+    from tilelang.backend import plugins
+
+    plugins.load_all()
+    for kind in _KINDS.keys():
+        for spec in _KINDS.get(kind):
+            if spec.detect is None or spec.kind in _mirrored_detectors:
+                continue
+            with _detector_lock:
+                _mirrored_detectors.add(spec.kind)
+                _TARGET_DETECTORS.setdefault(spec.kind, TargetDetectorSpec(spec.kind, spec.detect,
+                                                                            spec.detect_priority))
+
+
+def _ordered_detectors() -> list[TargetDetectorSpec]:
+    _mirror_kind_detectors()
+    with _detector_lock:
+        specs = list(_TARGET_DETECTORS.values())
+    return sorted(specs, key=lambda s: -s.priority)  # stable: equal priorities keep registration order
+
+
+def auto_detect_target() -> Any:
+    """The first target a registered detector finds on this machine (ValueError naming what was tried)."""
+    errors = []
+    for spec in _ordered_detectors():
+        try:
+            found = spec.detect()
+        except Exception as exc:
+            errors.append(f"{spec.name}: {exc}")
+            continue
+        if found is not None:
+            return found
+    tried = f" Tried: {', '.join(errors)}." if errors else ""
+    raise TargetError(f"No registered target detector found an available target.{tried} Install a backend, "
+                      "e.g. `pip install tilelang-cpu`, or pass target= explicitly.")
 
 
 def register_target_kind(spec: TargetKind, *, override: bool = False) -> TargetKind:
@@ -83,14 +177,15 @@ def kind_of(target: Any) -> str:
 
 
 def _parse_string(spec: str) -> TargetConfig:
-    """``"cuda -arch=sm_80 -max_num_threads=1024"`` -> ``{"kind": "cuda", "arch": "sm_80", ...}``."""
+    """``"cuda -arch=sm_80 -max_num_threads=1024"`` -> ``{"kind": "cuda", "arch": "sm_80", ...}`` (for messages)."""
     words = shlex.split(spec)
     if not words:
-        raise TargetError("empty target string")
+        raise InvalidTargetError(f"Target {spec!r} is not supported: the string is empty")
     config: TargetConfig = {"kind": words[0]}
     for word in words[1:]:
         if not word.startswith("-"):
-            raise TargetError(f"cannot parse target option {word!r} in {spec!r}: expected -key=value")
+            raise InvalidTargetError(f"Target {spec!r} is not supported: cannot parse option {word!r} "
+                                     "(expected -key=value). Pass target options as a dict.")
         key, eq, value = word.lstrip("-").partition("=")
         config[key.replace("-", "_")] = _parse_value(value) if eq else True
     return config
@@ -106,30 +201,67 @@ def _parse_value(text: str) -> Any:
 
 def _to_config(spec: TargetSpec) -> TargetConfig:
     if isinstance(spec, str):
-        return _parse_string(spec)
+        text = spec.strip()
+        if not text:
+            raise InvalidTargetError(f"Target {spec!r} is not supported: the string is empty")
+        if len(text.split()) > 1:
+            raise InvalidTargetError(
+                f"Target {spec!r} is not supported. Pass target options as a dict when the target needs "
+                f"attributes, e.g. target={_parse_string(text)!r}")
+        return {"kind": text}
     if isinstance(spec, Mapping):
         if "kind" not in spec:
-            raise TargetError(f"a target dict needs a 'kind' key, got {dict(spec)!r}")
+            raise InvalidTargetError(f"Target {dict(spec)!r} is not supported: a target dict needs a 'kind' key. "
+                                     "Pass a valid target config dict.")
         return dict(spec)
     export = getattr(spec, "export", None)
     if callable(export):  # tvm.target.Target
-        return {k: v for k, v in dict(export()).items() if k not in ("keys", "tag") or v}
+        return {k: _plain(v) for k, v in dict(export()).items() if k not in ("keys", "tag") or v}
     raise TargetError(f"cannot use {spec!r} ({type(spec).__name__}) as a target; give a kind, a dict or a Target")
 
 
+def _plain(value: Any) -> Any:
+    """tvm_ffi containers (Array, Map, String) as Python lists, dicts and strings."""
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if hasattr(value, "items"):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if hasattr(value, "__iter__"):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _registered_normalization(spec: TargetSpec) -> TargetSpec | None:
+    for normalizer in list(_TARGET_NORMALIZERS.values()):
+        found = normalizer.normalize(spec)
+        if found is not None:
+            return found
+    return None
+
+
 def normalize_target(spec: TargetSpec) -> TargetConfig:
-    """Turn any accepted spelling (except "auto") into the backend-normalised config dict."""
-    config = _to_config(spec)
+    """Turn any accepted spelling (except "auto") into the backend-normalised config dict.
+
+    A kind's normaliser that refuses a dict's options raises `InvalidTargetError` ("Pass a valid target config
+    dict"), which is also an AssertionError as in the reference.
+    """
+    replaced = _registered_normalization(spec)
+    config = _to_config(replaced if replaced is not None else spec)
     for _ in range(4):  # a normaliser may rename an alias kind; follow it a few steps
         kind = config["kind"]
         kind_spec = target_kind_spec(kind)
         if kind_spec.normalize is not None:
-            config = dict(kind_spec.normalize(dict(config)))
+            try:
+                config = dict(kind_spec.normalize(dict(config)))
+            except InvalidTargetError:
+                raise
+            except TargetError as exc:
+                raise InvalidTargetError(f"Target {spec!r} is not supported: {exc}. Pass a valid target config "
+                                         "dict.") from None
         if config["kind"] == kind:
             break
     if isinstance(config.get("host"), (str, Mapping)):
-        host = _to_config(config["host"])
-        config["host"] = host
+        config["host"] = _to_config(config["host"])
     return config
 
 
@@ -137,18 +269,15 @@ def detect_targets() -> list[TargetConfig]:
     """Configs of every device detected here, best first (loads every installed backend)."""
     from tilelang.backend import plugins
 
-    plugins.load_all()
-    specs = [s for kind in _KINDS.keys() for s in _KINDS.get(kind) if s.detect is not None]
-    specs.sort(key=lambda s: -s.detect_priority)
     found = []
-    for spec in specs:
+    for spec in _ordered_detectors():
         try:
-            config = spec.detect()  # type: ignore[misc]
+            detected = spec.detect()
         except Exception as exc:  # a broken detector must not hide the other devices
-            plugins.report_once(f"detector:{spec.kind}", f"target detector of {spec.kind!r} failed: {exc!r}")
+            plugins.report_once(f"detector:{spec.name}", f"target detector of {spec.name!r} failed: {exc!r}")
             continue
-        if config:
-            found.append(dict(config))
+        if detected is not None:
+            found.append(normalize_target(detected))
     return found
 
 
@@ -159,17 +288,23 @@ def _current_tvm_target() -> Any:
     return sys.modules["tvm.target"].Target.current(allow_none=True)
 
 
-def determine_target(target: TargetSpec = "auto", *, return_object: bool = False) -> Any:
+def _is_auto(target: Any) -> bool:
+    return target is None or (isinstance(target, str) and target.strip() == "auto")
+
+
+def determine_target(target: TargetSpec = "auto", return_object: bool = False) -> Any:
     """Resolve `target` to a normalised config dict (or a ``tvm.target.Target`` with ``return_object=True``).
 
-    ``"auto"`` (or None) takes, in order: ``TILELANG_DEFAULT_TARGET``, an enclosing ``with Target(...)``, then
-    the best device that an installed backend detects.
+    ``"auto"`` (or None) takes, in order: ``TILELANG_DEFAULT_TARGET`` (a kind or a JSON dict), an enclosing
+    ``with tvm.target.Target(...)``, then the best device that an installed backend detects.
     """
-    if target is None or (isinstance(target, str) and target == "auto"):
-        env = os.environ.get("TILELANG_DEFAULT_TARGET", "").strip()
+    if _is_auto(target):
+        from tilelang.env import env
+
+        default = env.get_default_target()
         current = _current_tvm_target()
-        if env and env != "auto":
-            target = env
+        if not _is_auto(default):
+            target = default
         elif current is not None:
             target = current
         else:
@@ -184,7 +319,13 @@ def determine_target(target: TargetSpec = "auto", *, return_object: bool = False
                 )
             target = detected[0]
     config = normalize_target(target)
-    return tvm_target(config) if return_object else config
+    if not return_object:
+        return config
+    try:
+        return tvm_target(config)
+    except TargetError as exc:
+        raise InvalidTargetError(f"Target {target!r} is not supported: {exc}. Pass a valid target config "
+                                 "dict.") from None
 
 
 def tvm_target(config: TargetSpec) -> Any:

@@ -11,10 +11,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from tilelang.cache.manager import KernelCache, kernel_cache
+from tilelang.cache.kernel_cache import KernelCache
+from tilelang.cache.manager import kernel_cache as _kernel_cache
 
-__all__ = ["cached", "disable_cache", "enable_cache", "clear_cache", "is_cache_enabled", "KernelCache",
-           "kernel_cache"]
+__all__ = ["cached", "disable_cache", "enable_cache", "clear_cache", "is_cache_enabled", "KernelCache"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "_dispatch_map":  # the reference's per-execution-backend cache objects (all share one store here)
+        from tilelang.jit.adapter.cython.kernel_cache import CythonKernelCache
+        from tilelang.jit.adapter.kernel_cache import TVMFFIKernelCache
+        from tilelang.jit.adapter.torch.kernel_cache import TorchKernelCache
+
+        found = {"tvm_ffi": TVMFFIKernelCache(), "cython": CythonKernelCache(), "torch": TorchKernelCache()}
+        for name_, path in (("nvrtc", "tilelang.jit.adapter.nvrtc.kernel_cache:NVRTCKernelCache"),
+                            ("cutedsl", "tilelang.jit.adapter.cutedsl.kernel_cache:CuTeDSLKernelCache")):
+            try:
+                from tilelang.backend._registry import import_object
+
+                found[name_] = import_object(path)()
+            except Exception:
+                found[name_] = KernelCache()
+        return found
+    raise AttributeError(f"module 'tilelang.cache' has no attribute {name!r}")
 
 
 def cached(func: Any = None, out_idx: Any = None, *args: Any, target: Any = "auto", target_host: Any = None,
@@ -32,19 +51,19 @@ def cached(func: Any = None, out_idx: Any = None, *args: Any, target: Any = "aut
 
 def disable_cache() -> None:
     """Turn the kernel cache off in this process (memory and disk)."""
-    kernel_cache.disable()
+    _kernel_cache.disable()
 
 
 def enable_cache() -> None:
     """Turn the kernel cache back on (``TILELANG_DISABLE_CACHE`` still wins)."""
-    kernel_cache.enable()
+    _kernel_cache.enable()
 
 
 def clear_cache() -> None:
     """Forget cached kernels in memory and delete the on-disk cache."""
-    kernel_cache.clear()
+    _kernel_cache.clear()
 
 
 def is_cache_enabled() -> bool:
     """Whether compiled kernels are looked up in and stored to the cache."""
-    return kernel_cache.enabled
+    return _kernel_cache.enabled

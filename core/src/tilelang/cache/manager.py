@@ -27,19 +27,18 @@ class KernelCache:
 
     def __init__(self) -> None:
         self._memory: dict[Any, Any] = {}
-        self._switched_off = False
         self._lock = threading.RLock()
 
     # ------------------------------------------------------------------------------------------ switches
     @property
     def enabled(self) -> bool:
-        return not self._switched_off and not env.cache_disabled()
+        return env.is_cache_enabled()
 
     def disable(self) -> None:
-        self._switched_off = True
+        env.disable_cache()
 
     def enable(self) -> None:
-        self._switched_off = False
+        env.enable_cache()
 
     def store(self) -> DiskStore:
         """The disk store at the current ``TILELANG_CACHE_DIR``."""

@@ -49,6 +49,13 @@ def param_infos(func: Any) -> list[ParamInfo]:
     return infos
 
 
+def extrac_params(func: Any) -> list[Any]:
+    """The reference's name: `func`'s parameters as `tilelang.engine.param.KernelParam` objects."""
+    from tilelang.engine.param import KernelParam
+
+    return [KernelParam.from_param_info(p) for p in param_infos(func)]
+
+
 def launch_metadata(func: Any) -> dict[str, Any]:
     from tilelang.transform import _common as C
 
@@ -100,6 +107,7 @@ def lower(func: Any, target: Any = None, target_host: Any = None,
     from tilelang.backend.device_codegen import resolve_device_codegen
     from tilelang.backend.host_codegen import apply_host_codegen_hooks, resolve_host_codegen
     from tilelang.backend.target import determine_target
+    from tilelang.engine.callback import apply_postproc
     from tilelang.transform import _common as C
     from tilelang.transform import pipeline
     from tilelang.transform.config import normalize_pass_configs
@@ -136,6 +144,7 @@ def lower(func: Any, target: Any = None, target_host: Any = None,
                 rt_mod.import_module(dev_rt)
                 host_source = _inspect(rt_mod, "ll") or None
             source = hooks.chain("tilelang_postprocess_kernel_source", source, target=tgt)
+            source = apply_postproc(source, tgt)
     except TileLangError:
         raise
     except Exception as exc:

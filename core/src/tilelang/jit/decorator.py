@@ -23,6 +23,7 @@ from typing import Any
 
 from tilelang.cache.keys import Unkeyable, canonical, digest, function_fingerprint
 from tilelang.cache.manager import kernel_cache
+from tilelang.jit.binding import CALL_FORM_MISS, CallFormCache, JITFunc
 from tilelang.jit.compiler import CompileOptions, compile_with, kernel_from_cache
 from tilelang.jit.kernel import JITKernel
 
@@ -108,8 +109,12 @@ class JITImpl:
         self.fn = fn
         self.options = options
         self.mode = "eager" if is_eager_function(fn) else "lazy"
+        self.func = JITFunc(fn, self.mode)
+        self.signature = self.func.signature
         self.__tilelang_jit_function__ = fn
-        self._kernels: dict[Any, Any] = {}
+        self._kernels: dict[Any, Any] = {}  # eager: call signature -> specialisation
+        self._kernel_cache: dict[Any, JITKernel] = {}  # lazy: `func.parse_args` key -> kernel
+        self._call_form_cache = CallFormCache()  # lazy: raw call form -> kernel
         # eager: which call values are runtime values of a specialisation (dynamic dims, runtime scalars), and the
         # specialisations by their call signature with those values masked out (see `_eager_lookup`)
         self._runtime_masks: list[Any] = []
@@ -119,28 +124,47 @@ class JITImpl:
         functools.update_wrapper(self, fn)
 
     # ------------------------------------------------------------------------------------------ calling
+    # the reference's JITImpl fields, read from the compile options
+    out_idx = property(lambda self: self.options.out_idx)
+    target = property(lambda self: self.options.target)
+    target_host = property(lambda self: self.options.target_host)
+    execution_backend = property(lambda self: self.options.execution_backend)
+    pass_configs = property(lambda self: self.options.pass_configs)
+    compile_flags = property(lambda self: self.options.compile_flags)
+    verbose = property(lambda self: self.options.verbose)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.mode == "lazy":
-            return self.compile(*args, **kwargs)
+            return self._lazy_call(args, kwargs)
         entry = self._kernels.get(self._eager_signature(args, kwargs))
         if entry is None:
             entry = self._eager_lookup(args, kwargs)
         return entry(args, kwargs)
+
+    def _lazy_call(self, args: tuple, kwargs: dict) -> JITKernel:
+        """Lazy factories: by raw call form (TypeError for unhashable arguments, as in the reference), then by
+        the canonical key of `func.parse_args` (defaults applied, any call form), then compile."""
+        kernel, form = self._call_form_cache.lookup(args, kwargs)
+        if kernel is not CALL_FORM_MISS:
+            return kernel
+        key, _ = self.func.parse_args(*args, **kwargs)
+        kernel = self._kernel_cache.get(key)
+        if kernel is None:
+            kernel = self._lazy_kernel(args, kwargs)
+            self._kernel_cache[key] = kernel
+        if form is not None:
+            self._call_form_cache.store(form, kernel)
+        return kernel
 
     def compile(self, *args: Any, **kwargs: Any) -> JITKernel:
         """The kernel for these call arguments (compiled, or found in a cache)."""
         if self.mode == "eager":
             return self._eager_lookup(args, kwargs).kernel
         try:
-            key = (args, tuple(sorted(kwargs.items())))
-            kernel = self._kernels.get(key)
-        except TypeError:  # unhashable arguments: no in-process memo
-            key, kernel = None, None
-        if kernel is None:
-            kernel = self._lazy_kernel(args, kwargs)
-            if key is not None:
-                self._kernels[key] = kernel
-        return kernel
+            hash((args, tuple(kwargs.items())))
+        except TypeError:  # unhashable call values: compiled through the canonical source key, no memo
+            return self._lazy_kernel(args, kwargs)
+        return self._lazy_call(args, kwargs)
 
     def get_tir(self, *args: Any, **kwargs: Any) -> Any:
         """The PrimFunc this call compiles."""
@@ -151,6 +175,8 @@ class JITImpl:
     def clear_kernels(self) -> None:
         """Forget this function's compiled kernels (the process-wide cache keeps its own)."""
         self._kernels.clear()
+        self._kernel_cache.clear()
+        self._call_form_cache.clear()
         self._runtime_masks.clear()
         self._by_mask.clear()
 

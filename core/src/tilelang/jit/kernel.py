@@ -25,10 +25,23 @@ class JITKernel:
     and `ref_latency`.
     """
 
+    def __new__(cls, artifact: Any = None, *args: Any, **kwargs: Any) -> JITKernel:
+        if artifact is None or isinstance(artifact, CompiledArtifact):
+            return super().__new__(cls)
+        # the reference's form: JITKernel(func, out_idx, execution_backend, target, ...) compiles `func`
+        from tilelang.jit.compiler import compile as jit_compile
+
+        names = ("out_idx", "execution_backend", "target", "target_host", "verbose", "pass_configs")
+        options = dict(zip(names, args))
+        options.update({k: v for k, v in kwargs.items() if k in (*names, "compile_flags")})
+        return jit_compile(artifact, **options)
+
     def __init__(self, artifact: CompiledArtifact, out_idx: int | Sequence[int] | None = None,
-                 execution_backend: str | ExecutionBackend | None = "auto", *, cache_key: str | None = None,
+                 execution_backend: str | ExecutionBackend | None = "auto", *args: Any, cache_key: str | None = None,
                  from_cache: bool = False, prim_func: Any = None, pass_configs: dict[str, Any] | None = None,
-                 compile_flags: Any = None):
+                 compile_flags: Any = None, **kwargs: Any):
+        if not isinstance(artifact, CompiledArtifact):  # built by `__new__` from the reference's form
+            return
         self.artifact = artifact
         self.params: list[ParamInfo] = list(artifact.params)
         self.out_idx = normalize_out_idx(out_idx, len(self.params))
@@ -115,6 +128,112 @@ class JITKernel:
             raise TileLangError(f"kernel {self.name!r} ({self.target.get('kind')}) has no separate host source")
         return self.artifact.host_source
 
+    @property
+    def host_source(self) -> str | None:
+        """The host side's source (None for targets whose host code is the kernel itself)."""
+        return self.artifact.host_source
+
+    def run_once(self, func: Any = None) -> Any:
+        """Run the kernel (or `func`) once on supplied inputs (the profiler's `run_once`)."""
+        return self.get_profiler().run_once(func)
+
+    def _sources(self, which: str) -> str:
+        if which not in ("kernel", "host", "both"):
+            raise ValueError(f"which must be 'kernel', 'host' or 'both', got {which!r}")
+        if which == "kernel":
+            return self.kernel_source
+        host = self.artifact.host_source or ""
+        return host if which == "host" else f"{self.kernel_source}\n\n{host}" if host else self.kernel_source
+
+    def show_source(self, which: str = "kernel") -> None:
+        """Print the kernel's source (``"kernel"``, ``"host"`` or ``"both"``)."""
+        print(self._sources(which))
+
+    def print_source_code(self, which: str = "kernel", file: str | None = None) -> None:
+        """Print the source (or write it to `file`)."""
+        text = self._sources(which)
+        if file is None:
+            print(text)
+        else:
+            Path(file).write_text(text)
+
+    def export_sources(self, kernel_path: str | None = None, host_path: str | None = None) -> None:
+        """Write the device source to `kernel_path` and the host source to `host_path` (either may be None)."""
+        if kernel_path is not None:
+            Path(kernel_path).write_text(self.kernel_source)
+        if host_path is not None:
+            if self.artifact.host_source is None:
+                raise TileLangError(f"kernel {self.name!r} ({self.target.get('kind')}) has no separate host source")
+            Path(host_path).write_text(self.artifact.host_source)
+
+    # ------------------------------------------------------------------------------------------ resources
+    @property
+    def resource_usage(self) -> dict[str, Any]:
+        """What the device compiler reports: registers, spills, shared memory (bytes), threads per block."""
+        meta = self.artifact.metadata
+        usage = {k: meta[k] for k in ("registers", "spill_stores", "spill_loads", "stack_bytes",
+                                      "static_shared_bytes", "shared_bytes") if k in meta}
+        threads = 1
+        for extent in meta.get("threads", []) or []:
+            threads = threads * extent if isinstance(extent, int) else threads
+        if meta.get("threads"):
+            usage["threads"] = threads
+        return usage
+
+    @property
+    def n_regs(self) -> int | None:
+        return self.artifact.metadata.get("registers")
+
+    @property
+    def n_spills(self) -> int | None:
+        meta = self.artifact.metadata
+        if "spill_stores" not in meta and "spill_loads" not in meta:
+            return None
+        return int(meta.get("spill_stores", 0)) + int(meta.get("spill_loads", 0))
+
+    @property
+    def n_max_threads(self) -> int | None:
+        return self.resource_usage.get("threads")
+
+    @property
+    def shared_memory_bytes(self) -> int | None:
+        """Shared memory of the kernel in bytes (planned, or reported by the device compiler)."""
+        meta = self.artifact.metadata
+        return meta.get("shared_bytes", meta.get("static_shared_bytes"))
+
+    # ------------------------------------------------------------------------------------------ tuning
+    def update_tuner_result(self, latency: float, config: dict[str, Any], ref_latency: float | None) -> JITKernel:
+        self.latency, self.config, self.ref_latency = latency, config, ref_latency
+        return self
+
+    def get_tuner_result(self) -> dict[str, Any]:
+        if self.latency is None:
+            raise ValueError("this kernel has no tuning result (it was not produced by the autotuner)")
+        return {"latency": self.latency, "config": self.config, "ref_latency": self.ref_latency}
+
+    @classmethod
+    def from_database(cls, func: Any = None, kernel_global_source: str | None = None, kernel_lib_path: str | None = None,
+                      params: Any = None, target: Any = "auto", target_host: Any = None, out_idx: Any = None,
+                      execution_backend: str = "auto", pass_configs: dict[str, Any] | None = None,
+                      compile_flags: Any = None, cache_key: str | None = None, **_: Any) -> JITKernel:
+        """The kernel stored in the kernel cache under program key `cache_key` (or compiled from `func`)."""
+        from tilelang.jit.compiler import CompileOptions, compile_with, kernel_from_cache
+
+        options = CompileOptions(out_idx, target, target_host, execution_backend, pass_configs or {}, compile_flags)
+        if cache_key is not None:
+            kernel = kernel_from_cache(cache_key, options, options.resolved_target(), prim_func=func)
+            if kernel is not None:
+                return kernel
+        if func is None:
+            raise TileLangError("JITKernel.from_database: no stored kernel under this key and no func to compile")
+        return compile_with(func, options)
+
+    @classmethod
+    def from_tilelang_function(cls, tilelang_func: Any, **kwargs: Any) -> JITKernel:
+        from tilelang.jit.compiler import compile as jit_compile
+
+        return jit_compile(tilelang_func, **kwargs)
+
     # ------------------------------------------------------------------------------------------ exports
     def export_library(self, path: str | os.PathLike[str]) -> None:
         """Write the compiled kernel as a shared library (loadable by ``tvm_ffi.load_module``)."""
@@ -142,13 +261,25 @@ class JITKernel:
             f"(execution backend {self.execution_backend!r}) produces no {what.upper()}; it exists for CUDA targets"
         )
 
-    def export_ptx(self) -> str:
-        """The PTX of a CUDA kernel (where the backend provides it)."""
-        return self._export("ptx")
+    def export_ptx(self, path: str | os.PathLike[str] | None = None) -> str:
+        """The PTX of a CUDA kernel; written to `path` when given (the text is returned either way)."""
+        text = self._export("ptx")
+        if path is not None:
+            Path(path).write_text(text)
+        return text
 
-    def export_sass(self) -> str:
-        """The SASS of a CUDA kernel (where the backend provides it)."""
-        return self._export("sass")
+    def export_sass(self, path: str | os.PathLike[str] | None = None) -> str:
+        """The SASS of a CUDA kernel (disassembled cubin); written to `path` when given."""
+        text = self._export("sass")
+        if path is not None:
+            Path(path).write_text(text)
+        return text
+
+    def show_ptx(self) -> None:
+        print(self.export_ptx())
+
+    def show_sass(self) -> None:
+        print(self.export_sass())
 
     # ------------------------------------------------------------------------------------------ tools
     def get_profiler(self, tensor_supply_type: Any = "auto") -> Any:

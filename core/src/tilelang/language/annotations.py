@@ -18,11 +18,7 @@ def _user_layout(buf: Any, fn: Any) -> Any:
     """A `tilelang.layout.Layout` over `buf` from ``lambda i, j: storage indices``."""
     from tilelang.layout import Layout
 
-    def forward(idx: list[Any]) -> list[Any]:
-        out = fn(*idx)
-        return list(out) if isinstance(out, (list, tuple)) else [out]
-
-    return Layout(R.buffer_shape(buf), forward)
+    return Layout(R.buffer_shape(buf), fn)
 
 
 def shared_layout(buf: Any, layout: Any) -> Any:

@@ -88,6 +88,16 @@ class Profiler:
                     f"output {n}: {bad.sum().item()} of {bad.numel()} elements ({ratio:.2%}) differ beyond "
                     f"atol={atol}, rtol={rtol} (allowed {max_mismatched_ratio:.2%}); max abs diff {worst:.4g}")
 
+    def manual_assert_close(self, reference_program: Callable[..., Any],
+                            input_tensors: Sequence[Any] | None = None,
+                            manual_check_prog: Callable[..., Any] | None = None) -> None:
+        """Run the kernel and `reference_program` on the same inputs and let ``manual_check_prog(outputs,
+        ref_outputs)`` judge them (it raises, typically AssertionError, on a mismatch)."""
+        if manual_check_prog is None:
+            raise ValueError("manual_assert_close needs manual_check_prog(outputs, ref_outputs)")
+        inputs = list(input_tensors) if input_tensors is not None else self._get_inputs()
+        manual_check_prog(self.kernel(*inputs), reference_program(*inputs))
+
     def do_bench(self, func: Callable[..., Any] | None = None, warmup: float = 25, rep: float = 100,
                  n_warmup: int = 0, n_repeat: int = 0, input_tensors: Sequence[Any] | None = None,
                  quantiles: list[float] | None = None, return_mode: str = "mean") -> Any:

@@ -17,6 +17,7 @@ class TensorSupplyType(str, enum.Enum):
     """How input tensors are filled."""
 
     Normal = "normal"    # standard normal (integers: -2..2)
+    Randn = "randn"      # standard normal, like torch.randn (integers: -2..2)
     Uniform = "uniform"  # uniform in [-1, 1) (integers: -2..2)
     Integer = "integer"  # random small integers (-2..2; 0..3 for unsigned) in any dtype
     Zero = "zero"

@@ -9,7 +9,7 @@ from typing import Any
 import tvm
 from tvm import tirx
 
-from tilelang.layout import Fragment
+from tilelang.layout import CyclicFragment
 from tilelang.transform import _common as C
 
 
@@ -19,7 +19,7 @@ class TileOpContext:
 
     op / call / args: the ``tl.*`` op name, its Call and arguments. target: the tvm Target.
     options: the target's `TargetKind.pipeline_options`. num_threads: threads of the block (1 when the target has
-    no threads). fragments: the `Fragment` decided by layout inference for each fragment buffer.
+    no threads). fragments: the `CyclicFragment` decided by layout inference for each fragment buffer.
     analyzer: an arithmetic analyzer that knows the ranges of the launch and enclosing loop vars.
     """
 
@@ -28,7 +28,7 @@ class TileOpContext:
     target: Any
     options: Mapping[str, Any]
     num_threads: int
-    fragments: dict[Any, Fragment]
+    fragments: dict[Any, CyclicFragment]
     analyzer: Any
     func: Any = None
     _scratch: list[Any] = field(default_factory=list)

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import difflib
 import enum
+import logging
 import os
 import sys
 from collections.abc import Iterator
@@ -16,33 +18,105 @@ from typing import Any
 
 
 class PassConfigKey(str, enum.Enum):
-    """Keys accepted in ``tilelang.lower(..., pass_configs={...})`` (reference TileLang spellings)."""
+    """Keys of ``pass_configs=`` (the reference TileLang's names and exact strings, plus this project's own).
 
-    TL_DISABLE_VECTORIZE = "tl.disable_vectorize"
-    TL_DISABLE_SAFE_MEMORY_ACCESS = "tl.disable_safe_memory_access"
+    Keys this project does not act on are accepted (a debug-level log line says so); see `ACTED_ON`.
+    """
+
+    TL_SIMPLIFY = "tl.Simplify"
+    TL_DISABLE_BUFFER_INIT_CHECK = "tl.disable_buffer_init_check"
+    TL_DISABLE_DATA_RACE_CHECK = "tl.disable_data_race_check"
+    TL_DISABLE_PRELOWER_SEMANTIC_CHECK = "tl.disable_prelower_semantic_check"
     TL_DISABLE_WARP_SPECIALIZED = "tl.disable_warp_specialized"
-    TL_DISABLE_TMA_LOWER = "tl.disable_tma_lower"
     TL_ENABLE_FAST_MATH = "tl.enable_fast_math"
-    TL_DISABLE_SOFTWARE_PIPELINE = "tl.disable_software_pipeline"
+    TL_PTXAS_REGISTER_USAGE_LEVEL = "tl.ptxas_register_usage_level"
+    TL_DEVICE_COMPILE_FLAGS = "tl.device_compile_flags"
+    TL_EMIT_LINE_DIRECTIVES = "tl.emit_line_directives"
     TL_CONFIG_INDEX_BITWIDTH = "tl.config_index_bitwidth"
+    TL_ENABLE_REDUCER_PLAN_VERBOSE = "tl.enable_reducer_plan_verbose"
+    TL_LAYOUT_COST_MODEL = "tl.layout_cost_model"
+    TL_REDUCER_FORCE_BASELINE = "tl.reducer_force_baseline"
+    TL_DISABLE_TMA_LOWER = "tl.disable_tma_lower"
+    TL_DISABLE_SAFE_MEMORY_ACCESS = "tl.disable_safe_memory_legalize"
+    TL_ENABLE_ASYNC_COPY = "tl.enable_async_copy"
+    TL_ENABLE_LOWER_LDGSTG = "tl.enable_lower_ldgstg"
+    TL_ENABLE_LOWER_LDGSTG_PREDICATED = "tl.enable_lower_ldgstg_predicated"
+    TL_ENABLE_VECTORIZE_PLANNER_VERBOSE = "tl.enable_vectorize_planner_verbose"
+    TL_DISABLE_WGMMA = "tl.disable_wgmma"
     TL_DEBUG_MERGE_SHARED_MEMORY_ALLOCATIONS = "tl.debug_merge_shared_memory_allocations"
-    TL_DISABLE_SHARED_LAYOUTS = "tl.disable_shared_layouts"  # T.annotate_layout on shared tiles: check, don't apply
-    TIR_DISABLE_VECTORIZE = "tirx.disable_vectorize"
+    TL_ENABLE_AGGRESSIVE_SHARED_MEMORY_MERGE = "tl.enable_aggressive_shared_memory_merge"
+    TL_DISABLE_SHARED_MEMORY_REUSE = "tl.disable_shared_memory_reuse"
+    TL_DISABLE_SHUFFLE_ELECT = "tl.disable_shuffle_elect"
+    TL_DISABLE_LOOP_UNSWITCHING = "tl.disable_loop_unswitching"
+    TL_LOOP_UNSWITCHING_ALLOW_NON_TRIVIAL_ELSE = "tl.loop_unswitching_allow_non_trivial_else"
+    TL_IF_STMT_BINDING_INLINE_REPLAYABLE_BINDS = "tl.if_stmt_binding_inline_replayable_binds"
+    TL_DISABLE_THREAD_STORAGE_SYNC = "tl.disable_thread_storage_sync"
+    TL_FORCE_LET_INLINE = "tl.force_let_inline"
+    TL_AST_PRINT_ENABLE = "tl.ast_print_enable"
+    TL_LAYOUT_VISUALIZATION_ENABLE = "tl.layout_visualization_enable"
+    TL_LAYOUT_VISUALIZATION_FORMATS = "tl.layout_visualization_formats"
+    TL_STORAGE_REWRITE_DETECT_INPLACE = "tl.storage_rewrite_detect_inplace"
+    TL_DISABLE_OUT_OF_BOUND_WARNING = "tl.disable_out_of_bound_warning"
+    TL_ENABLE_DUMP_IR = "tl.enable_dump_ir"
+    TL_DUMP_IR_DIR = "tl.dump_ir_path"
+    TL_PASS_PROFILE = "tl.pass_profile"
+    TL_PASS_PROFILE_THRESHOLD_MS = "tl.pass_profile_threshold_ms"
+    TIR_ENABLE_EQUIV_TERMS_IN_CSE = "tir.enable_equiv_terms_in_cse_tir"
     TIR_DISABLE_CSE = "tirx.disable_cse_tir"
+    TIR_SIMPLIFY = "tirx.Simplify"
+    TIR_DISABLE_STORAGE_REWRITE = "tirx.disable_storage_rewrite"
+    TIR_DISABLE_VECTORIZE = "tirx.disable_vectorize"
+    TIR_USE_ASYNC_COPY = "tirx.use_async_copy"
     TIR_ENABLE_DEBUG = "tirx.enable_debug"
+    TIR_MERGE_STATIC_SMEM = "tirx.merge_static_smem"
+    TIR_ADD_LOWER_PASS = "tirx.add_lower_pass"
+    TIR_NOALIAS = "tirx.noalias"
+    CUDA_KERNELS_OUTPUT_DIR = "cuda.kernels_output_dir"
+    # this project's own
+    TL_DISABLE_VECTORIZE = "tl.disable_vectorize"
+    TL_DISABLE_SOFTWARE_PIPELINE = "tl.disable_software_pipeline"
+    TL_DISABLE_SHARED_LAYOUTS = "tl.disable_shared_layouts"  # T.annotate_layout on shared tiles: check, don't apply
     TIR_DISABLE_ASSERT = "tirx.disable_assert"
 
     def __str__(self) -> str:
         return self.value
 
 
+# the keys this project's pipeline and backends read; the others are accepted and have no effect here
+ACTED_ON = frozenset({
+    "tl.disable_vectorize", "tl.disable_safe_memory_legalize", "tl.disable_software_pipeline",
+    "tl.disable_shared_layouts", "tl.disable_tma_lower", "tl.enable_fast_math", "tl.device_compile_flags",
+    "tl.pass_profile", "tl.pass_profile_threshold_ms", "tl.enable_dump_ir", "tl.dump_ir_path",
+    "tirx.disable_vectorize", "tirx.disable_cse_tir", "tirx.enable_debug", "tirx.disable_assert",
+    "tirx.disable_storage_rewrite", "tirx.noalias",
+})
+# earlier spellings -> the reference's
+_ALIASES = {"tl.disable_safe_memory_access": "tl.disable_safe_memory_legalize"}
+_KNOWN = frozenset(k.value for k in PassConfigKey) | frozenset(_ALIASES)
+_logger = logging.getLogger("tilelang.transform.config")
+
+
+def _check_key(name: str) -> None:
+    """An unknown ``tl.<name>`` key is an error naming the closest known one (backend namespaces such as
+    ``tl.cuda.*`` belong to their plugins and are not checked here)."""
+    if not name.startswith("tl.") or name.count(".") > 1 or name in _KNOWN:
+        if name not in ACTED_ON and name in _KNOWN:
+            _logger.debug("pass config %r is accepted but has no effect in this project", name)
+        return
+    close = difflib.get_close_matches(name, sorted(_KNOWN), n=1, cutoff=0.5)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise KeyError(f"unknown pass config {name!r}{hint} (known: tilelang.PassConfigKey)")
+
+
 def normalize_pass_configs(configs: dict[Any, Any] | None) -> dict[str, Any]:
-    """String keys; ``tir.*`` spellings of the reference map to TVM 0.27's ``tirx.*``."""
+    """String keys, checked (`_check_key`); ``tir.*`` spellings of the reference map to TVM 0.27's ``tirx.*``."""
     out: dict[str, Any] = {}
     for key, value in (configs or {}).items():
         name = key.value if isinstance(key, PassConfigKey) else str(key)
         if name.startswith("tir."):
             name = "tirx." + name[4:]
+        _check_key(name)
+        name = _ALIASES.get(name, name)
         out[name] = value
     if out.get("tl.disable_vectorize"):
         out.setdefault("tirx.disable_vectorize", True)
@@ -51,7 +125,20 @@ def normalize_pass_configs(configs: dict[Any, Any] | None) -> dict[str, Any]:
 
 def tvm_pass_configs(configs: dict[str, Any]) -> dict[str, Any]:
     """The subset of `configs` that TVM's PassContext understands (it rejects unknown keys)."""
-    return {k: v for k, v in configs.items() if k.startswith("tirx.")}
+    known = _tvm_config_keys()
+    return {k: v for k, v in configs.items() if k in known}
+
+
+_TVM_KEYS: frozenset[str] | None = None
+
+
+def _tvm_config_keys() -> frozenset[str]:
+    global _TVM_KEYS
+    if _TVM_KEYS is None:
+        import tvm_ffi
+
+        _TVM_KEYS = frozenset(str(k) for k in tvm_ffi.get_global_func("transform.ListConfigs")().keys())
+    return _TVM_KEYS
 
 
 _TL_CONFIGS: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("tl_pass_configs", default=None)

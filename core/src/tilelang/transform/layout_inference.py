@@ -34,7 +34,7 @@ import tvm_ffi
 from tvm import tirx
 
 from tilelang.errors import LoweringError
-from tilelang.layout import Fragment, fragment_vector_lanes
+from tilelang.layout import CyclicFragment, fragment_vector_lanes
 from tilelang.transform import _common as C
 
 VECTOR_LANES_ANN = "tl.vector_lanes"  # AllocBuffer annotation: the partitioned fragment's vector width (> 1 only)
@@ -233,15 +233,15 @@ def vector_lanes_of(body: Any, kinds: dict[Any, str], threads: int, lanes: int, 
     return {f: want[f] for f in parts if root(f) in chosen and want[f] > 1}
 
 
-def fragment_of(alloc: Any, threads: int) -> Fragment:
-    """The `Fragment` of a fragment allocation from its LayoutInference annotations (replicated when none)."""
+def fragment_of(alloc: Any, threads: int) -> CyclicFragment:
+    """The `CyclicFragment` of a fragment allocation from its LayoutInference annotations (replicated when none)."""
     ann = alloc.annotations or {}
     kind = str(ann.get(C.FRAGMENT_ANN, "replicated"))
-    return Fragment.from_ir(list(alloc.buffer.ty.shape), threads, kind, ann.get(VECTOR_LANES_ANN, 1))
+    return CyclicFragment.from_ir(list(alloc.buffer.ty.shape), threads, kind, ann.get(VECTOR_LANES_ANN, 1))
 
 
-def fragment_layouts(body: Any, threads: int) -> dict[Any, Fragment]:
-    """The `Fragment` (vector lanes included) of every fragment allocation in `body`."""
+def fragment_layouts(body: Any, threads: int) -> dict[Any, CyclicFragment]:
+    """The `CyclicFragment` (vector lanes included) of every fragment allocation in `body`."""
     return {a.buffer: fragment_of(a, threads) for a in C.allocations(body)
             if C.scope_of(a.buffer) == "local.fragment"}
 

@@ -19,7 +19,7 @@ lane -- a store writes the lanes inside the buffer, a load reads them and 0 for 
 
 Accesses that are proven safe are left alone, so kernels with divisible sizes keep their exact code. Pointers
 (``address_of``, ``tvm_access_ptr``) are not loads and are never rewritten in place. The pass config
-``tl.disable_safe_memory_access`` turns it off.
+``tl.disable_safe_memory_legalize`` (`PassConfigKey.TL_DISABLE_SAFE_MEMORY_ACCESS`) turns it off.
 """
 
 from __future__ import annotations
@@ -285,7 +285,7 @@ def LegalizeSafeMemoryAccess(target: Any = None) -> tvm.transform.Pass:
 
     @C.prim_func_pass("tl.LegalizeSafeMemoryAccess")
     def legalize_safe_memory_access(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
-        if current_tl_config("tl.disable_safe_memory_access", False):
+        if current_tl_config("tl.disable_safe_memory_legalize", False):
             return func
         guard = _Guard(func)
         if not guard.buffers:

@@ -16,7 +16,7 @@ from tilelang.backend import (
     register_target_kind,
 )
 
-KINDS = ("cpu", "llvm", "c")
+KINDS = ("c", "llvm", "cpu")  # the reference lists c before llvm (its "auto" execution backend order)
 
 
 def _normalize_cpu(config: dict) -> dict:

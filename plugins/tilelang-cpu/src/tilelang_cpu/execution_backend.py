@@ -26,9 +26,16 @@ class TVMFFIBackend(ExecutionBackend):
 
     name = "tvm_ffi"
     description = "TVM runtime via tvm_ffi; torch CPU tensors zero-copy through DLPack"
+    aliases = ("ctypes",)
     torch_device_type = "cpu"
     launcher_checks_arguments = True
     default_alignment = 64
+
+    def names_for(self, target: Any) -> tuple[str, ...]:
+        """``cython`` (the reference's default for C kernels) and ``tvm_ffi`` on ``c``; ``tvm_ffi`` on llvm."""
+        from tilelang.backend.target import kind_of
+
+        return ("cython", "tvm_ffi") if kind_of(target) == "c" else ("tvm_ffi",)
 
     def unavailable_reason(self) -> str | None:
         if importlib.util.find_spec("tvm_ffi") is None:

@@ -140,6 +140,11 @@ class CudaDriverBackend(ExecutionBackend):
     """Launches cubins through the CUDA driver on torch CUDA tensors (current torch stream)."""
 
     name = "cuda_driver"
+    reference_names = ("tvm_ffi", "nvrtc", "cython")
+    aliases = ("ctypes",)
+
+    def supports_target(self, target: Any) -> bool:
+        return "cutedsl" not in [str(k) for k in getattr(target, "keys", ())]
     description = "CUDA driver launch of nvcc/NVRTC cubins on torch CUDA tensors"
     torch_device_type = "cuda"
     default_alignment = 16

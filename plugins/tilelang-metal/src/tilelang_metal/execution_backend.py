@@ -185,6 +185,7 @@ class MetalDirectBackend(ExecutionBackend):
     """Runs MSL through the Metal framework directly (no torch MPS kernels involved)."""
 
     name = "metal"
+    reference_names = ("tvm_ffi",)
     description = "the Metal framework through PyObjC"
 
     def unavailable_reason(self) -> str | None:

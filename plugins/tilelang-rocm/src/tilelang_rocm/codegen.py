@@ -77,4 +77,4 @@ def _build_rocm(mod: Any, target: Any) -> Any:
     return rt_mod
 
 
-ROCM_CODEGEN = DeviceCodegen("rocm", build=_build_rocm)
+ROCM_CODEGEN = DeviceCodegen("hip", build=_build_rocm)  # the reference names the ROCm codegen after TVM's old kind

@@ -313,6 +313,8 @@ class HipRuntimeBackend(ExecutionBackend):
     """Launches hsaco code objects through the HIP runtime on torch ROCm tensors (current torch stream)."""
 
     name = "hip_runtime"
+    reference_names = ("tvm_ffi", "cython")
+    aliases = ("ctypes",)
     description = "HIP runtime launch of hsaco code objects on torch ROCm tensors"
     torch_device_type = "cuda"  # ROCm builds of torch call AMD GPUs "cuda"
     default_alignment = 16

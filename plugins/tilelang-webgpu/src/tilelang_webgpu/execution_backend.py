@@ -21,6 +21,7 @@ class WgpuBackend(ExecutionBackend):
     """Dispatches WGSL compute shaders through wgpu-py; tensors are copied in and out of GPU buffers."""
 
     name = "wgpu"
+    reference_names = ("tvm_ffi",)
     description = "wgpu-py (Vulkan, Metal, D3D12 or GL; Mesa llvmpipe/lavapipe on CPU-only machines)"
     torch_device_type = "cpu"  # the launcher takes torch CPU tensors and copies them to the device
     launcher_checks_arguments = False  # let the JIT check dtype, shape and contiguity

@@ -1,0 +1,45 @@
+"""Compiling many autotuning candidates in groups: `grouped_compile` splits the configurations into chunks and
+compiles each chunk on the executor (`tilelang.autotuner.executors`), returning kernels in configuration order
+(None for a failed one, with the error logged)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["grouped_compile", "chunk"]
+
+logger = logging.getLogger("tilelang.autotuner")
+
+
+def chunk(items: Sequence[Any], size: int) -> list[list[Any]]:
+    """`items` in consecutive groups of at most `size` (size >= 1)."""
+    if size < 1:
+        raise ValueError(f"group size must be at least 1, got {size}")
+    return [list(items[i:i + size]) for i in range(0, len(items), size)]
+
+
+def grouped_compile(jit_impl: Any, configs: Sequence[dict[str, Any]], group_size: int = 8,
+                    num_workers: int | None = None, ignore_error: bool = True) -> list[Any]:
+    """Compile ``jit_impl(**config)`` for each config, `group_size` at a time through `tilelang.par_compile`."""
+    from tilelang.jit import par_compile
+
+    kernels: list[Any] = []
+    for group in chunk(list(configs), group_size):
+        funcs = []
+        for config in group:
+            try:
+                funcs.append(jit_impl.get_tir(**config))
+            except Exception as exc:
+                if not ignore_error:
+                    raise
+                logger.warning("grouped_compile: config %s failed to elaborate: %s", config, exc)
+                funcs.append(None)
+        built = par_compile([f for f in funcs if f is not None], out_idx=jit_impl.options.out_idx,
+                            execution_backend=jit_impl.options.execution_backend, target=jit_impl.options.target,
+                            pass_configs=jit_impl.options.pass_configs, num_workers=num_workers,
+                            ignore_error=ignore_error)
+        it = iter(built)
+        kernels.extend(next(it) if f is not None else None for f in funcs)
+    return kernels

@@ -1,0 +1,1 @@
+"""Shape inference for the roller."""
