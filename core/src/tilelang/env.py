@@ -287,7 +287,8 @@ class Environment:
             return True
         if "-m" in argv:
             i = argv.index("-m")
-            return i + 1 < len(argv) and (argv[i + 1] == "tilelang.autodd" or argv[i + 1].startswith("tilelang.autodd."))
+            module = argv[i + 1] if i + 1 < len(argv) else ""
+            return module == "tilelang.autodd" or module.startswith("tilelang.autodd.")
         return False
 
     def is_light_import(self) -> bool:
@@ -397,7 +398,7 @@ class Environment:
     def settings(self) -> dict[str, Any]:
         """Every variable of the table with its effective value (``tilelang env``)."""
         out = {}
-        for name, attr in vars(type(self)).items():
+        for attr in vars(type(self)).values():
             if isinstance(attr, EnvVar):
                 out[attr.key] = attr.get()
         return out

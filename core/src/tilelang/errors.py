@@ -8,7 +8,9 @@ from __future__ import annotations
 
 # Spellings of the first-party backends, used only to phrase install hints: a third-party kind `x` is
 # published as `tilelang-x` by convention and needs no entry here.
-_DISTRIBUTION_HINTS = {"hip": "tilelang-rocm", "llvm": "tilelang-cpu", "c": "tilelang-cpu"}
+_DISTRIBUTION_HINTS = {"hip": "tilelang-rocm", "llvm": "tilelang-cpu", "c": "tilelang-cpu", "cutedsl": "tilelang-cuda"}
+# names under which `import tilelang.<name>` means a first-party backend (the error then says what to install)
+FIRST_PARTY_BACKENDS = frozenset({"cpu", "cuda", "rocm", "hip", "metal", "webgpu", "llvm", "c", "cutedsl"})
 
 
 def distribution_for(kind: str) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from tilelang.backend import host_codegen as hc
@@ -35,7 +37,7 @@ def test_hook_matches_and_lower():
 
 
 def test_standard_host_codegens_are_registered():
-    assert [cg.name for cg in hc.allowed_host_codegens_for_target({"kind": "llvm"})] == ["llvm"]
+    assert hc.allowed_host_codegens_for_target({"kind": "llvm"}) == ["llvm"]
     assert hc.resolve_host_codegen({"kind": "c"}).name == "c"
 
 
@@ -43,7 +45,8 @@ def test_allowed_filters_by_predicate_and_resolve_refuses_ambiguity():
     only_one, at_least_one = (lambda t: t["v"] == 1), (lambda t: t["v"] >= 1)
     hc.register_host_codegen("myhost", hc.HostCodegen("a", build=lambda m, t: "a", supports_target=only_one))
     hc.register_host_codegen("myhost", hc.HostCodegen("b", build=lambda m, t: "b", supports_target=at_least_one))
-    assert [c.name for c in hc.allowed_host_codegens_for_target({"kind": "myhost", "v": 2})] == ["b"]
+    assert hc.allowed_host_codegens_for_target({"kind": "myhost", "v": 2}) == ["b"]
+    assert [c.name for c in hc.host_codegens_for_target({"kind": "myhost", "v": 2})] == ["b"]
     assert hc.resolve_host_codegen({"kind": "myhost", "v": 2}).name == "b"
     with pytest.raises(AmbiguousImplementationError, match="a, b"):
         hc.resolve_host_codegen({"kind": "myhost", "v": 1})
@@ -68,6 +71,24 @@ def test_lazy_hooks(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     hc.register_lazy_host_codegen_hooks("lazydev", "my_hooks:HOOKS")
     assert hc.apply_host_codegen_hooks(1, {"kind": "llvm"}, {"kind": "lazydev"}) == 20
+
+
+def test_lazy_registration_by_module_path(tmp_path, monkeypatch):
+    # TileLang 0.1.14's form: a module path whose import registers the codegen / hooks itself
+    (tmp_path / "self_registering.py").write_text(
+        "from tilelang.backend import HostCodegen, HostCodegenHook, register_host_codegen, "
+        "register_host_codegen_hook\n"
+        "register_host_codegen('modhost', HostCodegen('modcg', build=lambda m, t: ('built', m)))\n"
+        "register_host_codegen_hook('moddev', HostCodegenHook('h', apply=lambda m, th, t: m + 5))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    hc.register_lazy_host_codegen("modhost", "self_registering")
+    hc.register_lazy_host_codegen_hooks("moddev", "self_registering")
+    assert "self_registering" not in sys.modules
+    assert hc.allowed_host_codegens_for_target({"kind": "modhost"}) == ["modcg"]
+    assert hc.apply_host_codegen_hooks(1, {"kind": "llvm"}, {"kind": "moddev"}) == 6
+    with pytest.raises(ValueError, match="must look like"):
+        hc.register_lazy_host_codegen("modhost", "not a path")
+    del sys.modules["self_registering"]
 
 
 def test_global_func_host_codegen_calls_the_tvm_global():

@@ -8,7 +8,7 @@ import pytest
 
 from tilelang.backend import HostCodegen, register_host_codegen, register_lazy_host_codegen
 from tilelang.backend._registry import Registry, owned_by, rollback_owner
-from tilelang.backend.host_codegen import allowed_host_codegens_for_target
+from tilelang.backend.host_codegen import allowed_host_codegens_for_target, host_codegens_for_target
 from tilelang.errors import BackendLoadError, DuplicateRegistrationError
 
 pytestmark = pytest.mark.usefixtures("fresh_registries")
@@ -68,9 +68,9 @@ def test_lazy_entry_is_imported_on_first_lookup_only(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     register_lazy_host_codegen("lazyhost", "lazy_widgets:CODEGEN")
     assert "lazy_widgets" not in sys.modules
-    found = allowed_host_codegens_for_target({"kind": "lazyhost"})
+    assert allowed_host_codegens_for_target({"kind": "lazyhost"}) == ["lazy"]
     assert "lazy_widgets" in sys.modules
-    assert [cg.name for cg in found] == ["lazy"]
+    found = host_codegens_for_target({"kind": "lazyhost"})
     assert found[0].lower("M", {"kind": "lazyhost"}) == ("built", "M")
     del sys.modules["lazy_widgets"]
 
@@ -93,9 +93,12 @@ def test_broken_lazy_path_raises_backend_load_error_each_time():
             reg.get("k")
 
 
-def test_lazy_path_must_name_an_attribute():
-    with pytest.raises(ValueError, match="package.module:attribute"):
-        make_registry().register_lazy("k", "just.a.module")
+def test_lazy_path_must_be_a_module_or_module_attribute():
+    registry = make_registry()
+    registry.register_lazy("k", "just.a.module")  # a module that registers itself when imported
+    for bad in ("not a module", "mod:", ":attr", "a..b"):
+        with pytest.raises(ValueError, match="package.module:attribute"):
+            registry.register_lazy("k", bad)
 
 
 def test_validation_rejects_wrong_types():

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import logging
-import sys
 import subprocess
+import sys
 
 import pytest
 

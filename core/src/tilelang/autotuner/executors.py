@@ -2,14 +2,16 @@
 a future with ``result()``).
 
 `local_process_executor` (the default) forks worker processes, bounded by the usable cores; `SerialExecutor`
-runs in this process. A cluster adapter (e.g. Ray) plugs in by implementing ``submit``: tasks are
-`CompileTask` objects, which pickle the jit function by reference (module + qualified name), so the workers
-import the user's module.
+runs in this process. A cluster adapter (e.g. Ray) plugs in by implementing ``submit``. Tasks are `CompileTask`
+objects carrying everything a worker needs *by value*: the kernel factory (cloudpickled, so closures and functions
+defined in ``__main__`` or a notebook travel too), the target already resolved in the caller (``"auto"`` is never
+resolved again on a worker), the pass configs, compile flags, out_idx and execution backend. Forked workers use
+the caller's object directly (a token), every other worker (spawn, threads, remote) unpickles the payload: all
+compile exactly the same thing.
 """
 
 from __future__ import annotations
 
-import importlib
 import multiprocessing
 import sys
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
@@ -18,7 +20,8 @@ from typing import Any
 
 from tilelang import env
 
-__all__ = ["SerialExecutor", "local_process_executor", "CompileTask", "compile_task"]
+__all__ = ["SerialExecutor", "local_process_executor", "CompileTask", "compile_task", "pack_job", "unpack_job",
+           "register_job"]
 
 # Jobs registered before a fork: forked workers find functions that cannot be imported (closures, __main__).
 _FORKED_JOBS: dict[int, Any] = {}
@@ -45,35 +48,76 @@ def local_process_executor(max_workers: int | None = None) -> Executor:
     return ProcessPoolExecutor(max_workers=workers, mp_context=context)
 
 
-def _resolve_by_name(module: str, qualname: str) -> Any:
-    obj: Any = importlib.import_module(module)
-    for part in qualname.split("."):
-        obj = getattr(obj, part)
-    while not hasattr(obj, "compile") or not hasattr(obj, "mode"):  # unwrap autotune wrappers to the JITImpl
-        inner = getattr(obj, "jit_impl", None)
-        if inner is None:
-            raise TypeError(f"{module}.{qualname} is not a @tilelang.jit function")
-        obj = inner
-    return obj
-
-
 @dataclass(frozen=True)
 class CompileTask:
-    """Compile one configuration of a jit function; the function travels as a fork token or by name."""
+    """Compile one configuration of a jit function: a fork token plus the job by value (`payload`)."""
 
     token: int
-    module: str
-    qualname: str
+    payload: bytes
     args: tuple
     kwargs: dict
 
     def resolve(self) -> Any:
         job = _FORKED_JOBS.get(self.token)
-        return job if job is not None else _resolve_by_name(self.module, self.qualname)
+        return job if job is not None else unpack_job(self.payload)
 
 
-def register_job(jit_impl: Any) -> int:
-    """Make `jit_impl` reachable by processes forked from now on; returns its token."""
+def pack_job(jit_impl: Any, target: dict[str, Any]) -> bytes:
+    """The job by value: the factory (cloudpickled), its source file's text (kernels are parsed from source, and
+    a function pickled by value loses its file), and its compile options with `target` resolved."""
+    from dataclasses import replace
+
+    import cloudpickle
+
+    options = replace(jit_impl.options, target=target)
+    code = getattr(jit_impl.fn, "__code__", None)
+    source = None
+    if code is not None:
+        import linecache
+
+        lines = linecache.getlines(code.co_filename)
+        if lines:
+            source = (code.co_filename, "".join(lines))
+    return cloudpickle.dumps((jit_impl.fn, options, jit_impl.mode, source))
+
+
+def _with_filename(code: Any, filename: str) -> Any:
+    """`code` and every code object nested in it, with `co_filename` set to `filename`."""
+    consts = tuple(_with_filename(c, filename) if hasattr(c, "co_code") else c for c in code.co_consts)
+    return code.replace(co_filename=filename, co_consts=consts)
+
+
+def unpack_job(payload: bytes) -> Any:
+    """The `JITImpl` a worker compiles with (see `pack_job`)."""
+    import cloudpickle
+
+    from tilelang.jit.decorator import JITImpl
+
+    fn, options, mode, source = cloudpickle.loads(payload)
+    if source is not None and hasattr(fn, "__code__"):
+        import linecache
+
+        filename, text = source
+        if fn.__code__.co_filename != filename:  # pickled by value: restore the file its source lives in
+            fn.__code__ = _with_filename(fn.__code__, filename)
+        if not linecache.getlines(filename):  # a worker on another host: the file is not there
+            linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
+    job = JITImpl(fn, options)
+    job.mode = mode
+    return job
+
+
+def register_job(jit_impl: Any, target: dict[str, Any] | None = None) -> int:
+    """Make `jit_impl` (its target resolved to `target`) reachable by processes forked from now on; returns its
+    token."""
+    if target is not None:
+        from dataclasses import replace
+
+        from tilelang.jit.decorator import JITImpl
+
+        mode = jit_impl.mode
+        jit_impl = JITImpl(jit_impl.fn, replace(jit_impl.options, target=target))
+        jit_impl.mode = mode
     token = id(jit_impl)
     _FORKED_JOBS[token] = jit_impl
     return token
@@ -89,4 +133,5 @@ def compile_task(task: CompileTask) -> dict[str, Any]:
     if not files and exporter is not None:
         files = dict(exporter(artifact))
     return {"artifact": artifact.to_json(), "files": files, "cache_key": kernel.cache_key,
-            "out_idx": list(kernel.out_idx)}
+            "out_idx": list(kernel.out_idx), "target": artifact.target,
+            "pass_configs": dict(jit_impl.options.pass_configs)}

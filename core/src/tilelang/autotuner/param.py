@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
-__all__ = ["CompileArgs", "ProfileArgs", "AutotuneResult"]
+__all__ = ["CompileArgs", "ProfileArgs"]  # AutotuneResult: module attribute (lazy, from the tuner)
 
 # file names of a stored tuning result and kernel (the reference's layout constants)
 BEST_CONFIG_PATH = "best_config.json"

@@ -98,7 +98,8 @@ class AutoTuner:
             return None
         defaults = [v.default for v in dict(parameters).values()
                     if getattr(v, "default", inspect.Parameter.empty) is not inspect.Parameter.empty]
-        configs = self.configs if not callable(self.configs) else ("callable", getattr(self.configs, "__qualname__", ""))
+        configs = (self.configs if not callable(self.configs)
+                   else ("callable", getattr(self.configs, "__qualname__", "")))
         try:
             return digest("autotune-key", function_fingerprint(self.fn), canonical(defaults),
                           canonical(extra_parameters), canonical(configs), _args_spelling(self.compile_args),
@@ -191,11 +192,12 @@ class AutoTuner:
                      configs: list[dict[str, Any]]) -> tuple[list[JITKernel | None], list[dict[str, Any]]]:
         from tqdm.auto import tqdm
 
-        token = executors.register_job(self.jit_impl)
-        fn = self.jit_impl.fn
+        target = self.jit_impl.options.resolved_target()  # resolved here, once: workers never re-resolve "auto"
+        token = executors.register_job(self.jit_impl, target)
+        payload = executors.pack_job(self.jit_impl, target)
         if self.jit_impl.mode == "eager":  # workers need shapes and dtypes, not the tensors' data
             args, kwargs = _stand_ins(args), dict(zip(kwargs, _stand_ins(tuple(kwargs.values()))))
-        tasks = [executors.CompileTask(token, fn.__module__, fn.__qualname__, args, {**kwargs, **c}) for c in configs]
+        tasks = [executors.CompileTask(token, payload, args, {**kwargs, **c}) for c in configs]
         trials: list[dict[str, Any]] = [{"config": c, "latency": None, "error": None} for c in configs]
         kernels: list[JITKernel | None] = [None] * len(configs)
         own = self.executor is None

@@ -20,6 +20,7 @@ from tilelang.backend.execution import (
     register_lazy_execution_backends,
     resolve_execution_backend,
 )
+from tilelang.backend.execution_backend import ExecutionBackendSpec
 from tilelang.backend.hooks import hookimpl, plugin_manager
 from tilelang.backend.host_codegen import (
     HostCodegen,
@@ -36,7 +37,6 @@ from tilelang.backend.host_codegen import (
     register_lazy_host_codegen_hooks,
     resolve_host_codegen,
 )
-from tilelang.backend.execution_backend import ExecutionBackendSpec
 from tilelang.backend.manifest import Backend, ToolStatus
 from tilelang.backend.module import (
     BackendContext,

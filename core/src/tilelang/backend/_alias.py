@@ -59,7 +59,10 @@ class BackendAliasFinder(importlib.abc.MetaPathFinder):
 
         package = plugins.package_for_alias(head)
         if package is None:
-            from tilelang.errors import BackendNotInstalled, distribution_for
+            from tilelang.errors import FIRST_PARTY_BACKENDS, BackendNotInstalled, distribution_for
+
+            if head not in FIRST_PARTY_BACKENDS:
+                return None  # not a backend this project knows: the usual ModuleNotFoundError
 
             names = sorted({ep.package.removeprefix("tilelang_") for ep in plugins.entry_points()})
             raise BackendNotInstalled(head, installed=plugins.installed_kinds(), message=(

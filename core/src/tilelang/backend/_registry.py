@@ -5,6 +5,7 @@ every registry shares:
 
 - eager and lazy forms: `register(key, entry)` stores an object, `register_lazy(key, "pkg.mod:attr")` stores
   an import path resolved the first time the key is looked up (the attribute may be one entry or a sequence);
+  a plain module path (``"pkg.mod"``) is imported instead, and registers what it defines when it runs;
 - registering the same entry twice is a no-op; a different entry under a taken name raises
   `DuplicateRegistrationError` unless ``override=True``;
 - a lookup first asks the plugin loader to load the backend that serves the key (entry points), so a plugin is
@@ -128,9 +129,13 @@ class Registry(Generic[T]):
         return entry
 
     def register_lazy(self, key: str, import_path: str) -> None:
-        """Register the entry (or sequence of entries) at ``"module:attr"``, imported on first lookup of `key`."""
-        if ":" not in import_path:
-            raise ValueError(f"lazy {self.what} path must look like 'package.module:attribute', got {import_path!r}")
+        """Register the entry (or sequence of entries) at ``"module:attr"``, imported on first lookup of `key`; a
+        plain ``"package.module"`` is imported then, and registers its entries itself."""
+        module, _, attr = import_path.partition(":")
+        if not module or not all(part.isidentifier() for part in module.split(".")) or (
+                ":" in import_path and not attr):
+            raise ValueError(f"lazy {self.what} path must look like 'package.module' or 'package.module:attribute', "
+                             f"got {import_path!r}")
         with _lock:
             pending = self._lazy.setdefault(key, [])
             if (import_path, current_owner()) not in pending:
@@ -180,6 +185,8 @@ class Registry(Generic[T]):
                     f"the {self.what} registered{_by(owner)} for {key!r} at {import_path!r} cannot be imported: "
                     f"{type(exc).__name__}: {exc}"
                 ) from exc
+            if ":" not in import_path:
+                continue  # a module path: importing it registered whatever it provides
             values: Iterable[T] = obj if isinstance(obj, Sequence) and not isinstance(obj, str) else [obj]
             with owned_by(owner) if owner else contextlib.nullcontext():
                 for value in values:

@@ -21,7 +21,6 @@ listing the names that do.
 
 from __future__ import annotations
 
-import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
@@ -39,7 +38,10 @@ class ExecutionBackend(ABC):
 
     Subclasses set `name` and implement `unavailable_reason` (cheap: no device initialisation beyond what is
     needed to answer) and `load`, which turns a compiled artifact into a callable taking tensors in the
-    kernel's parameter order. Optional: `device_timer` (device-side timing for the profiler); attributes
+    kernel's parameter order. Optional: `device_timer` (device-side timing for the profiler);
+    ``argument_alignment(artifact)`` (the byte alignment each parameter's data pointer needs, in parameter order;
+    without it the artifact's ``param_align`` metadata, else ``default_alignment``; a backend that copies tensors
+    into device buffers answers 1s; less aligned tensors are passed as aligned copies); attributes
     ``torch_device_type``, ``launcher_checks_arguments``, ``default_alignment``.
     """
 
@@ -132,7 +134,9 @@ def resolve_execution_backend(target: Any, name: str | None = "auto") -> Executi
 
     kind = kind_of(target)
     if name in (None, "auto"):
-        name = os.environ.get("TILELANG_EXECUTION_BACKEND", "auto").strip() or "auto"
+        from tilelang.env import env
+
+        name = env.get_default_execution_backend()
     backends = execution_backends_for(target)
     if not backends:
         plugins.check_kind(kind)

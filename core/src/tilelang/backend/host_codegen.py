@@ -32,6 +32,7 @@ __all__ = [
     "HostCodegen", "HostCodegenHook", "HostCodegenFunc", "HostCodegenHookFunc", "TargetPredicate",
     "global_func_host_codegen", "register_host_codegen", "register_lazy_host_codegen",
     "register_host_codegen_hook", "register_lazy_host_codegen_hooks", "allowed_host_codegens_for_target",
+    "host_codegens_for_target",
     "apply_host_codegen_hooks", "resolve_host_codegen", "host_codegen_hooks_for",
 ]
 
@@ -96,7 +97,8 @@ def register_host_codegen(target_host_kind: str, codegen: HostCodegen, *, overri
 
 
 def register_lazy_host_codegen(target_host_kind: str, import_path: str) -> None:
-    """Register the HostCodegen at ``"module:attr"``, imported when `target_host_kind` is first resolved."""
+    """Register the HostCodegen at ``"module:attr"`` — or a module that registers its own when imported — imported
+    when `target_host_kind` is first resolved."""
     _HOST_CODEGENS.register_lazy(target_host_kind, import_path)
 
 
@@ -106,19 +108,25 @@ def register_host_codegen_hook(target_kind: str, hook: HostCodegenHook, *, overr
 
 
 def register_lazy_host_codegen_hooks(target_kind: str, import_path: str) -> None:
-    """Register the hook (or sequence of hooks) at ``"module:attr"`` for device target kind `target_kind`."""
+    """Register the hook (or sequence of hooks) at ``"module:attr"`` — or a module that registers its own when
+    imported — for device target kind `target_kind`."""
     _HOST_HOOKS.register_lazy(target_kind, import_path)
 
 
-def allowed_host_codegens_for_target(target_host: Target) -> list[HostCodegen]:
+def host_codegens_for_target(target_host: Target) -> list[HostCodegen]:
     """The registered host codegens of `target_host`'s kind whose predicate accepts it, in order."""
     return [cg for cg in _HOST_CODEGENS.get(kind_of(target_host)) if cg.matches(target_host)]
+
+
+def allowed_host_codegens_for_target(target_host: Target) -> list[str]:
+    """The names of the host codegens that accept `target_host`, in registration order (as TileLang 0.1.14)."""
+    return [cg.name for cg in host_codegens_for_target(target_host)]
 
 
 def resolve_host_codegen(target_host: Target) -> HostCodegen:
     """The one host codegen for `target_host`; none or several matching is an error."""
     kind = kind_of(target_host)
-    found = allowed_host_codegens_for_target(target_host)
+    found = host_codegens_for_target(target_host)
     if not found:
         known = ", ".join(_HOST_CODEGENS.keys()) or "none"
         raise NoImplementationError(

@@ -11,7 +11,6 @@ Escape hatches: ``TILELANG_DISABLE_PLUGIN_AUTOLOAD=1`` ignores every entry point
 
 from __future__ import annotations
 
-import os
 import threading
 import warnings
 from dataclasses import dataclass, field
@@ -84,9 +83,11 @@ def read_entry_points() -> list[EntryPointInfo]:
 
 def _usable(found: list[EntryPointInfo]) -> list[EntryPointInfo]:
     """`found` less what the escape-hatch variables exclude."""
-    if os.environ.get("TILELANG_DISABLE_PLUGIN_AUTOLOAD", "").strip() not in ("", "0"):
+    from tilelang.env import env
+
+    if str(env.TILELANG_DISABLE_PLUGIN_AUTOLOAD or "").strip() not in ("", "0"):
         return []
-    blocked = {b.strip() for b in os.environ.get("TILELANG_BLOCK_PLUGINS", "").split(",") if b.strip()}
+    blocked = {b.strip() for b in str(env.TILELANG_BLOCK_PLUGINS or "").split(",") if b.strip()}
     return [ep for ep in found if ep.kind not in blocked and ep.package.removeprefix("tilelang_") not in blocked]
 
 

@@ -13,7 +13,6 @@ The reference's registries are here too: `register_target_detector` / `auto_dete
 
 from __future__ import annotations
 
-import os
 import shlex
 import sys
 import threading

@@ -16,7 +16,6 @@ import re
 import sys
 from typing import Any
 
-from tilelang._version import __version__
 from tilelang.jit.kernel import JITKernel
 
 __all__ = ["KernelCache", "JITKernel"]

@@ -20,7 +20,8 @@ def normalize_output_indices(indices: list[int], num_params: int) -> list[int]:
     return out
 
 
-def prepare_tvm_ffi_callee_allocated_outputs(func: Any, out_idx: list[int] | int | None) -> tuple[Any, list[int] | None]:
+def prepare_tvm_ffi_callee_allocated_outputs(func: Any,
+                                             out_idx: list[int] | int | None) -> tuple[Any, list[int] | None]:
     """``(func with tilelang_out_idx, output indices)``: a func that already carries the attribute keeps it (a
     different `out_idx` is a ValueError); otherwise `out_idx` is validated and attached to a copy of `func`."""
     requested = None if out_idx is None else ([out_idx] if isinstance(out_idx, int) else list(out_idx))

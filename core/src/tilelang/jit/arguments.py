@@ -1,10 +1,14 @@
 """The call path of a compiled kernel: cheap argument checks, output allocation, and precise diagnoses.
 
 `make_caller` generates (once per kernel) a Python function specialised to the kernel's parameters: it checks
-the argument count, device, alignment (LLVM code may assume aligned buffers: a misaligned pointer would crash)
-and, unless the launcher checks them itself, dtype, shape (symbolic dims included) and contiguity; allocates
-the outputs; and calls the launcher. Any failed check, or an error raised by the launcher, goes to
-`diagnose`, which names the parameter and what was expected in a `KernelArgumentError`.
+the argument count, device, alignment and, unless the launcher checks them itself, dtype, shape (symbolic dims
+included) and contiguity; allocates the outputs; and calls the launcher. Any failed check, or an error raised by
+the launcher, goes to `diagnose`, which names the parameter and what was expected in a `KernelArgumentError`.
+
+Alignment is not the caller's concern: a tensor whose data pointer is less aligned than the compiled code
+assumes (``torch.from_numpy`` arrays are 16-byte aligned, an offset view ``t[1:]`` is element-aligned) is
+replaced for the call by an aligned copy, which is written back afterwards when the kernel changed it
+(`call_realigned`). Kernels that assume no more than element alignment take every tensor zero-copy.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from typing import Any
 from tilelang.artifact import ParamInfo
 from tilelang.errors import KernelArgumentError
 
-__all__ = ["torch_dtype", "make_caller", "diagnose", "normalize_out_idx", "param_alignment"]
+__all__ = ["torch_dtype", "make_caller", "diagnose", "normalize_out_idx", "param_alignment", "call_realigned"]
 
 _DEVICE_ATTR = {"cpu": "is_cpu", "cuda": "is_cuda", "mps": "is_mps", "xpu": "is_xpu", "meta": "is_meta"}
 _TORCH_NAMES = {"bool": "bool", "float8_e4m3": "float8_e4m3fn", "float8_e5m2": "float8_e5m2"}
@@ -102,9 +106,49 @@ def diagnose(kernel_name: str, params: Sequence[ParamInfo], inputs: Sequence[int
         if not value.is_contiguous():
             fail(idx, f"expected a contiguous tensor, got strides {list(value.stride())} for shape "
                       f"{list(value.shape)}; call .contiguous() first")
-        if value.data_ptr() % align[idx]:
-            fail(idx, f"data pointer {value.data_ptr():#x} is not {align[idx]}-byte aligned (an offset view such as "
-                      "t[1:]?); the compiled code assumes aligned buffers: pass a fresh tensor or .clone() it")
+
+
+def _aligned_copy(value: Any, align: int) -> Any:
+    """A copy of contiguous tensor `value` whose data pointer is a multiple of `align` bytes."""
+    import torch
+
+    copy = value.clone(memory_format=torch.contiguous_format)
+    if copy.data_ptr() % align == 0:  # torch's allocators align to 64 (CPU) / 512 (CUDA) bytes
+        return copy
+    nbytes = value.numel() * value.element_size()
+    raw = torch.empty(nbytes + align, dtype=torch.uint8, device=value.device)
+    start = -raw.data_ptr() % align
+    copy = raw[start:start + nbytes].view(value.dtype).view(value.shape)
+    copy.copy_(value)
+    return copy
+
+
+def call_realigned(call: Callable[..., Any], kernel_name: str, inputs: Sequence[int], align: Sequence[int],
+                   args: Sequence[Any]) -> Any:
+    """``call(*args)`` with every tensor argument less aligned than `align` asks replaced by an aligned copy.
+
+    An argument passed twice (``kernel(x, x)``) gets one copy. After the call each copy is written back to its
+    tensor: on the CPU only when the kernel changed it (an input is not rewritten: it may be read-only memory, and
+    rewriting it could undo an aliased output), on devices always (comparing would synchronise).
+    """
+    import torch
+
+    fixed = list(args)
+    copies: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+    for pos, (idx, value) in enumerate(zip(inputs, args)):
+        if isinstance(value, torch.Tensor) and value.data_ptr() % align[idx]:
+            key = (value.data_ptr(), value.dtype, tuple(value.shape))
+            if key not in copies:
+                copies[key] = (value, _aligned_copy(value, align[idx]))
+            fixed[pos] = copies[key][1]
+    if not copies:
+        raise KernelArgumentError(f"kernel {kernel_name!r}: arguments rejected")
+    result = call(*fixed)
+    for original, copy in copies.values():
+        if original.device.type != "cpu" or not torch.equal(copy.reshape(-1).view(torch.uint8),
+                                                            original.reshape(-1).view(torch.uint8)):
+            original.copy_(copy)
+    return result
 
 
 def make_caller(kernel_name: str, params: Sequence[ParamInfo], out_idx: Sequence[int], launcher: Callable[..., Any],
@@ -114,7 +158,7 @@ def make_caller(kernel_name: str, params: Sequence[ParamInfo], out_idx: Sequence
 
     inputs = [i for i in range(len(params)) if i not in set(out_idx)]
     ns: dict[str, Any] = {"_launch": launcher, "_empty": torch.empty, "_diagnose": diagnose, "_params": params,
-                          "_inputs": inputs, "_Error": KernelArgumentError, "_align": list(align),
+                          "_inputs": inputs, "_realigned": call_realigned, "_align": list(align),
                           "_name": kernel_name, "_dev_type": device_type}
     var = {i: f"a{i}" for i in range(len(params))}
     lines = ["def call(*args):", f"    if len(args) != {len(inputs)}:",
@@ -182,9 +226,9 @@ def make_caller(kernel_name: str, params: Sequence[ParamInfo], out_idx: Sequence
             lines.append("        bad = False")
         lines.append("    except Exception:")
         lines.append("        bad = True")
-        lines.append("    if bad:")
+        lines.append("    if bad:")  # a wrong argument raises in _diagnose; what passes it is only misaligned
         lines.append("        _diagnose(_name, _params, _inputs, args, _align, _dev_type)")
-        lines.append("        raise _Error(f'kernel {_name!r}: arguments rejected')")
+        lines.append("        return _realigned(call, _name, _inputs, _align, args)")
     all_args = ", ".join(var[i] for i in range(len(params)))
     lines += ["    try:", *out_lines, f"        _launch({all_args})", "    except Exception as exc:",
               "        _diagnose(_name, _params, _inputs, args, _align, _dev_type, exc)", "        raise"]

@@ -23,6 +23,7 @@ from tilelang.cache.environment import prime_plugin_discovery
 from tilelang.cache.keys import canonical, digest, program_text, sources_digest, target_fingerprint, versions
 from tilelang.cache.manager import kernel_cache
 from tilelang.errors import ExecutionBackendUnavailable, TargetError
+from tilelang.jit.diagnostics import jit_phase
 from tilelang.jit.kernel import JITKernel
 
 __all__ = ["CompileOptions", "compile", "par_compile", "kernel_from_cache"]
@@ -69,9 +70,12 @@ class CompileOptions:
                 versions(), sources_digest(kinds)]
 
     def log(self, message: str, *args: Any) -> None:
-        if self.verbose or env.verbose():
-            print("[tilelang.jit] " + message % args)
-        logger.debug(message, *args)
+        """Log at INFO; with ``verbose=True`` (or ``TILELANG_VERBOSE``) the line is shown whatever the level, through
+        the ``tilelang`` logger's (tqdm-safe) handler."""
+        if (self.verbose or env.verbose()) and not logger.isEnabledFor(logging.INFO):
+            logger.handle(logger.makeRecord(logger.name, logging.INFO, __file__, 0, message, args, None))
+        else:
+            logger.info(message, *args)
 
 
 def _kinds(*targets: Any) -> tuple[str, ...]:
@@ -96,13 +100,31 @@ def _prim_func(func: Any) -> Any:
     raise TypeError(f"expected a tirx PrimFunc (e.g. from @T.prim_func), got {type(func).__name__}: {func!r}")
 
 
-def _param_align(prim: Any) -> dict[str, int]:
-    """Each buffer parameter's declared data alignment (what generated code may assume)."""
+def _name_of(prim: Any) -> str:
+    attrs = getattr(prim, "attrs", None)
+    if attrs is not None and "global_symbol" in attrs:
+        return str(attrs["global_symbol"])
+    return str(getattr(prim, "__name__", "main"))
+
+
+def _param_align(prim: Any, target: dict[str, Any]) -> dict[str, int]:
+    """Each buffer parameter's data alignment that the compiled code assumes of the pointer it is given.
+
+    Kernels that run on the host (CPU targets) are built from the lowered function, whose parameters the core
+    pipeline's `HostChecks` re-declared with their element's alignment: any torch tensor fits. Device kernels
+    keep the program's declaration (their vector loads may assume it); a misaligned tensor is then copied.
+    """
+    from tvm.target import Target
+
+    from tilelang.transform.plan_shared_memory import dtype_bytes
+
+    on_host = int(Target({k: v for k, v in target.items() if k != "host"}).get_target_device_type()) == 1
     found = {}
     for p in prim.params:
-        align = getattr(getattr(p, "ty", None), "data_alignment", None)
+        ty = getattr(p, "ty", None)
+        align = getattr(ty, "data_alignment", None)
         if align is not None:
-            found[str(p.name)] = int(align)
+            found[str(p.name)] = min(int(align), dtype_bytes(str(ty.dtype))) if on_host else int(align)
     return found
 
 
@@ -115,7 +137,7 @@ def _lower(prim: Any, target: dict[str, Any], options: CompileOptions) -> Compil
         kwargs["compile_flags"] = options.compile_flags
     artifact = lower(prim, **kwargs)
     if "param_align" not in artifact.metadata:
-        artifact.metadata["param_align"] = _param_align(prim)
+        artifact.metadata["param_align"] = _param_align(prim, target)
     return artifact
 
 
@@ -168,9 +190,16 @@ def compile_with(func: Any, options: CompileOptions, target: dict[str, Any] | No
         if kernel is not None:
             return kernel
     start = time.perf_counter()
-    artifact = _lower(prim, target, options)
-    kernel = JITKernel(artifact, options.out_idx, backend or options.execution_backend, cache_key=key,
-                       prim_func=prim, pass_configs=options.pass_configs, compile_flags=options.compile_flags)
+    name = _name_of(prim)
+    if env.is_print_on_compilation_enabled():
+        logger.info("TileLang begins to compile kernel `%s` with `out_idx=%s` for %s", name, options.out_idx,
+                    target.get("kind"))
+    context = {"kernel": name, "target": target, "backend": options.execution_backend}
+    with jit_phase("cache.compile", verbose=options.verbose, **context):
+        with jit_phase("lower", verbose=options.verbose, **context):
+            artifact = _lower(prim, target, options)
+        kernel = JITKernel(artifact, options.out_idx, backend or options.execution_backend, cache_key=key,
+                           prim_func=prim, pass_configs=options.pass_configs, compile_flags=options.compile_flags)
     options.log("compiled %s for %s in %.3f s", artifact.name, target.get("kind"), time.perf_counter() - start)
     hooks.plugin_manager().hook.tilelang_kernel_compiled(kernel=kernel)
     if key is not None:
@@ -213,7 +242,20 @@ def par_compile(funcs: Iterable[Any], out_idx: int | Sequence[int] | None = None
             logger.warning("par_compile: %r failed: %s", getattr(func, "__name__", func), exc)
             return None
 
-    if workers == 1:
-        return [one(f) for f in funcs]
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tilelang-compile") as pool:
-        return list(pool.map(one, funcs))
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(funcs), desc="par_compile", disable=len(funcs) < 2, leave=False)
+    try:
+        if workers == 1:
+            results = []
+            for f in funcs:
+                results.append(one(f))
+                bar.update()
+            return results
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tilelang-compile") as pool:
+            futures = [pool.submit(one, f) for f in funcs]
+            for future in futures:
+                future.add_done_callback(lambda _: bar.update())
+            return [future.result() for future in futures]
+    finally:
+        bar.close()

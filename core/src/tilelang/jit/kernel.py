@@ -72,7 +72,9 @@ class JITKernel:
     def _make_caller(self) -> Any:
         backend = self._backend
         launcher = self._launcher = backend.load(self.artifact)
-        align = param_alignment(self.params, self.artifact.metadata, getattr(backend, "default_alignment", 64))
+        by_backend = getattr(backend, "argument_alignment", None)  # a backend that copies tensors needs none
+        align = (list(by_backend(self.artifact)) if by_backend is not None else
+                 param_alignment(self.params, self.artifact.metadata, getattr(backend, "default_alignment", 64)))
         return make_caller(self.artifact.name, self.params, self.out_idx, launcher,
                            device_type=getattr(backend, "torch_device_type", None),
                            launcher_checks=bool(getattr(backend, "launcher_checks_arguments", False)), align=align)
@@ -212,7 +214,8 @@ class JITKernel:
         return {"latency": self.latency, "config": self.config, "ref_latency": self.ref_latency}
 
     @classmethod
-    def from_database(cls, func: Any = None, kernel_global_source: str | None = None, kernel_lib_path: str | None = None,
+    def from_database(cls, func: Any = None, kernel_global_source: str | None = None,
+                      kernel_lib_path: str | None = None,
                       params: Any = None, target: Any = "auto", target_host: Any = None, out_idx: Any = None,
                       execution_backend: str = "auto", pass_configs: dict[str, Any] | None = None,
                       compile_flags: Any = None, cache_key: str | None = None, **_: Any) -> JITKernel:

@@ -105,6 +105,7 @@ from tilelang.language.tileops import (
     reduce_min,
     reduce_sum,
 )
+from tilelang.layout import Fragment, Layout
 
 # reference spellings that shadow Python builtins: only attributes of this module
 globals()["bool"] = bool_
@@ -116,8 +117,8 @@ Unroll = unroll
 Vectorized = vectorized
 
 __all__ = [
-    "Buffer", "Cast", "FragmentBuffer", "GemmWarpPolicy", "Kernel", "LocalBuffer", "Parallel", "Pipelined",
-    "Serial", "SharedBuffer", "StridedTensor", "Tensor", "TensorSpec", "Unroll", "Vectorized",
+    "Buffer", "Cast", "Fragment", "FragmentBuffer", "GemmWarpPolicy", "Kernel", "Layout", "LocalBuffer", "Parallel",
+    "Pipelined", "Serial", "SharedBuffer", "StridedTensor", "Tensor", "TensorSpec", "Unroll", "Vectorized",
     "abs", "alloc_fragment", "alloc_local", "alloc_shared", "alloc_var", "annotate_layout", "atomic_add",
     "atomic_max", "atomic_min", "bfloat16", "bool_", "cast", "ceil", "ceildiv", "clear", "const", "copy", "cos",
     "cumsum", "dtype", "dynamic", "empty", "erf", "exp", "exp2", "exp10", "fill", "float4_e2m1fn", "float8_e4m3fn",

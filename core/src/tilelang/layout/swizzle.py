@@ -22,10 +22,11 @@ from tilelang.layout.buffers import buffer_info, dtype_bits, stride_and_continuo
 from tilelang.layout.fragment import Fragment, make_fully_replicated_layout_fragment
 from tilelang.layout.layout import Layout, PaddedLayout, register_layout_kind, tile_shape_and_dtype
 
-__all__ = ["SwizzledLayout", "dtype_bytes", "make_full_bank_swizzled_layout", "make_fully_replicated_layout_fragment",
-           "make_gemm_fragment_8x8", "make_gemm_fragment_8x8_transposed", "make_half_bank_swizzled_layout",
-           "make_linear_layout", "make_quarter_bank_swizzled_layout", "make_swizzled_layout",
-           "make_tcgen05mma_swizzled_layout", "make_volta_swizzled_layout", "make_wgmma_swizzled_layout"]
+__all__ = ["SwizzledLayout", "dtype_bytes", "get_swizzle_layout", "make_full_bank_swizzled_layout",
+           "make_fully_replicated_layout_fragment", "make_gemm_fragment_8x8", "make_gemm_fragment_8x8_transposed",
+           "make_half_bank_swizzled_layout", "make_linear_layout", "make_mma_swizzle_layout",
+           "make_quarter_bank_swizzled_layout", "make_swizzled_layout", "make_tcgen05mma_swizzled_layout",
+           "make_volta_swizzled_layout", "make_wgmma_swizzled_layout"]
 
 
 def dtype_bytes(dtype: str) -> int:
@@ -196,3 +197,38 @@ def make_gemm_fragment_8x8_transposed() -> Fragment:
 
 
 _ = make_fully_replicated_layout_fragment  # re-exported: the reference defines it in this module
+
+
+def get_swizzle_layout(row_idx: Any, col_idx: Any, row_size: int, dtype: Any,
+                       swizzle_bytes: int | None = None) -> tuple[Any, Any, Any]:
+    """``(column tile, row, swizzled column)`` of element ``(row_idx, col_idx)`` of a shared tile with rows of
+    `row_size` elements: the row's 16-byte vectors are grouped `swizzle_bytes` at a time (default: the row, at
+    most 128 bytes), and the vector index in a group is XORed with the row's position in its 8-row period."""
+    bits = dtype_bits(dtype)
+    row_bytes = bits * int(row_size) // 8
+    if row_bytes % 32:
+        raise ValueError(f"get_swizzle_layout: rows must be a multiple of 32 bytes, got {row_bytes}")
+    if swizzle_bytes is None:
+        swizzle_bytes = min(128, row_bytes)
+    per_vector = 128 // bits
+    group = int(swizzle_bytes) // 16
+    vector = col_idx // per_vector
+    swizzled = ((vector % group) ^ ((row_idx % 8) // (8 // group))) * per_vector + col_idx % per_vector
+    return vector // group, row_idx, swizzled
+
+
+def make_mma_swizzle_layout(shared_buf: Any, is_smooth: bool = False) -> Layout:
+    """The ldmatrix-friendly swizzle of a shared tile (`get_swizzle_layout` on its last two dims, column tiles
+    first); the identity when `is_smooth` or when a row is not a multiple of 64 bytes."""
+    _, shape, dtype = buffer_info(shared_buf)  # type: ignore[misc]
+    from tilelang.layout.indexing import const_int
+
+    cols = const_int(shape[-1])
+    if is_smooth or cols is None or cols * dtype_bits(dtype) % 512:
+        return Layout(shape, lambda *idx: list(idx))
+
+    def forward(*idx: Any) -> list[Any]:
+        *lead, i, j = idx
+        return [*lead, *get_swizzle_layout(i, j, cols, dtype)]
+
+    return Layout(shape, forward)

@@ -183,7 +183,7 @@ def _bench_with_cudagraph(fn: Callable[[], Any], cache: Any, n_repeat: int, quan
     return _summarise(times, quantiles, return_mode)
 
 
-class suppress_stdout_stderr:  # noqa: N801 (the reference's name)
+class suppress_stdout_stderr:
     """Silence file descriptors 1 and 2 (C-level output too) inside the block."""
 
     def __enter__(self) -> suppress_stdout_stderr:

@@ -141,17 +141,23 @@ def ApplyLayouts(target: Any = None) -> tvm.transform.Pass:
             if layout is not None:
                 plans[buf] = (len(shape) - len(layout.shape), layout)
 
+        remap = {}  # the tile in its storage shape (a layout may change the number of dims)
+        for buf, (lead, layout) in plans.items():
+            storage = list(buf.ty.shape)[:lead] + [tirx.IntImm("int32", s) if isinstance(s, int) else s
+                                                   for s in layout.storage_shape]
+            remap[buf] = C.buffer_with(buf, shape=storage)
+
         def mapped(buf: Any, indices: Any) -> list[Any]:
             lead, layout = plans[buf]
             idx = list(indices)
             return idx[:lead] + [analyzer.simplify(e) for e in layout.forward(idx[lead:])]
 
         def on_load(ld: Any) -> Any:
-            return tirx.BufferLoad(ld.source, mapped(ld.source, ld.indices)) if ld.source in plans else ld
+            return tirx.BufferLoad(remap[ld.source], mapped(ld.source, ld.indices)) if ld.source in plans else ld
 
         def on_store(st: Any) -> Any:
             if st.buffer in plans:
-                return tirx.BufferStore(st.buffer, st.value, mapped(st.buffer, st.indices))
+                return tirx.BufferStore(remap[st.buffer], st.value, mapped(st.buffer, st.indices))
             return st
 
         def on_alloc(a: Any) -> Any:
@@ -162,11 +168,6 @@ def ApplyLayouts(target: Any = None) -> tvm.transform.Pass:
 
         body = tvm_ffi.structural_map(func.body, [(tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store),
                                                   (tirx.AllocBuffer, on_alloc)])
-        remap = {}
-        for buf, (lead, layout) in plans.items():
-            storage = list(buf.ty.shape)[:lead] + [tirx.IntImm("int32", s) if isinstance(s, int) else s
-                                                   for s in layout.storage_shape]
-            remap[buf] = C.buffer_with(buf, shape=storage)
         return C.with_body(func, C.substitute(body, remap))
 
     return apply_layouts

@@ -11,7 +11,6 @@ import contextvars
 import difflib
 import enum
 import logging
-import os
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -160,7 +159,9 @@ def current_tl_config(key: str, default: Any = None) -> Any:
 
 
 def print_ir_target() -> str | None:
-    value = os.environ.get("TILELANG_PRINT_IR", "").strip()
+    from tilelang.env import env
+
+    value = str(env.TILELANG_PRINT_IR or "").strip()
     return value or None
 
 

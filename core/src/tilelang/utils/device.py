@@ -6,7 +6,7 @@ from typing import Any
 
 from tilelang.env import usable_cores
 
-__all__ = ["get_current_device", "get_available_cpu_count", "IS_CUDA", "IS_MPS"]
+__all__ = ["get_current_device", "get_available_cpu_count"]  # IS_CUDA / IS_MPS: module attributes, computed on access
 
 
 def _cuda() -> bool:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from tilelang.layout.swizzle import get_swizzle_layout, make_mma_swizzle_layout  # noqa: F401 - reference names
+
 HEADER_GUARD = "TILELANG_CUDA_INTRINSICS"
 
 _COMMON = r"""

@@ -27,6 +27,11 @@ class WgpuBackend(ExecutionBackend):
     launcher_checks_arguments = False  # let the JIT check dtype, shape and contiguity
     default_alignment = 1  # tensors are copied, never aliased: any alignment works
 
+    def argument_alignment(self, artifact: Any) -> list[int]:
+        """1 for every parameter: tensors are copied into GPU buffers, so a host pointer's alignment never
+        matters (the WGSL's vector views assume the alignment of those buffers, not of the tensor)."""
+        return [1] * len(artifact.params)
+
     def unavailable_reason(self) -> str | None:
         if importlib.util.find_spec("wgpu") is None:
             return "the wgpu package is not installed (pip install wgpu)"

@@ -23,6 +23,7 @@ from typing import Any
 from tilelang.errors import ExecutionBackendUnavailable, KernelArgumentError
 from tilelang_webgpu.adapter import adapter_summary, device, has_feature, timestamp_period_ns
 from tilelang_webgpu.buffers import BufferPool
+from tilelang_webgpu.packed_f16 import for_device
 from tilelang_webgpu.plan import KernelStep, LaunchPlan, names_in
 from tilelang_webgpu.subgroups import for_naga, uses_subgroups
 from tilelang_webgpu.wgsl import ShaderInterface, WGSLValidationError, validation_error
@@ -134,8 +135,9 @@ class WgpuLauncher:
         return names
 
     def _prepare(self, step: KernelStep, wgpu: Any) -> _Step:
-        iface = ShaderInterface.parse(step.wgsl)
-        pipeline, layout = compile_pipeline(step.wgsl, iface, step.name)
+        wgsl = for_device(step.wgsl, has_feature("shader-f16"))  # f16 packed into u32 words without the feature
+        iface = ShaderInterface.parse(wgsl)
+        pipeline, layout = compile_pipeline(wgsl, iface, step.name)
         if len(iface.storage) != len(step.buffers):
             raise ExecutionBackendUnavailable(
                 f"wgpu: kernel {step.name!r} declares {len(iface.storage)} storage buffers, its IR passes "

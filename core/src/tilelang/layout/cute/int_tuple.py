@@ -98,7 +98,7 @@ def _norm_leaf(x: Any) -> Any:
         return x
     if type(x).__name__ == "IntImm":
         return int(x.value)
-    if isinstance(x, tvm.ir.PrimExpr):
+    if isinstance(x, tvm.ir.Expr):
         return x
     try:
         import numpy as np
@@ -123,7 +123,7 @@ def is_int(x: Any) -> bool:
 
 
 def is_expr(x: Any) -> bool:
-    return isinstance(x, tvm.ir.PrimExpr)
+    return isinstance(x, tvm.ir.Expr)
 
 
 def is_zero(x: Any) -> bool:

@@ -344,7 +344,7 @@ def left_inverse(layout: Layout) -> Layout:
     return make(*_coalesce_py(tuple(out_sh), tuple(out_st)))
 
 
-def filter(layout: Layout) -> Layout:  # noqa: A001 - CuTe's name
+def filter(layout: Layout) -> Layout:
     """`coalesce` after turning every stride-0 mode into a size-1 one."""
     sh, st = _py(layout)
     fsh = tuple(1 if is_zero(d) else s for s, d in zip(it.leaves(sh), it.leaves(st)))
