@@ -115,7 +115,7 @@ def conformance(session: nox.Session) -> None:
         session.skip(f"the conformance kit is not at {CONFORMANCE_DIR} (set TILELANG_CONFORMANCE_DIR to run it)")
     _system_packages(session, PLUGINS)
     _install(session, "./core", *(f"./plugins/tilelang-{p}" for p in PLUGINS))
-    session.install("pytest-timeout", "cloudpickle")
+    session.install("pytest-timeout", "cloudpickle", "z3-solver")  # the reference suite imports z3 itself
     out = os.path.join(session.create_tmp(), "conformance-out")
     python = os.path.join(session.virtualenv.location, "bin", "python")
     session.run("python", run_py, "--python", python, "--out", out,

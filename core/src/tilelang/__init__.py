@@ -15,11 +15,13 @@ import logging
 from typing import Any
 
 from tilelang._version import __version__
+from tilelang import _tvm_compat
 from tilelang.backend import _alias
 from tilelang.env import env
 from tilelang.log import set_log_level
 
 _alias.install()
+_tvm_compat.install()
 
 logger = logging.getLogger("tilelang")
 

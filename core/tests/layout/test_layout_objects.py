@@ -223,3 +223,14 @@ def test_cutlass_metadata_layouts_are_injective(arch, dtype, mma):
     assert len(set(addrs)) == len(addrs)
     with pytest.raises(ValueError, match="should be"):
         make_cutlass_metadata_layout(tirx.decl_buffer((128, 64), "float32", name="E"), "float16", arch=arch, **kwargs)
+
+
+def test_ffi_api_table_resolves_every_name():
+    for name in _ffi_api._TABLE:
+        assert callable(getattr(_ffi_api, name)), name
+    with pytest.raises(AttributeError, match="does not implement"):
+        _ffi_api.no_such_native_function  # noqa: B018
+    atom = Layout([8, 64], lambda i, j: i * 64 + j)
+    assert _ffi_api.Layout_expand(atom, [2]).is_equal(atom.expand([2]))
+    frag = make_gemm_fragment_8x8()
+    assert int(_ffi_api.Fragment_thread_size(frag)) == 32

@@ -5,10 +5,10 @@ compiles each chunk on the executor (`tilelang.autotuner.executors`), returning 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
-__all__ = ["grouped_compile", "chunk"]
+__all__ = ["grouped_compile", "chunk", "compile_grouped_unit_tvm_ffi", "CompileUnitResult"]
 
 logger = logging.getLogger("tilelang.autotuner")
 
@@ -43,3 +43,31 @@ def grouped_compile(jit_impl: Any, configs: Sequence[dict[str, Any]], group_size
         it = iter(built)
         kernels.extend(next(it) if f is not None else None for f in funcs)
     return kernels
+
+
+class CompileUnitResult(NamedTuple):
+    """One configuration of a grouped unit: its index, config, kernel (None on failure) and the error."""
+
+    idx: int
+    config: dict[str, Any]
+    kernel: Any
+    error: BaseException | None
+
+
+def compile_grouped_unit_tvm_ffi(unit_items: list[tuple[int, dict[str, Any]]], compile_args: Any,
+                                 elaborate_func: Callable[..., Any]) -> list[CompileUnitResult]:
+    """Compile one unit of autotuning configurations: ``elaborate_func(**config)`` -> PrimFunc, each renamed
+    ``<symbol>_gc_<idx>`` so their kernels never collide, compiled with `compile_args` (a `CompileArgs`).
+    A configuration that fails records its error; the others still compile."""
+    results = []
+    for idx, config in unit_items:
+        try:
+            program = elaborate_func(**config)
+            symbol = str(program.attrs["global_symbol"]) if program.attrs and "global_symbol" in program.attrs \
+                else "main"
+            program = program.with_attr("global_symbol", f"{symbol}_gc_{idx}")
+            results.append(CompileUnitResult(idx, config, compile_args.compile_program(program), None))
+        except Exception as exc:
+            logger.warning("grouped compile: config %s (%s) failed: %s", idx, config, exc)
+            results.append(CompileUnitResult(idx, config, None, exc))
+    return results

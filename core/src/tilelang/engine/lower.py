@@ -9,7 +9,9 @@ whose code runs on the host (no device functions after the split) the device cod
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from tilelang.artifact import CompiledArtifact, ParamInfo
@@ -104,7 +106,6 @@ def lower(func: Any, target: Any = None, target_host: Any = None,
     from tvm.target import Target
 
     from tilelang.backend import hooks
-    from tilelang.backend.device_codegen import resolve_device_codegen
     from tilelang.backend.host_codegen import apply_host_codegen_hooks, resolve_host_codegen
     from tilelang.backend.target import determine_target
     from tilelang.engine.callback import apply_postproc
@@ -126,19 +127,21 @@ def lower(func: Any, target: Any = None, target_host: Any = None,
     mod, name, prim = _as_module(func)
     configs = normalize_pass_configs(pass_configs)
 
+    run_semantic_checks(mod)
     C.take_pending_error()
     try:
-        with pipeline.pass_context(configs):
-            lowered = pipeline.lower_tile_program(mod, tgt, th)
-            host_mod, device_mod = pipeline.split(lowered, tgt)
+        with compile_session(name, configs), pipeline.pass_context(configs, context=f"kernel={name}"):
+            with pipeline.pipeline_scope(tgt):
+                lowered = pipeline.lower_tile_program(mod, tgt, th)
+                host_mod, device_mod = pipeline.split(lowered, tgt)
             host_mod = apply_host_codegen_hooks(host_mod, th, tgt)
             host_mod = hooks.chain("tilelang_prepare_host_codegen", host_mod, target_host=th, target=tgt)
             if device_mod is None:
-                rt_mod = resolve_device_codegen(tgt).lower(host_mod, tgt)
+                rt_mod = _device_codegen(host_mod, tgt)
                 source = _inspect(rt_mod, "ll") or _inspect(rt_mod, "")
                 host_source = None
             else:
-                dev_rt = resolve_device_codegen(tgt).lower(device_mod, tgt)
+                dev_rt = _device_codegen(device_mod, tgt)
                 source = _inspect(dev_rt, "")
                 rt_mod = resolve_host_codegen(th).lower(host_mod, th)
                 rt_mod.import_module(dev_rt)
@@ -170,6 +173,65 @@ def lower(func: Any, target: Any = None, target_host: Any = None,
     )
     hooks.plugin_manager().hook.tilelang_artifact_built(artifact=artifact)
     return artifact
+
+
+def _device_codegen(mod: Any, target: Any) -> Any:
+    """Build `mod` with the target's device codegen, through the compile session's codegen middleware."""
+    from tilelang.backend.device_codegen import resolve_device_codegen
+    from tilelang.instrumentation import run_codegen_with_instrumentation
+
+    codegen = resolve_device_codegen(target)
+    return run_codegen_with_instrumentation(f"target.build.tilelang_{codegen.name}", mod, target,
+                                            lambda: codegen.lower(mod, target))
+
+
+@contextlib.contextmanager
+def compile_session(name: str, configs: dict[str, Any]) -> Iterator[Any]:
+    """The instrumentation session of one compilation (`tilelang.instrumentation`).
+
+    An enclosing session (a JIT compile, a tool) is reused. A new one gets the registered tools plus those the
+    configuration asks for: pass timing (``tl.pass_profile`` / ``TILELANG_PASS_PROFILE``), the lower trace
+    (``TL_LOWER_TRACE``, unless `tilelang.tools.lower_trace.enable` registered it) and the pass-diff hook
+    (``TILELANG_PASS_DIFF``, installed once per process).
+    """
+    from tilelang.instrumentation import compile_pass_instrumentation, current_compile_pass_instrumentation
+
+    if current_compile_pass_instrumentation() is not None:
+        with compile_pass_instrumentation(name=name) as session:
+            yield session
+        return
+    with compile_pass_instrumentation(name=name, tools=_configured_tools(configs)) as session:
+        yield session
+
+
+def _configured_tools(configs: dict[str, Any]) -> list[Any]:
+    from tilelang.env import env
+
+    tools: list[Any] = []
+    from tilelang.tools.pass_timing import create_pass_timing_tool
+
+    timing = create_pass_timing_tool(configs)
+    if timing is not None:
+        tools.append(timing)
+    if env.get_lower_trace_mode() is not None:
+        from tilelang.tools.lower_trace import core as lower_trace
+
+        if not lower_trace.is_registered():
+            session = lower_trace.session_from_environment()
+            if session is not None:
+                tools.append(session)
+    if env.get_pass_diff_mode() is not None:
+        from tilelang.utils.pass_diff_hook import install_pass_diff_hook
+
+        install_pass_diff_hook()
+    return tools
+
+
+def run_semantic_checks(mod: Any) -> None:
+    """The reference's pre-lowering checks (`tilelang.analysis`): misuse of T.Parallel raises ValueError."""
+    from tilelang.analysis import semantic_check
+
+    semantic_check(mod)
 
 
 def _final_shared_bytes(device_mod: Any) -> int | None:

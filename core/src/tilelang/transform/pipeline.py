@@ -120,11 +120,26 @@ def _run(mod: tvm.IRModule, passes: list[Any]) -> tvm.IRModule:
     return mod
 
 
+def pipeline_scope(target: Any) -> contextlib.AbstractContextManager[None]:
+    """The instrumentation scope of one pipeline run for `target` (phase ``pipeline_<kind>``, see
+    `tilelang.instrumentation.pass_pipeline`); nothing when a phase is already open (the engine opened it)."""
+    from tilelang.instrumentation import current_pass_phase, pass_pipeline
+
+    if current_pass_phase() is not None:
+        return contextlib.nullcontext()
+    return pass_pipeline(str(target.kind.name))
+
+
 def lower_tile_program(mod: tvm.IRModule, target: Any, target_host: Any) -> tvm.IRModule:
     """Run the pipeline up to (and including) MakePackedAPI; the result still holds host and device functions.
 
     `target` / `target_host` are ``tvm.target.Target``; functions get ``target`` bound here.
     """
+    with pipeline_scope(target):
+        return _lower_tile_program(mod, target, target_host)
+
+
+def _lower_tile_program(mod: tvm.IRModule, target: Any, target_host: Any) -> tvm.IRModule:
     from tvm import s_tir, tirx
 
     mod = tirx.transform.BindTarget(target.with_host(target_host))(mod)
@@ -176,13 +191,21 @@ def split(mod: tvm.IRModule, target: Any) -> tuple[tvm.IRModule, tvm.IRModule | 
 
 
 @contextlib.contextmanager
-def pass_context(configs: dict[str, Any]) -> Iterator[tvm.transform.PassContext]:
-    """A PassContext with TVM's share of `configs` and, under ``TILELANG_PRINT_IR``, the printing instrument;
-    the ``tl.*`` share is visible to core's passes through `tilelang.transform.config.current_tl_config`."""
+def pass_context(configs: dict[str, Any], *, context: str | None = None) -> Iterator[tvm.transform.PassContext]:
+    """A PassContext with TVM's share of `configs`; the ``tl.*`` share is visible to core's passes through
+    `tilelang.transform.config.current_tl_config`.
+
+    Its instruments: those of the enclosing PassContext, the printing instrument under ``TILELANG_PRINT_IR``,
+    and the active compile session's tools (`tilelang.instrumentation`; `context` describes this PassContext
+    to them).
+    """
+    from tilelang.instrumentation import create_pass_instruments
     from tilelang.transform.config import tl_configs, tvm_pass_configs
 
     which = print_ir_target()
-    instruments = [PrintIRInstrument(which)] if which else []
+    instruments = list(tvm.transform.PassContext.current().instruments)
+    instruments += [PrintIRInstrument(which)] if which else []
+    instruments += create_pass_instruments(context=context)
     with tl_configs(configs), tvm.transform.PassContext(
             opt_level=3, config=tvm_pass_configs(configs), instruments=instruments) as ctx:
         yield ctx

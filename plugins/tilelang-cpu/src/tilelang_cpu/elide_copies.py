@@ -5,7 +5,8 @@ On a CPU a ``shared`` or ``fragment`` tile is plain memory: ``T.copy(A[tile], A_
 
 * input tile: a tile whose only write is ``T.copy(P[region], tile)`` from a kernel parameter ``P`` and whose every
   other use is a read -- an element read ``tile[idx]`` anywhere, or the A operand of ``T.gemm`` (B too when the
-  gemm micro-kernel packs B anyway: transposed or not fp32) -- is replaced by ``P`` at the region's corner;
+  gemm micro-kernel packs B anyway: `tilelang_cpu.gemm_plan.packs_b`) -- is replaced by ``P`` at the region's
+  corner;
 * output tile: a tile whose only uses are element reads / writes followed by ``T.copy(tile, P[region])`` as its
   last use, where ``P`` is a parameter that nothing else in the kernel touches, is replaced by ``P``.
 
@@ -18,13 +19,15 @@ The copy and the tile's allocation disappear. Kept (the copy stays) whenever any
 * input: the parameter is never written in the kernel; output: the parameter is used by nothing else;
 * every other use of the tile sits after the copy (input) / before it (output) in the same statement sequence,
   so each read sees the copied values, and the corner expressions read no memory and use no value bound later.
+
+Pass config ``tl.cpu.elide_copies=False`` turns the rewrite off (part of the kernel cache key, as every pass
+config is).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-ENABLED = True  # a switch for benchmarks comparing with and without the rewrite
 _TILE_SCOPES = ("shared", "shared.dyn", "local.fragment")
 # tile operators and the positions of the arguments they write; unknown operators count as writing everything
 _WRITES = {"tl.copy": (1,), "tl.fill": (0,), "tl.gemm": (2,), "tl.reduce": (1,), "tl.cumsum": (1,),
@@ -152,25 +155,27 @@ def _remap_region(tile_region: Any, region: Any) -> Any:
     return tirx.BufferRegion(region.source, ranges)
 
 
-def _gemm_reads_in_place(call: Any, pos: int) -> bool:
+def _gemm_reads_in_place(call: Any, pos: int, isa: Any) -> bool:
     """Whether `pos` of a gemm call is an operand that may be read in place from global memory.
 
-    A is: the micro-kernel reads one scalar per row and k. B only when the micro-kernel packs B anyway
-    (transposed or not fp32): a plain fp32 B is read a K x NR panel at a time, and its rows in a large tensor
-    are far apart (one 4 KiB-aliased row per k), which the compact copy avoids.
+    A is: the micro-kernel reads one scalar per row and k (or packs A itself). B only when the micro-kernel
+    packs B into panels on `isa` (`tilelang_cpu.gemm_plan.packs_b`): otherwise B is read a K x NR panel at a
+    time, and its rows in a large tensor are far apart (one 4 KiB-aliased row per k), which the compact copy
+    avoids.
     """
     from tilelang.ir.region import buffer_of
     from tilelang.transform import _common as C
+    from tilelang_cpu.gemm_plan import packs_b
 
     if pos == 0:
         return True
     if pos == 1:
         trans_b = C.as_int(call.args[4]) if len(call.args) > 4 else 0
-        return bool(trans_b) or str(buffer_of(call.args[1]).ty.dtype) != "float32"
+        return packs_b(isa, bool(trans_b), str(buffer_of(call.args[1]).ty.dtype))
     return False
 
 
-def _find(func: Any, params: set[Any], tiles: set[Any]) -> tuple[Any, ...] | None:
+def _find(func: Any, params: set[Any], tiles: set[Any], isa: Any) -> tuple[Any, ...] | None:
     """The first elidable ``(kind, seq, index, tile, param region)``, or None."""
     from tvm import tirx
 
@@ -204,7 +209,7 @@ def _find(func: Any, params: set[Any], tiles: set[Any]) -> tuple[Any, ...] | Non
             if not _in_bounds(glob, ana):
                 continue
             if kind == "input":
-                ok = _input_ok(uses, stmts, c, tile, glob)
+                ok = _input_ok(uses, stmts, c, tile, glob, isa)
             else:
                 ok = _output_ok(uses, stmts, c, tile, glob)
             if ok:
@@ -212,7 +217,7 @@ def _find(func: Any, params: set[Any], tiles: set[Any]) -> tuple[Any, ...] | Non
     return None
 
 
-def _input_ok(uses: _Uses, stmts: list[Any], c: int, tile: Any, glob: Any) -> bool:
+def _input_ok(uses: _Uses, stmts: list[Any], c: int, tile: Any, glob: Any, isa: Any) -> bool:
     from tilelang.transform import _common as C
 
     if uses.written(glob.source) or uses.stores.get(tile, 0):
@@ -221,7 +226,7 @@ def _input_ok(uses: _Uses, stmts: list[Any], c: int, tile: Any, glob: Any) -> bo
     if sum(1 for _, _, w, _ in tile_uses if w) != 1:  # the copy itself
         return False
     for name, pos, writes, call in tile_uses:
-        if not writes and not (name == "tl.gemm" and _gemm_reads_in_place(call, pos)):
+        if not writes and not (name == "tl.gemm" and _gemm_reads_in_place(call, pos, isa)):
             return False
     after = _Uses(C.seq(stmts[c + 1:])) if c + 1 < len(stmts) else None
     return uses.count(tile) == 1 + (after.count(tile) if after else 0)
@@ -277,18 +282,24 @@ def _rewrite(func: Any, kind: str, seq: Any, c: int, tile: Any, glob: Any) -> An
     return C.with_body(func, body)
 
 
-def elide_tile_copies(func: Any) -> Any:
-    """Apply the rewrites of the module docstring to a tile-level PrimFunc until none applies."""
+def elide_tile_copies(func: Any, target: Any = None) -> Any:
+    """Apply the rewrites of the module docstring to a tile-level PrimFunc until none applies; `target` (default:
+    the function's, else this machine's CPU) decides whether the gemm micro-kernel packs B."""
     from tvm import tirx
 
     from tilelang.transform import _common as C
+    from tilelang_cpu.gemm_plan import ELIDE_COPIES, _config
+    from tilelang_cpu.isa import vector_isa
 
-    if not ENABLED:
+    if not _config(ELIDE_COPIES, True):
         return func
+    if target is None:
+        target = (func.attrs.get("target") if func.attrs else None) or {"kind": "llvm"}
+    isa = vector_isa(target)
     params = {p for p in func.params if tirx.is_buffer_var(p)}
     for _ in range(len(C.allocations(func.body))):
         tiles = {a.buffer for a in C.allocations(func.body) if C.scope_of(a.buffer) in _TILE_SCOPES}
-        found = _find(func, params, tiles)
+        found = _find(func, params, tiles, isa)
         if found is None:
             break
         func = _rewrite(func, *found)
@@ -301,6 +312,6 @@ def ElideTileCopies(target: Any = None) -> Any:
 
     @C.prim_func_pass("tl_cpu.ElideTileCopies")
     def elide(func: Any, mod: Any, ctx: Any) -> Any:
-        return elide_tile_copies(func)
+        return elide_tile_copies(func, target)
 
     return elide

@@ -1,9 +1,10 @@
 """``tl.gemm`` on the CPU as a register-blocked, vectorised micro-kernel (priority 2, llvm target).
 
-A block is one CPU thread, so the whole C tile is ours. The tile is cut into ``MR x NR`` micro tiles (6x64 fp32 on
-AVX-512: 24 zmm accumulators + 4 for a row of B + 1 broadcast of A; 6x16 on AVX2). Per micro tile::
+A block is one CPU thread, so the whole C tile is ours. The tile is cut into ``MR x NR`` micro tiles chosen
+for the target's vector registers (`tilelang_cpu.gemm_plan`): 6x64 fp32 on AVX-512 (24 zmm accumulators, 4 for
+a row of B, 1 broadcast of A), 6x16 on AVX2 (12 + 2 + 1 of 16 ymm). Per micro tile::
 
-    acc[MR, NR] (scope "local": LLVM keeps it in vector registers)  <- 0 or C tile
+    acc[MR, NR] (one stack buffer per row: LLVM keeps it in vector registers)  <- 0 or C tile
     for k in range(K):                     # the whole K of the call, innermost over the micro tile
         for i in unroll(MR):
             for j in vectorized(NR):       # NR / lanes FMAs with A[i, k] broadcast
@@ -12,55 +13,35 @@ AVX-512: 24 zmm accumulators + 4 for a row of B + 1 broadcast of A; 6x16 on AVX2
 
 Micro tiles walk B's column panels outermost (a K x NR panel of B stays in L1 while every row strip of A passes
 over it). Tails: rows past the last full strip run a second kernel with ``M % MR`` rows; a last panel narrower than
-NR is a vector of that width. Operands that the inner loop cannot read as fp32 rows are first packed into a
-block-local fp32 scratch tile: B when transposed (``B[n, k]``) or not fp32, A when not fp32 (a transposed fp32 A is
-read in place: only one scalar per row and k is loaded). B is packed in column panels (each ``K x NR`` panel
-contiguous, the layout the micro-kernel streams), which also makes transposed B about twice as fast as a
-row-major pack; ``PACK_B_PANELS`` packs fp32 B the same way (off: reading it in place measured as fast).
-Instances it does not handle (threads per block > 1,
-non-constant extents, C not fp32, other input dtypes) fall back to the lower-priority implementations.
+NR is a vector of that width.
+
+Packing (per gemm call, into block-local fp32 scratch): B in column panels (each ``K x NR`` panel contiguous,
+element ``[k, j]`` of the panel at ``k * NR + j``) whenever the plan says so -- always when B is transposed or
+not fp32, and for fp32 B by default (rows of a B tile are far apart: one cache set per row at power-of-two
+strides, and the panel would not stay in L1); A in row strips (``MR x K`` contiguous, k-major) when A is not fp32
+or ``tl.cpu.gemm_pack_a`` asks for it; otherwise A is read in place (one scalar per row and k).
+Instances it does not handle (threads per block > 1, non-constant extents, C not fp32, other input dtypes) fall
+back to the lower-priority implementations.
 """
 
 from __future__ import annotations
 
-import functools
-from typing import Any, NamedTuple
+from typing import Any
 
 from tilelang.backend import TileOpImpl
+from tilelang_cpu.gemm_plan import MicroShape, micro_shape
+
+__all__ = ["IMPLS", "MicroShape", "lower_gemm_micro", "micro_shape"]
 
 _INPUT_DTYPES = ("float32", "float16", "bfloat16")
-PACK_B_PANELS = False  # fp32 B read in place measured as fast (CPU time); True packs it too
 
 
-class MicroShape(NamedTuple):
-    """Register blocking of the micro-kernel: ``mr`` rows x ``nr`` columns of C held in vector registers."""
-
-    mr: int
-    nr: int
-
-
-@functools.cache
 def _vector_facts(target_text: str) -> tuple[int, int]:
-    """``(fp32 lanes per vector register, vector register count)`` of the host CPU for an llvm target."""
-    import tvm.target.codegen as cg
-    from tvm.target import Target
+    """``(fp32 lanes per vector register, vector register count)`` of an llvm target (see `tilelang_cpu.isa`)."""
+    from tilelang_cpu.isa import vector_isa
 
-    from tilelang_cpu.codegen import with_host_cpu
-
-    target = with_host_cpu(Target(target_text))
-    bits = int(cg.llvm_get_vector_width(target)) if str(target.kind.name) == "llvm" else 128
-    bits = bits if bits >= 128 else 128
-    regs = 32 if (bits >= 512 or "aarch64" in str(target.attrs.get("mtriple", ""))) else 16
-    return bits // 32, regs
-
-
-def micro_shape(m: int, n: int, lanes: int, regs: int) -> MicroShape:
-    """The micro tile for an ``m x n`` C tile: up to 4 vectors wide, as many rows as the registers allow."""
-    vectors = max(1, min(4, -(-n // lanes)))
-    if regs <= 16:
-        vectors = min(vectors, 2)
-    rows = max(1, min(12, (regs - vectors - 1) // vectors, m))
-    return MicroShape(rows, vectors * lanes)
+    isa = vector_isa(target_text)
+    return isa.lanes(32), isa.registers
 
 
 def _applies(ctx: Any) -> bool:
@@ -86,64 +67,55 @@ def _loop(var: Any, extent: int, kind: Any, body: Any) -> Any:
     return tirx.For(var, 0, extent, kind, body)
 
 
-def _scratch(name: str, shape: list[int], dtype: str) -> Any:
-    """A block-private tile: scope ``global`` inside the block loop is a stack array up to 1 KiB, else workspace."""
+def _scratch(name: str, size: int) -> Any:
+    """A flat block-private fp32 tile: scope ``global`` inside the block loop is a stack array up to 1 KiB, else
+    workspace."""
     from tvm import tirx
 
-    return tirx.decl_buffer(shape, dtype, name=name, scope="global", data_alignment=64)
+    return tirx.decl_buffer([size], "float32", name=name, scope="global", data_alignment=64)
 
 
-def _pack_panels(src: Any, trans: bool, k: int, n: int, nr: int, dst: Any, vector: bool) -> Any:
-    """``dst`` (flat, ``k * n``) <- fp32 ``op(src)`` in column panels: the ``k x w`` panel starting at column
-    ``c0`` (``w = nr``, or the last narrower one) is contiguous at ``c0 * k``, element ``[kk, j]`` at
-    ``c0 * k + kk * w + j``. The micro-kernel then reads one panel as a single stream that fits L1 far better
-    than every ``nr``-wide slice of ``k`` rows of the whole tile."""
+def _pack_panels(src: Any, trans: bool, side: str, extent: int, k: int, width: int, dst: Any, vector: bool) -> Any:
+    """``dst`` (flat, ``extent * k``) <- fp32 operand `src` in panels of `width` along its non-K side.
+
+    ``side="b"``: column panels of ``op(B)`` (``k x extent``); ``side="a"``: row strips of ``op(A)``
+    (``extent x k``). The panel starting at ``c0`` (``w = width``, or the last narrower one) is contiguous at
+    ``c0 * k``, its element ``(kk, j)`` at ``c0 * k + kk * w + j``: the micro-kernel reads it as one stream.
+    """
     from tvm import tirx
 
     from tilelang.tileop._util import cast
     from tilelang.tileop.gemm import operand_index
     from tilelang.transform import _common as C
 
-    full, tail = divmod(n, nr)
+    full, tail = divmod(extent, width)
     p = tirx.Var("p", "int32")
+    # the source's contiguous dimension: j (across panel) when it runs along the source's last axis
+    j_contiguous = (side == "b") != trans
 
     def panel(c0: Any, w: int) -> Any:
         kk, j = tirx.Var("kk", "int32"), tirx.Var("j", "int32")  # fresh per loop nest: each has its own bounds
-        load = tirx.BufferLoad(src.source, operand_index(src, kk, c0 + j, trans))
+        row, col = (kk, c0 + j) if side == "b" else (c0 + j, kk)
+        load = tirx.BufferLoad(src.source, operand_index(src, row, col, trans))
         store = tirx.BufferStore(dst, cast("float32", load), [c0 * k + kk * w + j])
-        kind = tirx.ForKind.VECTORIZED if vector and not trans and w > 1 else tirx.ForKind.SERIAL
-        if trans:  # source rows are our columns: walk each contiguously
-            return _loop(j, w, tirx.ForKind.SERIAL, _loop(kk, k, tirx.ForKind.SERIAL, store))
-        return _loop(kk, k, tirx.ForKind.SERIAL, _loop(j, w, kind, store))
+        if j_contiguous:
+            kind = tirx.ForKind.VECTORIZED if vector and w > 1 and w & (w - 1) == 0 else tirx.ForKind.SERIAL
+            return _loop(kk, k, tirx.ForKind.SERIAL, _loop(j, w, kind, store))
+        return _loop(j, w, tirx.ForKind.SERIAL, _loop(kk, k, tirx.ForKind.SERIAL, store))
 
     stmts = []
     if full:
-        stmts.append(_loop(p, full, tirx.ForKind.SERIAL, panel(p * nr, nr)))
+        stmts.append(_loop(p, full, tirx.ForKind.SERIAL, panel(p * width, width)))
     if tail:
-        stmts.append(panel(tirx.const(full * nr, "int32"), tail))
+        stmts.append(panel(tirx.const(full * width, "int32"), tail))
     return C.seq(stmts)
-
-
-def _pack(src: Any, trans: bool, rows: int, cols: int, dst: Any, vector: bool) -> Any:
-    """``dst[r, c] = fp32(op(src)[r, c])``: the loop over the contiguous side of the source is innermost."""
-    from tvm import tirx
-
-    from tilelang.tileop._util import cast
-    from tilelang.tileop.gemm import operand_index
-
-    r, c = tirx.Var("r", "int32"), tirx.Var("c", "int32")
-    store = tirx.BufferStore(dst, cast(str(dst.ty.dtype), tirx.BufferLoad(src.source, operand_index(src, r, c, trans))),
-                             [r, c])
-    kind = tirx.ForKind.VECTORIZED if vector and not trans and cols <= 64 else tirx.ForKind.SERIAL
-    if trans:  # source rows are our columns: walk them contiguously
-        return _loop(c, cols, tirx.ForKind.SERIAL, _loop(r, rows, kind, store))
-    return _loop(r, rows, tirx.ForKind.SERIAL, _loop(c, cols, kind, store))
 
 
 def _micro_tile(a_at: Any, b_at: Any, c_at: Any, clear: bool, i0: Any, j0: Any, mr: int, nr: int, k: int,
                 vector: bool) -> Any:
-    """One ``mr x nr`` accumulator tile over the full K; ``a_at(row, col)`` / ``c_at(row, col)`` and
-    ``b_at(k, panel start column, column in panel, panel width)`` give (buffer, indices) of elements.
+    """One ``mr x nr`` accumulator tile over the full K. ``a_at(i0, r, kk, mr)`` / ``b_at(j0, j, kk, nr)`` give
+    (buffer, indices) of ``op(A)[i0 + r, kk]`` / ``op(B)[kk, j0 + j]`` for a strip / panel of that size;
+    ``c_at(row, col)`` those of C.
 
     Each accumulator row is its own ``nr``-element buffer: TVM keeps CPU allocations under 1 KiB on the stack
     (``alloca``, which LLVM promotes to registers) and turns larger ones into heap workspace.
@@ -164,7 +136,7 @@ def _micro_tile(a_at: Any, b_at: Any, c_at: Any, clear: bool, i0: Any, j0: Any, 
         return tirx.BufferStore(acc, tirx.const(0, "float32") if clear else tirx.BufferLoad(cbuf, cidx), [j])
 
     def fma(r: int, acc: Any) -> Any:
-        (abuf, aidx), (bbuf, bidx) = a_at(i0 + r, kk), b_at(kk, j0, j, nr)
+        (abuf, aidx), (bbuf, bidx) = a_at(i0, r, kk, mr), b_at(j0, j, kk, nr)
         return tirx.BufferStore(acc, tirx.BufferLoad(acc, [j])
                                 + tirx.BufferLoad(abuf, aidx) * tirx.BufferLoad(bbuf, bidx), [j])
 
@@ -177,11 +149,13 @@ def _micro_tile(a_at: Any, b_at: Any, c_at: Any, clear: bool, i0: Any, j0: Any, 
 
 
 def lower_gemm_micro(ctx: Any) -> Any:
-    """Lower one ``tl.gemm`` to packing (where needed) plus micro-kernel loops (see the module docstring)."""
+    """Lower one ``tl.gemm`` to packing (where planned) plus micro-kernel loops (see the module docstring)."""
     from tvm import tirx
 
     from tilelang.tileop.gemm import gemm_operands, operand_index
     from tilelang.transform import _common as C
+    from tilelang_cpu.gemm_plan import gemm_plan
+    from tilelang_cpu.isa import SCALAR, vector_isa
 
     a, b, c, ta, tb, clear = gemm_operands(ctx)
     pre_a, a = ctx.staged(a)
@@ -189,47 +163,53 @@ def lower_gemm_micro(ctx: Any) -> Any:
     m, n = (C.as_int(r.extent) for r in c.region[-2:])
     k = C.as_int(b.region[-1].extent if tb else b.region[-2].extent)
     vector = bool(ctx.options.get("vectorize", True))
-    lanes, regs = _vector_facts(str(ctx.target)) if vector else (1, 16)
-    shape = micro_shape(m, n, lanes, regs)
+    isa = vector_isa(ctx.target) if vector else SCALAR
+    plan = gemm_plan(isa, m, n, k, str(a.source.ty.dtype), str(b.source.ty.dtype), tb)
     stmts = [*pre_a, *pre_b]
 
-    def reader(region: Any, trans: bool) -> Any:
-        return lambda row, col: (region.source, operand_index(region, row, col, trans))
+    def a_at(i0: Any, r: int, kk: Any, rows: int) -> Any:
+        return a.source, operand_index(a, i0 + r, kk, ta)
 
-    a_at = reader(a, ta)
-    b_read = reader(b, tb)
-    b_at = lambda row, col0, j, width: b_read(row, col0 + j)
-    if str(a.source.ty.dtype) != "float32":
-        a_pack = _scratch("A_pack", [m, k], "float32")
-        stmts += [tirx.AllocBuffer(a_pack), _pack(a, ta, m, k, a_pack, vector)]
-        a_at = lambda row, col: (a_pack, [row, col])
-    if tb or str(b.source.ty.dtype) != "float32" or (PACK_B_PANELS and m > shape.mr and n > shape.nr):
-        # B in contiguous column panels: needed to read it as fp32 rows, and worth a copy once the panel is
-        # swept by several row strips and the tile is wider than one panel (rows of a panel are strided)
-        b_pack = _scratch("B_pack", [k * n], "float32")
-        stmts += [tirx.AllocBuffer(b_pack), _pack_panels(b, tb, k, n, shape.nr, b_pack, vector)]
-        b_at = lambda row, col0, j, width: (b_pack, [col0 * k + row * width + j])
-    c_at = reader(c, False)
+    def b_at(j0: Any, j: Any, kk: Any, width: int) -> Any:
+        return b.source, operand_index(b, kk, j0 + j, tb)
+
+    if plan.pack_a:
+        a_pack = _scratch("A_pack", m * k)
+        stmts += [tirx.AllocBuffer(a_pack), _pack_panels(a, ta, "a", m, k, plan.mr, a_pack, vector)]
+
+        def a_at(i0: Any, r: int, kk: Any, rows: int) -> Any:
+            return a_pack, [i0 * k + kk * rows + r]
+
+    if plan.pack_b:
+        b_pack = _scratch("B_pack", k * n)
+        stmts += [tirx.AllocBuffer(b_pack), _pack_panels(b, tb, "b", n, k, plan.nr, b_pack, vector)]
+
+        def b_at(j0: Any, j: Any, kk: Any, width: int) -> Any:
+            return b_pack, [j0 * k + kk * width + j]
+
+    def c_at(row: Any, col: Any) -> Any:
+        return c.source, operand_index(c, row, col, False)
 
     i0, j0 = tirx.Var("i0", "int32"), tirx.Var("j0", "int32")
-    full_m, tail_m = divmod(m, shape.mr)
-    full_n, tail_n = divmod(n, shape.nr)
+    full_m, tail_m = divmod(m, plan.mr)
+    full_n, tail_n = divmod(n, plan.nr)
     serial = tirx.ForKind.SERIAL
 
     def strips(col: Any, width: int) -> Any:
         """Every row strip of one column panel starting at column `col`."""
         body = []
         if full_m:
-            tile = _micro_tile(a_at, b_at, c_at, clear, i0 * shape.mr, col, shape.mr, width, k, vector)
+            tile = _micro_tile(a_at, b_at, c_at, clear, i0 * plan.mr, col, plan.mr, width, k, vector)
             body.append(_loop(i0, full_m, serial, tile))
         if tail_m:
-            body.append(_micro_tile(a_at, b_at, c_at, clear, full_m * shape.mr, col, tail_m, width, k, vector))
+            start = tirx.const(full_m * plan.mr, "int32")
+            body.append(_micro_tile(a_at, b_at, c_at, clear, start, col, tail_m, width, k, vector))
         return C.seq(body)
 
     if full_n:
-        stmts.append(_loop(j0, full_n, serial, strips(j0 * shape.nr, shape.nr)))
+        stmts.append(_loop(j0, full_n, serial, strips(j0 * plan.nr, plan.nr)))
     if tail_n:
-        stmts.append(strips(tirx.const(full_n * shape.nr, "int32"), tail_n))
+        stmts.append(strips(tirx.const(full_n * plan.nr, "int32"), tail_n))
     return C.seq(stmts)
 
 

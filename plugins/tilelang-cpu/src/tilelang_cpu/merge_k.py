@@ -5,7 +5,9 @@ A tiled GEMM walks K in ``block_K`` steps (``for k in T.Pipelined(K // block_K)`
 reloads and stores the whole accumulator tile in the micro-kernel and pays per-step copy loops. This pass merges
 ``f`` consecutive steps into one: the loop runs ``n / f`` times, each tile copied in the loop is ``f`` times longer
 along K, and the gemm reads ``f * block_K`` of K at once, with ``f`` the largest divisor of ``n`` such that
-``f * block_K <= TARGET_K``. The sum runs over k in the same order, so results are bit-identical.
+``f * block_K <= `` the K block of the target's ISA (`tilelang_cpu.gemm_plan.k_block`; pass config
+``tl.cpu.gemm_k_block`` overrides it, 1 turns the rewrite off). The sum runs over k in the same order, so results
+are bit-identical.
 
 Applied only when every condition holds (else the loop is left alone):
 
@@ -21,8 +23,6 @@ Applied only when every condition holds (else the loop is left alone):
 from __future__ import annotations
 
 from typing import Any
-
-TARGET_K = 256  # a K x 64 fp32 panel of B (64 KiB) stays in L2 while the micro-kernel sweeps the rows of A
 
 
 def _k_dim(call: Any, pos: int, ndim: int) -> int:
@@ -76,7 +76,7 @@ def _widen(region: Any, kdim: int, var: Any, new_var: Any, f: int, buf: Any = No
     return tirx.BufferRegion(region.source if buf is None else buf, out)
 
 
-def _merge(loop: Any, func: Any, uses: dict[Any, int], ana: Any) -> tuple[Any, dict[Any, Any]] | None:
+def _merge(loop: Any, func: Any, uses: dict[Any, int], ana: Any, target_k: int) -> tuple[Any, dict[Any, Any]] | None:
     """The merged loop and ``{old tile: widened tile}``, or None when the loop does not qualify."""
     import tvm
     from tvm import tirx
@@ -123,7 +123,7 @@ def _merge(loop: Any, func: Any, uses: dict[Any, int], ana: Any) -> tuple[Any, d
     if len(steps) < 2 or steps[0] is None or any(s != steps[0] for s in steps):
         return None
     block_k = steps[0]
-    f = max(d for d in range(1, n + 1) if n % d == 0 and d * block_k <= max(TARGET_K, block_k))
+    f = max(d for d in range(1, n + 1) if n % d == 0 and d * block_k <= max(target_k, block_k))
     if f == 1:
         return None
     ko = tirx.Var(str(loop.loop_var.name) + "_o", str(loop.loop_var.ty.dtype))
@@ -148,14 +148,21 @@ def _merge(loop: Any, func: Any, uses: dict[Any, int], ana: Any) -> tuple[Any, d
     return tirx.For(ko, 0, n // f, tirx.ForKind.SERIAL, C.seq(body)), wide
 
 
-def merge_gemm_k_steps(func: Any) -> Any:
-    """Apply the rewrite of the module docstring to every qualifying loop of a tile-level PrimFunc."""
+def merge_gemm_k_steps(func: Any, target: Any = None) -> Any:
+    """Apply the rewrite of the module docstring to every qualifying loop of a tile-level PrimFunc; `target`
+    (default: the function's, else this machine's CPU) sets the K block."""
     import tvm
     import tvm_ffi
     from tvm import tirx
 
     from tilelang.transform import _common as C
     from tilelang_cpu.elide_copies import _analyzer, _Uses
+    from tilelang_cpu.gemm_plan import k_block
+    from tilelang_cpu.isa import vector_isa
+
+    if target is None:
+        target = (func.attrs.get("target") if func.attrs else None) or {"kind": "llvm"}
+    target_k = k_block(vector_isa(target))
 
     loops = [lp for lp in C.collect(func.body, tirx.For) if any(C.tile_op_of(s) and C.tile_op_of(s)[0] == "tl.gemm"
                                                                for s in _children(lp.body))]
@@ -167,7 +174,7 @@ def merge_gemm_k_steps(func: Any) -> Any:
     done: dict[Any, Any] = {}
     wide: dict[Any, Any] = {}
     for lp in loops:
-        merged = _merge(lp, func, uses, ana)
+        merged = _merge(lp, func, uses, ana, target_k)
         if merged is not None:
             done[lp] = merged[0]
             wide |= merged[1]
@@ -204,6 +211,6 @@ def MergeGemmKSteps(target: Any = None) -> Any:
         tgt = target if target is not None else (func.attrs.get("target") if func.attrs else None)
         if tgt is not None and C.pipeline_options(tgt).get("software_pipeline", False):
             return func
-        return merge_gemm_k_steps(func)
+        return merge_gemm_k_steps(func, tgt)
 
     return merge

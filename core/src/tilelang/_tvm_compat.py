@@ -1,0 +1,197 @@
+"""Names that TileLang programs use on ``tvm`` and that apache-tvm 0.27 renamed or moved.
+
+The reference TileLang ships a TVM fork that still has them; a TileLang program (and the reference's own tests)
+therefore writes ``tvm.arith.Analyzer()``, ``tvm.ir.structural_equal(a, b)``, ``tvm.tirx.PrimExpr`` or
+``tvm.tirx.stmt_functor.post_order_visit``. After ``import tilelang`` these resolve on the installed TVM:
+
+- ``tvm.arith`` is ``tvm.sym`` (the same analyzer, iter-map and interval-set API under its 0.27 name);
+- ``tvm.ir.structural_equal`` / ``structural_hash`` are ``tvm_ffi``'s; ``tvm.tirx.PrimExpr`` is ``tvm.ir.Expr``;
+- ``tvm.tirx.stmt_functor`` provides ``post_order_visit``, ``pre_order_visit``, ``ir_transform`` and
+  ``substitute`` on top of ``tvm_ffi.structural_walk`` / ``structural_mutate`` / ``structural_map``.
+
+Only missing names are added (nothing of TVM's is replaced), and nothing is imported until TVM is: the finder
+installed by `install` patches ``tvm``, ``tvm.ir`` and ``tvm.tirx`` right after they load (or at once when
+they already have).
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import types
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["install"]
+
+_PATCHED: set[str] = set()
+
+
+# ---------------------------------------------------------------------------------------------- stmt_functor
+def _stmt_functor() -> types.ModuleType:
+    module = types.ModuleType("tvm.tirx.stmt_functor", "The fork's tirx.stmt_functor on top of tvm_ffi.structural_*.")
+
+    def post_order_visit(stmt: Any, fvisit: Callable[[Any], Any]) -> None:
+        """Call `fvisit` on every node of `stmt`, children first."""
+        import tvm_ffi
+
+        tvm_ffi.structural_walk(stmt, lambda node: fvisit(node), order="post")
+
+    def pre_order_visit(stmt: Any, fvisit: Callable[[Any], Any]) -> None:
+        """Call `fvisit` on every node of `stmt`, parents first; a False result skips the node's children."""
+        import tvm_ffi
+
+        def visit(node: Any) -> Any:
+            return tvm_ffi.WalkResult.SKIP if fvisit(node) is False else None
+
+        tvm_ffi.structural_walk(stmt, visit, order="pre")
+
+    def ir_transform(stmt: Any, preorder: Callable[[Any], Any] | None, postorder: Callable[[Any], Any] | None,
+                     only_enable: list[str] | None = None) -> Any:
+        """Rewrite `stmt`: `preorder(node)` may return a replacement (not visited further) or None; `postorder`
+        then sees each node after its children were rewritten and may return its replacement."""
+        import tvm_ffi
+
+        def selected(node: Any) -> bool:
+            if not only_enable:
+                return True
+            key = getattr(type(node), "__tvm_ffi_type_key__", None) or type(node).__name__
+            names = {str(key), f"tirx.{type(node).__name__}", type(node).__name__}
+            return any(n in names for n in only_enable)
+
+        def mutate(node: Any, mutator: Any) -> Any:
+            if preorder is not None and selected(node):
+                replaced = preorder(node)
+                if replaced is not None:
+                    return replaced
+            node = mutator.default_mutate(node)
+            if postorder is not None and selected(node):
+                replaced = postorder(node)
+                if replaced is not None:
+                    return replaced
+            return node
+
+        return tvm_ffi.structural_mutate(stmt, mutate)
+
+    def substitute(node: Any, vmap: Any) -> Any:
+        """`node` with every Var of `vmap` replaced by its value (a dict Var -> expr, or a callable)."""
+        import tvm_ffi
+        from tvm import tirx
+
+        if callable(vmap):
+            def lookup(var: Any) -> Any:
+                found = vmap(var)
+                return var if found is None else found
+        else:
+            table = dict(vmap)
+
+            def lookup(var: Any) -> Any:
+                return table.get(var, var)
+
+        return tvm_ffi.structural_map(node, (tirx.Var, lookup))
+
+    for fn in (post_order_visit, pre_order_visit, ir_transform, substitute):
+        setattr(module, fn.__name__, fn)
+    module.__all__ = ["post_order_visit", "pre_order_visit", "ir_transform", "substitute"]
+    return module
+
+
+# ---------------------------------------------------------------------------------------------- patches
+def _patch_tvm(tvm: Any) -> None:
+    if not hasattr(tvm, "arith"):
+        sym = importlib.import_module("tvm.sym")
+        tvm.arith = sym
+        sys.modules.setdefault("tvm.arith", sym)
+
+
+def _patch_ir(ir: Any) -> None:
+    import tvm_ffi
+
+    for name in ("structural_equal", "structural_hash"):
+        if not hasattr(ir, name):
+            setattr(ir, name, getattr(tvm_ffi, name))
+
+
+def _patch_tirx(tirx: Any) -> None:
+    if not hasattr(tirx, "PrimExpr"):
+        from tvm.ir import Expr
+
+        tirx.PrimExpr = Expr
+    if not hasattr(tirx, "stmt_functor"):
+        module = _stmt_functor()
+        tirx.stmt_functor = module
+        sys.modules.setdefault("tvm.tirx.stmt_functor", module)
+
+
+_PATCHES: dict[str, Callable[[Any], None]] = {"tvm": _patch_tvm, "tvm.ir": _patch_ir, "tvm.tirx": _patch_tirx}
+
+
+def _apply(name: str) -> None:
+    module = sys.modules.get(name)
+    if module is None or name in _PATCHED:
+        return
+    _PATCHED.add(name)
+    try:
+        _PATCHES[name](module)
+    except Exception:  # a TVM that differs more than expected: leave it as it is
+        _PATCHED.discard(name)
+
+
+class _PatchingLoader(importlib.abc.Loader):
+    def __init__(self, inner: importlib.abc.Loader, name: str):
+        self.inner = inner
+        self.name = name
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
+        return self.inner.create_module(spec)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        self.inner.exec_module(module)
+        _apply(self.name)
+        if self.name == "tvm":  # tvm imports tvm.ir and tvm.tirx itself, before it finishes
+            _apply("tvm.ir")
+            _apply("tvm.tirx")
+
+
+class _TVMCompatFinder(importlib.abc.MetaPathFinder):
+    """Patches ``tvm``, ``tvm.ir`` and ``tvm.tirx`` right after they load; resolves ``tvm.arith`` and
+    ``tvm.tirx.stmt_functor``."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname in ("tvm.arith", "tvm.tirx.stmt_functor"):
+            return importlib.util.spec_from_loader(fullname, _AliasLoader(fullname))
+        if fullname not in _PATCHES or fullname in _PATCHED:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None and spec.loader is not None:
+                spec.loader = _PatchingLoader(spec.loader, fullname)
+                return spec
+        return None
+
+
+class _AliasLoader(importlib.abc.Loader):
+    def __init__(self, name: str):
+        self.name = name
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        import tvm  # noqa: F401 (patches the parents)
+
+        _apply("tvm")
+        _apply("tvm.tirx")
+        return importlib.import_module("tvm.sym") if self.name == "tvm.arith" else sys.modules["tvm.tirx.stmt_functor"]
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        """The aliased module is already executed."""
+
+
+def install() -> None:
+    """Install the finder (once) and patch whatever of TVM is already imported."""
+    if not any(isinstance(f, _TVMCompatFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _TVMCompatFinder())
+    for name in _PATCHES:
+        _apply(name)

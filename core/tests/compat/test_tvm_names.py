@@ -1,0 +1,37 @@
+"""The names TileLang programs use on ``tvm`` that apache-tvm 0.27 renamed or moved (`tilelang._tvm_compat`)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def test_fork_names_resolve_after_import_tilelang():
+    code = """
+import tilelang, sys
+assert "tvm" not in sys.modules  # nothing imported early
+import tvm
+import tvm.arith
+from tvm.tirx import stmt_functor
+from tvm import tirx
+assert tvm.arith is tvm.sym and tvm.arith.Analyzer is tvm.sym.Analyzer
+x = tirx.Var("x", "int32")
+assert tvm.ir.structural_equal(x + 1, x + 1) and not tvm.ir.structural_equal(x + 1, x + 2)
+assert isinstance(x + 1, tvm.tirx.PrimExpr)
+seen = []
+stmt_functor.post_order_visit(x * 2 + 1, seen.append)
+assert len(seen) == 5, seen  # x, 2, x*2, 1, x*2+1
+assert str(stmt_functor.substitute(x + 1, {x: tirx.IntImm("int32", 4)})) == "T.Add(4, 1)"
+doubled = stmt_functor.ir_transform(x + 1, None, lambda n: n * 2 if isinstance(n, tirx.Var) else None)
+assert tvm.ir.structural_equal(doubled, x * 2 + 1)
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+def test_tvm_imported_before_tilelang_is_patched_too():
+    code = "import tvm; import tilelang; import tvm.arith; assert tvm.ir.structural_hash(1) is not None; print('ok')"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
