@@ -9,6 +9,7 @@ command).
 - conformance:  every distribution (regular installs) in a fresh venv; the reference TileLang's own test suite
                 (../shared/conformance, or TILELANG_CONFORMANCE_DIR) run against it, failing when a test of
                 conformance/floor.txt stops passing. Skipped, saying so, when the kit is not there.
+- docs:         the Sphinx site (guides + API reference of the full module tree), warnings as errors.
 - bench:        benchmarks/ (not part of the default run).
 """
 
@@ -68,7 +69,7 @@ def lint(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """All distributions, editable, in one venv; every test."""
     _system_packages(session, PLUGINS)
-    _install(session, "core", *(f"plugins/tilelang-{p}" for p in PLUGINS), editable=True)
+    _install(session, "core[tools]", *(f"plugins/tilelang-{p}" for p in PLUGINS), editable=True)
     session.run(*PYTEST, "core/tests", *(f"plugins/tilelang-{p}/tests" for p in PLUGINS), *session.posargs,
                 env=_env(session))
 
@@ -121,6 +122,19 @@ def conformance(session: nox.Session) -> None:
     session.run("python", run_py, "--python", python, "--out", out,
                 "--exclusions", os.path.join(HERE, "conformance", "exclusions.txt"),
                 "--floor", os.path.join(HERE, "conformance", "floor.txt"), *session.posargs, env=_env(session))
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """The documentation site (Sphinx, sphinx-autoapi, furo), warnings as errors; every module path of TileLang's
+    module map must have its API page."""
+    session.install("sphinx>=8", "sphinx-autoapi>=3.4", "furo", "myst-parser>=4")
+    tree = os.path.join(session.create_tmp(), "docs-src")
+    session.run("python", "docs/stage_source_tree.py", tree)
+    out = os.path.join("build", "docs", "html")
+    session.run("sphinx-build", "-W", "--keep-going", "-q", "-b", "html", "docs", out,
+                env={"DOCS_SOURCE_TREE": os.path.join(tree, "tilelang")})
+    session.run("python", "docs/check_module_index.py", out)
 
 
 # benchmarks that need no GPU; `nox -s bench -- gpu_bench.py` runs the CUDA one on a GPU machine

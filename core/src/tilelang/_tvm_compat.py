@@ -4,8 +4,10 @@ The reference TileLang ships a TVM fork that still has them; a TileLang program 
 therefore writes ``tvm.arith.Analyzer()``, ``tvm.ir.structural_equal(a, b)``, ``tvm.tirx.PrimExpr`` or
 ``tvm.tirx.stmt_functor.post_order_visit``. After ``import tilelang`` these resolve on the installed TVM:
 
-- ``tvm.arith`` is ``tvm.sym`` (the same analyzer, iter-map and interval-set API under its 0.27 name);
-- ``tvm.ir.structural_equal`` / ``structural_hash`` are ``tvm_ffi``'s; ``tvm.tirx.PrimExpr`` is ``tvm.ir.Expr``;
+- ``tvm.ffi`` is the ``tvm_ffi`` package; ``tvm.arith`` is ``tvm.sym`` (the same analyzer, iter-map and interval-set API under its 0.27 name);
+- ``tvm.ir.structural_equal`` / ``structural_hash`` are ``tvm_ffi``'s; ``tvm.tirx.PrimExpr`` is ``tvm.ir.Expr``,
+  ``tvm.tirx.Call`` is ``tvm.ir.Call``, scalar expressions have ``.dtype`` (buffer vars keep TVM's own) and
+  ``PrimFunc.buffer_map`` maps each buffer parameter to itself (parameters are buffers in 0.27);
 - ``tvm.tirx.stmt_functor`` provides ``post_order_visit``, ``pre_order_visit``, ``ir_transform`` and
   ``substitute`` on top of ``tvm_ffi.structural_walk`` / ``structural_mutate`` / ``structural_map``.
 
@@ -100,6 +102,10 @@ def _stmt_functor() -> types.ModuleType:
 
 # ---------------------------------------------------------------------------------------------- patches
 def _patch_tvm(tvm: Any) -> None:
+    if not hasattr(tvm, "ffi"):  # the fork re-exports tvm-ffi as tvm.ffi (get_global_func, register_global_func)
+        import tvm_ffi
+
+        tvm.ffi = tvm_ffi
     if not hasattr(tvm, "arith"):
         sym = importlib.import_module("tvm.sym")
         tvm.arith = sym
@@ -114,11 +120,41 @@ def _patch_ir(ir: Any) -> None:
             setattr(ir, name, getattr(tvm_ffi, name))
 
 
+def _expr_dtype(expr: Any) -> Any:
+    """``expr.dtype``: the dtype of a scalar expression (the fork's ``PrimExpr.dtype``)."""
+    ty = expr.ty
+    if not hasattr(ty, "dtype"):
+        raise AttributeError(f"{type(expr).__name__} of type {ty} has no dtype")
+    return ty.dtype
+
+
+def _add_expr_dtype(tirx: Any) -> None:
+    """``.dtype`` on every scalar expression; buffer vars keep apache-tvm's own ``Var.dtype``."""
+    from tvm.ir import Expr, Var
+
+    if "dtype" not in Expr.__dict__:
+        Expr.dtype = property(_expr_dtype)
+    buffer_dtype = Var.__dict__.get("dtype")
+    if isinstance(buffer_dtype, property) and not getattr(buffer_dtype.fget, "_tilelang_scalar", False):
+        def var_dtype(var: Any) -> Any:
+            return buffer_dtype.fget(var) if tirx.is_buffer_var(var) else _expr_dtype(var)
+
+        var_dtype._tilelang_scalar = True  # type: ignore[attr-defined]
+        Var.dtype = property(var_dtype)
+
+
 def _patch_tirx(tirx: Any) -> None:
     if not hasattr(tirx, "PrimExpr"):
         from tvm.ir import Expr
 
         tirx.PrimExpr = Expr
+    if not hasattr(tirx, "Call"):
+        from tvm.ir import Call
+
+        tirx.Call = Call
+    _add_expr_dtype(tirx)
+    if not hasattr(tirx.PrimFunc, "buffer_map"):  # params are the buffers in 0.27: each maps to itself
+        tirx.PrimFunc.buffer_map = property(lambda f: {p: p for p in f.params if tirx.is_buffer_var(p)})
     if not hasattr(tirx, "stmt_functor"):
         module = _stmt_functor()
         tirx.stmt_functor = module

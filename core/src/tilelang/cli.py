@@ -1,4 +1,6 @@
-"""The ``tilelang`` command: ``tilelang backends`` reports installed backends and their toolchains."""
+"""The ``tilelang`` command: ``tilelang backends`` reports installed backends and their toolchains; the developer
+tools (``trace``, ``pass-diff``, ``profile-passes``, ``visualize``, ``compile-only``, ``analyze``, ``autodd``)
+are described in `tilelang.tools._commands`."""
 
 from __future__ import annotations
 
@@ -70,7 +72,12 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command")
     backends = sub.add_parser("backends", help="list installed backends, their target kinds and toolchain health")
     backends.add_argument("--json", action="store_true", help="print the report as JSON")
+    from tilelang.tools._commands import add_tool_commands
+
+    tools = add_tool_commands(sub)
     args = parser.parse_args(argv)
+    if args.command in tools:
+        return int(tools[args.command](args) or 0)
     if args.command == "backends":
         import warnings
 

@@ -149,7 +149,12 @@ def _find_cuda_home() -> str:
         root = real
         for _ in range(parents):
             root = os.path.dirname(root)
-        return root
+        if _has_cuda_headers(root):
+            return root
+        # nvcc on PATH may be a wrapper script (e.g. /usr/local/bin/nvcc): look for the toolkit it wraps
+        for candidate in sorted(glob.glob("/usr/local/cuda*"), reverse=True):
+            if _has_cuda_headers(candidate):
+                return candidate
     try:
         from importlib import metadata
 
@@ -161,6 +166,11 @@ def _find_cuda_home() -> str:
     candidates = (glob.glob("C:/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v*.*") if sys.platform == "win32"
                   else ["/usr/local/cuda", "/opt/nvidia/hpc_sdk/Linux_x86_64"])
     return next((c for c in candidates if os.path.exists(c)), "")
+
+
+def _has_cuda_headers(root: str) -> bool:
+    return os.path.isfile(os.path.join(root, "include", "cuda.h")) or bool(
+        glob.glob(os.path.join(root, "targets", "*", "include", "cuda.h")))
 
 
 def _find_rocm_home() -> str:

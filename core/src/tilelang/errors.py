@@ -126,7 +126,9 @@ class KernelArgumentError(TileLangError, ValueError):
 
 
 # --------------------------------------------------------------------------- the reference's helpers
-_LOCATION = __import__("re").compile(r"-->\s*(?P<file>[^:\s]+):(?P<line>\d+):(?P<col>\d+)")
+# `--> file:line:col`; the file may hold spaces or a drive letter (C:\\...), so it ends at the last `:line:col`
+_MARKER_RE = __import__("re").compile(r"-->\s*(?P<file>.+?):(?P<line>\d+):(?P<col>\d+)\s*$", __import__("re").M)
+_LOCATION = _MARKER_RE
 
 
 def _snippet(filename: str, line: int, col: int) -> str | None:

@@ -244,7 +244,7 @@ def test_fill_clear_gemm_reduce_cumsum_atomic_args():
     calls = tile_calls(kern)
     names = [c[0] for c in calls]
     assert names == ["tl.fill", "tl.fill", "tl.gemm", "tl.reduce", "tl.reduce", "tl.reduce", "tl.cumsum",
-                     "tl.cumsum", "tl.atomic", "tl.atomic"]
+                     "tl.cumsum", "tl.atomic", "tl.atomic_max_elem_op"]
     fill_val = calls[0][1][1]
     assert str(fill_val.ty.dtype) == "float32" and fill_val.value == float("-inf")
     assert float(calls[1][1][1].value) == 0.0
@@ -260,9 +260,9 @@ def test_fill_clear_gemm_reduce_cumsum_atomic_args():
     at = calls[8][1]
     assert str(at[0].source.name) == "Out" and [int(x.extent) for x in at[0].region] == [64]
     assert str(at[1].source.name) == "r" and str(at[2].value) == "add"
-    at2 = calls[9][1]
-    assert [int(x.extent) for x in at2[0].region] == [1] and isinstance(at2[1], tvm.ir.TensorLoad)
-    assert str(at2[2].value) == "max"
+    at2 = calls[9][1]  # two scalars: the element intrinsic (dst element, value, memory order)
+    assert isinstance(at2[0], tvm.ir.TensorLoad) and str(at2[0].source.name) == "Out" and int(at2[0].indices[0]) == 3
+    assert isinstance(at2[1], tvm.ir.TensorLoad) and ints(at2[2:]) == [0]
 
 
 def test_gemm_fragment_a_and_transpose_a():

@@ -16,7 +16,8 @@ def test_all_ops_registered_opaque_and_printable():
         op = tvm.ir.Op.get(name)
         assert int(op.get_attr("TCallEffectKind")) == int(tirx.CallEffectKind.Opaque.value)
         assert op.get_attr("TScriptPrinterName") == name
-    assert set(tl_ir.TILE_OPS) == {"tl.copy", "tl.fill", "tl.gemm", "tl.reduce", "tl.cumsum", "tl.atomic"}
+    assert set(tl_ir.TILE_OPS) == {"tl.copy", "tl.fill", "tl.gemm", "tl.reduce", "tl.cumsum", "tl.atomic",
+                                   "tl.transpose"}
 
 
 def test_tile_stmt_and_name():

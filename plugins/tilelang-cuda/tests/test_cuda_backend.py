@@ -14,7 +14,7 @@ from tilelang.testing.tirx_kernels import build_through_registry, vector_add_gpu
 
 
 def test_entry_point_serves_cuda():
-    assert {ep.kind for ep in plugins.entry_points() if ep.package == "tilelang_cuda"} == {"cuda"}
+    assert {ep.kind for ep in plugins.entry_points() if ep.package == "tilelang_cuda"} == {"cuda", "cutedsl"}
 
 
 def test_arch_is_kept_checked_and_defaulted_with_a_notice():

@@ -317,6 +317,7 @@ def _pipeline_for(kind: str) -> PassPipeline:
 
 
 def _tvm_kinds() -> set[str]:
+    import tvm  # noqa: F401 (registers TVM's global functions)
     import tvm_ffi
 
     return {str(k) for k in tvm_ffi.get_global_func("target.ListTargetKinds")()}

@@ -16,6 +16,7 @@ import re
 import sys
 from typing import Any
 
+from tilelang import __version__  # noqa: F401 (read through the module by _get_cache_namespace)
 from tilelang.jit.kernel import JITKernel
 
 __all__ = ["KernelCache", "JITKernel"]

@@ -212,14 +212,16 @@ def create_staticlib(output: str, inputs: Sequence[str], ar: str | None = None) 
 
 
 def get_global_symbol_section_map(path: str, *, nm: str | None = None) -> dict[str, str]:
-    """``{symbol: section letter}`` of the defined global symbols of the library at `path` (``nm -gU``)."""
+    """``{symbol: section letter}`` of the defined global symbols of the library at `path` (``nm``)."""
     if nm is None:
         if not _is_linux_like():
             raise ValueError(f"Unsupported platform {sys.platform!r}: pass nm=")
         nm = "nm"
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{path} does not exist")
-    out = _run([nm, "-gU", path], "Runtime error")
+    # defined globals only: -U on macOS; GNU nm (2.38+) reads -U as --unicode, so spell it out there
+    flags = ["-gU"] if sys.platform == "darwin" else ["-g", "--defined-only"]
+    out = _run([nm, *flags, path], "Runtime error")
     symbols = {}
     for line in out.splitlines():
         fields = line.split()

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import warnings
 
+import tvm
 import tvm_ffi
 
 __all__ = ["find_lld", "rocm_link", "callback_rocm_link", "callback_rocm_bitcode_path", "parse_compute_version",
@@ -40,9 +41,26 @@ def _llvm_major() -> int | None:
         return None
 
 
+def _versioned_on_path() -> list[str]:
+    """``ld.lld-<N>`` executables on PATH (distribution LLVM packages), newest first."""
+    found: dict[int, str] = {}
+    for directory in os.get_exec_path():
+        try:
+            entries = os.listdir(directory)
+        except OSError:
+            continue
+        for entry in entries:
+            match = re.fullmatch(r"ld\.lld-(\d+)(?:\.0)?", entry)
+            path = os.path.join(directory, entry)
+            if match and int(match.group(1)) not in found and os.access(path, os.X_OK):
+                found[int(match.group(1))] = path
+    return [found[v] for v in sorted(found, reverse=True)]
+
+
 def find_lld(required: bool = True) -> list[str]:
     """Paths of ld.lld executables, best first: ``$ROCM_PATH/llvm/bin``, then ``/opt/rocm/llvm/bin``, then PATH;
-    in each, the name matching TVM's LLVM major version (``ld.lld-22``) before plain ``ld.lld``.
+    in each, the name matching TVM's LLVM major version (``ld.lld-22``) before plain ``ld.lld``; then any
+    versioned ``ld.lld-<N>`` on PATH, newest first.
 
     RuntimeError listing what was searched when none exists and `required`.
     """
@@ -60,6 +78,7 @@ def find_lld(required: bool = True) -> list[str]:
         path = shutil.which(name)
         if path and path not in found:
             found.append(path)
+    found += [p for p in _versioned_on_path() if p not in found]
     if not found and required:
         raise RuntimeError(f"cannot find ld.lld (searched {', '.join(names)} in {', '.join(dirs)} and on PATH); "
                            "install ROCm, or LLD (e.g. `apt-get install lld`)")
@@ -120,8 +139,6 @@ def parse_compute_version(compute_version: str) -> tuple[int, int]:
 def have_matrixcore(compute_version: str | None = None) -> bool:
     """Whether the GPU (given, or the local one) has matrix cores (compute version 8.0 and on)."""
     if compute_version is None:
-        import tvm
-
         device = tvm.rocm(0)
         if not device.exist:
             raise RuntimeError("No ROCm runtime found: pass compute_version")

@@ -127,10 +127,10 @@ def lower(func: Any, target: Any = None, target_host: Any = None,
     mod, name, prim = _as_module(func)
     configs = normalize_pass_configs(pass_configs)
 
-    run_semantic_checks(mod)
     C.take_pending_error()
-    try:
-        with compile_session(name, configs), pipeline.pass_context(configs, context=f"kernel={name}"):
+    with compile_session(name, configs), pipeline.pass_context(configs, context=f"kernel={name}"):
+        run_semantic_checks(mod, configs)  # inside the session (traced), outside the try: ValueError as is
+        try:
             with pipeline.pipeline_scope(tgt):
                 lowered = pipeline.lower_tile_program(mod, tgt, th)
                 host_mod, device_mod = pipeline.split(lowered, tgt)
@@ -148,14 +148,14 @@ def lower(func: Any, target: Any = None, target_host: Any = None,
                 host_source = _inspect(rt_mod, "ll") or None
             source = hooks.chain("tilelang_postprocess_kernel_source", source, target=tgt)
             source = apply_postproc(source, tgt)
-    except TileLangError:
-        raise
-    except Exception as exc:
-        pending = C.take_pending_error()
-        if pending is not None:
-            raise pending from None
-        raise LoweringError(f"{name}: lowering for {config.get('kind')} failed: {C.short_error(exc)}",
-                            location=C.source_location(prim)) from None
+        except TileLangError:
+            raise
+        except Exception as exc:
+            pending = C.take_pending_error()
+            if pending is not None:
+                raise pending from None
+            raise LoweringError(f"{name}: lowering for {config.get('kind')} failed: {C.short_error(exc)}",
+                                location=C.source_location(prim)) from None
 
     metadata = launch_metadata(prim)
     shared = _final_shared_bytes(device_mod) if device_mod is not None else None
@@ -227,11 +227,11 @@ def _configured_tools(configs: dict[str, Any]) -> list[Any]:
     return tools
 
 
-def run_semantic_checks(mod: Any) -> None:
-    """The reference's pre-lowering checks (`tilelang.analysis`): misuse of T.Parallel raises ValueError."""
+def run_semantic_checks(mod: Any, configs: dict[str, Any]) -> None:
+    """The reference's pre-lowering checks (`tilelang.analysis.semantic_check`): ValueError on misused loops."""
     from tilelang.analysis import semantic_check
 
-    semantic_check(mod)
+    semantic_check(mod, configs)
 
 
 def _final_shared_bytes(device_mod: Any) -> int | None:

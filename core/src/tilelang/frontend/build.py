@@ -54,12 +54,15 @@ def run_kernel(fn: Any, interp: Interpreter, declare: Callable[[Interpreter], No
         _state.pop(prev)
 
 
-def finish(func: Any, params: list[Any], fn_name: str, src: FunctionSource) -> Any:
-    """The final PrimFunc: `params`, the built body, and the ``global_symbol`` / ``tl.source`` attributes."""
+def finish(func: Any, params: list[Any], fn_name: str, src: FunctionSource,
+           attrs: dict[str, Any] | None = None) -> Any:
+    """The final PrimFunc: `params`, the built body, the ``global_symbol`` / ``tl.source`` attributes and the
+    ones the body set (`attrs`: ``T.func_attr``, ``T.annotate_pass_configs``, ...)."""
     from tvm import tirx
 
-    out = tirx.PrimFunc(params, func.body)
-    return out.with_attr({"global_symbol": fn_name, "tl.source": f"{src.filename}:{src.def_line()}"})
+    out = tirx.PrimFunc(params, func.body, attrs=func.attrs)
+    return out.with_attr({**(attrs or {}), "global_symbol": fn_name,
+                          "tl.source": f"{src.filename}:{src.def_line()}"})
 
 
 def annotation_of(interp: Interpreter, name: str, node: ast.expr) -> Any:
@@ -75,9 +78,10 @@ def annotation_of(interp: Interpreter, name: str, node: ast.expr) -> Any:
 
 def _declare_signature(interp: Interpreter, params: list[Any]) -> None:
     """Bind a ``T.prim_func``'s annotated parameters (tensors become buffers, dtypes scalar Vars)."""
+    import tvm
     from tvm import tirx
 
-    from tilelang.language.dtypes import dtype as DType
+    from tilelang.language.dtypes import canonical
     from tilelang.language.proxy import TensorSpec
 
     fdef = interp.src.fdef
@@ -91,17 +95,25 @@ def _declare_signature(interp: Interpreter, params: list[Any]) -> None:
                 f"parameter {a.arg!r} needs an annotation such as T.Tensor((M, N), T.float32) or T.int32", a)
         ann = annotation_of(interp, a.arg, a.annotation)
         if isinstance(ann, TensorSpec):
-            value = ann.make_buffer(a.arg)
-        elif isinstance(ann, DType):
-            value = tirx.Var(a.arg, str(ann))
-        elif isinstance(ann, str):
+            value = ann.make_buffer(a.arg, interp.src.span(a) if interp.spans else None)
+        elif isinstance(ann, str):  # a dtype (T.int32, tvm.DataType) or a dtype string
             try:
-                value = tirx.Var(a.arg, str(DType(ann)))
+                value = tirx.Var(a.arg, canonical(ann))
             except SourceError as e:
                 raise interp.located(e, a) from None
+        elif isinstance(ann, tvm.ir.Var) and not tirx.is_buffer_var(ann):  # T.handle("float32", "global") ...
+            value = tirx.Var(a.arg, ann.ty)
+        elif callable(ann):  # T.handle, T.ptr
+            try:
+                made = ann()
+            except TypeError:
+                made = None
+            if not isinstance(made, tvm.ir.Var):
+                raise interp.src.error(KernelTypeError, f"parameter {a.arg!r}: unsupported annotation {ann!r}", a)
+            value = tirx.Var(a.arg, made.ty)
         else:
             raise interp.src.error(KernelTypeError, f"parameter {a.arg!r}: unsupported annotation {ann!r}; use "
-                                   "T.Tensor(shape, dtype), T.Buffer(shape, dtype) or a dtype", a)
+                                   "T.Tensor(shape, dtype), T.Buffer(shape, dtype), a dtype or T.handle", a)
         params.append(value)
         interp.set_name(a.arg, value)
 
@@ -120,7 +132,28 @@ def build_prim_func(fn: Any, outer_locals: dict[str, Any] | None = None) -> Any:
     if returned is not None and returned.value is not None:
         raise src.error(KernelSyntaxError, "a T.prim_func kernel cannot return a value "
                         "(eager @tilelang.jit kernels return T.empty tensors)", returned.node)
-    return finish(func, params, fn.__name__, src)
+    params = [state.matched.get(p, p) for p in params]  # `T.match_buffer(handle, ...)`: the buffer is the param
+    return finish(func, params, fn.__name__, src, state.func_attrs)
+
+
+def _declares_in_body(fn: Any) -> bool:
+    """Does `fn` declare (some of) its tensors in the body (a parameter without annotation)?"""
+    try:
+        fdef = FunctionSource.of(fn).fdef
+    except SourceError:
+        return False
+    args = fdef.args
+    return any(a.annotation is None for a in args.posonlyargs + args.args)
+
+
+def build_eager_prim_func(fn: Any) -> Any:
+    """A ``T.prim_func`` written in the eager form (``A: T.Tensor(...)`` in the body, ``T.empty`` outputs
+    returned): the PrimFunc with the outputs' positions as its ``tilelang_out_idx`` attribute."""
+    from tilelang.frontend.eager import parse_eager
+
+    kernel = parse_eager(fn)
+    func = kernel.func
+    return func.with_attr("tilelang_out_idx", list(kernel.out_idx)) if kernel.out_idx else func
 
 
 def prim_func(fn: Any = None, *, private: bool = False, check_well_formed: bool = False) -> Any:
@@ -130,6 +163,8 @@ def prim_func(fn: Any = None, *, private: bool = False, check_well_formed: bool 
     def wrap(f: Any) -> Any:
         if not inspect.isfunction(f):
             raise KernelSyntaxError(f"T.prim_func decorates a function, got {type(f).__name__}")
+        if _declares_in_body(f):
+            return build_eager_prim_func(f)
         scope = outer.f_locals if outer.f_code.co_name != "<module>" else None
         return build_prim_func(f, dict(scope) if scope else None)
 

@@ -109,7 +109,7 @@ class _EagerInterpreter(Interpreter):
             if eager.const_vars and not eager.unbound():
                 raise StopInterpretation
             return
-        buf = spec.make_buffer(name)
+        buf = spec.make_buffer(name, self.state.span)
         if actual is not UNBOUND:
             self._check(name, spec, actual)
         eager.tensor_params[name] = buf
@@ -167,6 +167,7 @@ class EagerProgram:
         self.signature = inspect.signature(fn)
         self.param_names = list(self.signature.parameters)
         self.needs_signature_pass = _uses_const(self.src.fdef)
+        self._attrs: dict[str, Any] = {}  # PrimFunc attributes the body set (T.annotate_pass_configs, ...)
 
     # ---------------------------------------------------------------------------------------- binding
     def bind(self, args: tuple, kwargs: dict) -> tuple[dict[str, Any], dict[str, int]]:
@@ -228,6 +229,7 @@ class EagerProgram:
         st = _state.BuildState(eager)
         interp = _EagerInterpreter(self.src, self.fn, st)
         func, returned = run_kernel(self.fn, interp, lambda it: self._declare(it, values, scalars))
+        self._attrs = st.func_attrs
         return func, returned, eager
 
     def specialize(self, *args: Any, **kwargs: Any) -> EagerKernel:
@@ -267,7 +269,7 @@ class EagerProgram:
         params.extend(eager.outputs)
         out_idx = [first_out + out_ids[id(r)] for r in rets]
         outputs = [(tuple(_static(d) for d in r.ty.shape), str(r.ty.dtype)) for r in rets]
-        pf = finish(func, params, self.fn.__name__, src)
+        pf = finish(func, params, self.fn.__name__, src, self._attrs)
         return EagerKernel(pf, inputs, out_idx, outputs, {k: v for k, v in eager.consts.items() if isinstance(v, int)})
 
 

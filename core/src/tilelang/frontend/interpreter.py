@@ -52,6 +52,13 @@ def _is_prim(x: Any) -> bool:
     return isinstance(x, tvm.ir.Expr) and tvm.ir.is_prim_expr(x)
 
 
+def _is_frame(x: Any) -> bool:
+    """Is `x` a TVM IRBuilder frame (``T.attr``, ``T.launch_thread``, ``T.sblock``, ...)?"""
+    from tvm.script.ir_builder.base import IRBuilderFrame
+
+    return isinstance(x, IRBuilderFrame)
+
+
 def _reads_memory(value: Any) -> bool:
     """Does a PrimExpr load from a buffer or call anything that is not pure?"""
     import tvm
@@ -100,6 +107,40 @@ def _short_reason(e: BaseException) -> str:
     return reason
 
 
+_LOCATED: dict[type, type] = {}
+
+
+def located_class(cls: type[BaseException]) -> type[SourceError]:
+    """The error class that reports a `cls` raised by a DSL call at the kernel's source line.
+
+    A KernelTypeError that is also a `cls` (ValueError, RuntimeError, NotImplementedError, ...), so that
+    ``except ValueError`` around a kernel still catches what the DSL call raised.
+    """
+    if issubclass(cls, KernelTypeError) or not issubclass(cls, Exception) or issubclass(cls, TypeError):
+        return KernelTypeError
+    found = _LOCATED.get(cls)
+    if found is None:
+        try:
+            found = type(f"Kernel{cls.__name__}", (KernelTypeError, cls), {"__module__": "tilelang.errors"})
+        except TypeError:  # an exception type that cannot be mixed in (incompatible layout)
+            found = KernelTypeError
+        _LOCATED[cls] = found
+    return found
+
+
+def _reference_params(fn: Any) -> set[str]:
+    """Parameters of macro `fn` annotated ``T.Var`` or ``T.Ref`` (they alias the caller's variable)."""
+    annotations = getattr(fn, "__annotations__", {}) or {}
+    if not annotations:
+        return set()
+    import tvm
+
+    from tilelang.language.eager.builder import Ref
+
+    return {n for n, a in annotations.items() if a is Ref or a is tvm.ir.Var
+            or (isinstance(a, str) and a in ("T.Var", "T.Ref"))}
+
+
 class Interpreter:
     """Interprets one function body (a kernel or a macro) into the current IRBuilder frame."""
 
@@ -122,6 +163,9 @@ class Interpreter:
         self.rewriter = rewrite.ExprRewriter()
         self.base_depth = state.depth
         self.is_macro = False
+        from tilelang.ir.spans import spans_enabled
+
+        self.spans = spans_enabled()
 
     # ------------------------------------------------------------------------------------------ names
     def lookup(self, name: str, default: Any = _MISSING) -> Any:
@@ -152,6 +196,8 @@ class Interpreter:
 
         if hasattr(value, "asobject"):
             value = value.asobject()
+        if _is_frame(value):  # `tx = T.launch_thread(...)`: the frame scopes over the rest of the block
+            value = self.state.enter_block_frame(value)
         cur = self.env.get(name, _MISSING)
         vb = self.state.var_buffers
         if cur is not _MISSING and id(cur) in vb and id(value) not in vb and (
@@ -184,7 +230,7 @@ class Interpreter:
             return self.src.error(KernelTypeError, f"invalid operation in `{snippet}`: {_short_reason(e)}", node)
         if isinstance(e, AttributeError):
             return self.src.error(KernelSyntaxError, f"{e} (in `{snippet}`)", node)
-        return self.src.error(KernelTypeError, f"{type(e).__name__}: {e} (in `{snippet}`)", node)
+        return self.src.error(located_class(type(e)), f"{type(e).__name__}: {e} (in `{snippet}`)", node)
 
     # ------------------------------------------------------------------------------------------ evaluation
     def eval(self, node: ast.expr) -> Any:
@@ -215,7 +261,10 @@ class Interpreter:
             raise self.src.error(KernelSyntaxError,
                                  f"`{type(node).__name__}` statements are not supported in a kernel", node)
         try:
-            handler(node)
+            if self.spans:
+                self.with_span(handler, node)
+            else:
+                handler(node)
         except (ReturnSignal, _LoopSignal, StopInterpretation):
             raise
         except SourceError as e:
@@ -225,6 +274,21 @@ class Interpreter:
         except Exception as e:
             err = self.located(e, node)
             raise err from (None if _tvm_origin(e) else e)
+
+    def with_span(self, handler: Any, node: ast.stmt) -> None:
+        """Run `handler(node)` with the IR it builds stamped with `node`'s source span (`tilelang.ir.spans`)."""
+        from tvm.script.ir_builder import IRBuilder
+
+        if not IRBuilder.is_in_scope():
+            handler(node)
+            return
+        span = self.src.span(node)
+        prev, self.state.span = self.state.span, span
+        try:
+            with IRBuilder.current().with_source_span(span):
+                handler(node)
+        finally:
+            self.state.span = prev
 
     # ------------------------------------------------------------------------------------------ frames
     def in_frame(self, frame: Any, body: list[ast.stmt], target: ast.expr | None = None) -> None:
@@ -253,7 +317,9 @@ class Interpreter:
             value = value.asobject()
         if isinstance(value, (Loop, Kernel)):
             raise KernelSyntaxError(f"{type(value).__name__} must be used in a `for` / `with` statement")
-        if _is_prim(value) and not isinstance(value, tvm.ir.Var):
+        if _is_frame(value):  # `T.launch_thread(...)`, `T.attr(...)` as a statement: scopes over the rest
+            self.state.enter_block_frame(value)
+        elif (_is_prim(value) or isinstance(value, tvm.ir.Call)) and not isinstance(value, tvm.ir.Var):
             B.evaluate(value)
 
     def stmt_Pass(self, node: ast.Pass) -> None:
@@ -328,19 +394,43 @@ class Interpreter:
         if isinstance(base, tvm.ir.TensorLoad) and id(base.source) in self.state.var_buffers:
             base = base.source
         elts = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
-        if any(isinstance(e, ast.Slice) for e in elts):
-            raise KernelSyntaxError("slice assignment is not supported; use a T.Parallel loop, T.fill or T.copy")
-        key = [self.eval(e) for e in elts]
+        key = [self.slice_index(e) if isinstance(e, ast.Slice) else self.eval(e) for e in elts]
         key = [k.asobject() if hasattr(k, "asobject") else k for k in key]
         if isinstance(base, tvm.ir.Var) and tirx.is_buffer_var(base):
             ndim = len(base.ty.shape)
             if len(key) != ndim:
                 raise KernelTypeError(f"buffer {base.name} has {ndim} dimensions but is indexed with {len(key)} "
                                       f"{'index' if len(key) == 1 else 'indices'}")
+            if sum(isinstance(k, tirx.Ramp) for k in key) > 1:
+                raise KernelSyntaxError("a slice assignment may slice one dimension only; use a T.Parallel loop, "
+                                        "T.fill or T.copy")
             return base, key
+        if any(isinstance(e, ast.Slice) for e in elts):
+            raise KernelSyntaxError("slice assignment is only supported on buffers")
         return None, [base, target]
 
+    def slice_index(self, node: ast.Slice) -> Any:
+        """``a:b`` in a store target: a Ramp over the constant number of elements it covers."""
+        from tvm import tirx
+
+        from tilelang.transform import _common as C
+
+        start = 0 if node.lower is None else self.eval(node.lower)
+        step = 1 if node.step is None else self.eval(node.step)
+        if node.upper is None:
+            raise KernelSyntaxError("a slice assignment needs an explicit end (A[i:i + 4] = ...)")
+        stop = self.eval(node.upper)
+        if not isinstance(step, int) or step != 1:
+            raise RuntimeError("buffer slices with a step are not supported; use a T.Parallel loop")
+        lanes = C.as_int(tirx.const(stop, "int32") - start if isinstance(stop, int) else stop - start)
+        if lanes is None or lanes < 1:
+            raise KernelSyntaxError(f"a slice assignment needs a constant positive length, got {start}:{stop}; "
+                                    "use T.copy or a T.Parallel loop")
+        start = tirx.const(start, "int32") if isinstance(start, int) else start
+        return start if lanes == 1 else tirx.Ramp(start, 1, lanes)
+
     def store(self, buf: Any, key: list[Any], value: Any) -> None:
+        from tvm import tirx
         from tvm.script.ir_builder import tirx as B
 
         from tilelang.language.dtypes import cast
@@ -349,7 +439,19 @@ class Interpreter:
             value = value.asobject()
         if not (_is_prim(value) or isinstance(value, (bool, int, float))):
             raise KernelTypeError(f"cannot store {type(value).__name__} into buffer element {buf.name}[...]")
-        B.buffer_store(buf, cast(value, str(buf.ty.dtype)), key)
+        lanes = next((int(k.lanes) for k in key if isinstance(k, tirx.Ramp)), 1)
+        dtype = str(buf.ty.dtype)
+        if lanes > 1:
+            value_lanes = int(value.ty.dtype.lanes) if _is_prim(value) else 1
+            if value_lanes == 1:
+                value = tirx.Broadcast(cast(value, dtype), lanes)
+            elif value_lanes != lanes:
+                raise KernelTypeError(f"cannot store a {value_lanes}-lane value into {lanes} elements of {buf.name}")
+            elif str(value.ty.dtype) != f"{dtype}x{lanes}":
+                value = tirx.Cast(f"{dtype}x{lanes}", value)
+            B.buffer_store(buf, value, key)
+            return
+        B.buffer_store(buf, cast(value, dtype), key)
 
     def assign(self, target: ast.expr, value: Any) -> None:
         if isinstance(target, ast.Name):
@@ -555,6 +657,19 @@ class Interpreter:
         raise exc
 
     # ------------------------------------------------------------------------------------------ macros
+    def var_buffer_of(self, value: Any, param: str, macro_name: str) -> Any:
+        """The ``T.alloc_var`` buffer a macro argument reads (ValueError for anything else)."""
+        import tvm
+
+        buf = value.source if isinstance(value, tvm.ir.TensorLoad) else value
+        found = self.state.var_buffers.get(id(buf)) if isinstance(buf, tvm.ir.Var) else None
+        if found is None and isinstance(buf, tvm.ir.Var):
+            found = next((b for b in self.state.var_buffers.values() if b.same_as(buf)), None)
+        if found is not None:
+            return found
+        raise ValueError(f"macro {macro_name}: parameter {param!r} is annotated T.Var / T.Ref, so its argument "
+                         f"must be a variable made with T.alloc_var, got {value!r}")
+
     def call_macro(self, macro: Any, args: tuple, kwargs: dict) -> Any:
         import inspect
 
@@ -565,9 +680,15 @@ class Interpreter:
         except TypeError as e:
             raise KernelTypeError(f"macro {macro.fn.__name__}: {e}") from None
         bound.apply_defaults()
+        refs = _reference_params(macro.fn)
         self.state.interpreters.append(child)
         try:
             for name, value in bound.arguments.items():
+                if name in refs:  # `x: T.Var` / `x: T.Ref`: the caller's T.alloc_var itself, assigned through
+                    value = self.var_buffer_of(value, name, macro.fn.__name__)
+                    child.env[name] = value
+                    child.scopes[-1].setdefault(name, _MISSING)
+                    continue
                 child.bind_name(name, value)
             child.run_block(child.src.fdef.body)
         except ReturnSignal as r:

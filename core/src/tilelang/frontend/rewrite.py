@@ -169,7 +169,7 @@ def tl_index(base: Any, key: tuple, is_tuple: bool) -> Any:
                                   f"{'index' if len(key) == 1 else 'indices'}")
         for k in key:
             if isinstance(k, slice) and k.step not in (None, 1):
-                raise KernelTypeError(f"buffer {base.name}: slices with a step are not supported")
+                raise RuntimeError(f"buffer {base.name}: slices with a step are not supported")
         return base[key if len(key) != 1 else key[0]]
     return base[key if is_tuple else key[0]]
 

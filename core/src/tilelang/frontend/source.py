@@ -55,6 +55,16 @@ class FunctionSource:
             return self.filename, self.def_line(), 0
         return self.filename, self.first_line + node.lineno - 1, node.col_offset + self.indent
 
+    def span(self, node: ast.AST | None) -> Any:
+        """The ``tvm.ir.Span`` of `node` in the user's file."""
+        from tilelang.ir.spans import make_span
+
+        filename, line, col = self.location(node)
+        end_line = self.first_line + getattr(node, "end_lineno", node.lineno if node is not None else 1) - 1 \
+            if node is not None and hasattr(node, "lineno") else line
+        end_col = (getattr(node, "end_col_offset", None) or 0) + self.indent if node is not None else col
+        return make_span(filename, line, col, end_line, end_col)
+
     def line_text(self, node: ast.AST | None) -> str | None:
         rel = (node.lineno if node is not None and hasattr(node, "lineno") else self.fdef.lineno) - 1
         return self.lines[rel] if 0 <= rel < len(self.lines) else None

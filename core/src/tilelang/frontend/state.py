@@ -49,6 +49,9 @@ class BuildState:
         self.var_buffers: dict[int, Any] = {} # id -> local.var buffer (reads of its name yield buf[0])
         self.block_frames: list[list[Any]] = []  # frames that scope over the rest of the current block
         self.interpreters: list[Any] = []     # interpreter stack (kernel, then macros)
+        self.span: Any = None                 # tvm.ir.Span of the statement being interpreted (None: spans off)
+        self.matched: dict[Any, Any] = {}     # handle parameter -> the buffer T.match_buffer declared over it
+        self.func_attrs: dict[str, Any] = {}  # PrimFunc attributes set by the body (T.annotate_pass_configs, ...)
 
     # naming -------------------------------------------------------------------------------------
     def fresh(self, obj: Any) -> Any:

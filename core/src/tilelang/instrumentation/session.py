@@ -114,7 +114,7 @@ class CompilePassInstrumentationSession:
         for tool in reversed(self.tools):
             try:
                 tool.finish(error)
-            except BaseException as exc:  # noqa: BLE001 - re-raised below
+            except BaseException as exc:
                 first = first or exc
         if error is None and first is not None:
             raise first

@@ -1,16 +1,32 @@
-"""TileLang's additions to the tirx IR: tile operators (``tl.*`` Ops) and region helpers. See ``docs/ir.md``."""
+"""TileLang's additions to the tirx IR: tile operators and intrinsics (``tl.*`` Ops) and region helpers.
+
+See ``docs/ir.md``.
+"""
 
 from tilelang.ir.ops import (
     ATOMIC_KINDS,
+    INTRINSICS,
     REDUCE_KINDS,
     TILE_OPS,
     GemmWarpPolicy,
     ensure_registered,
+    intrin_call,
+    intrinsic_name,
     register_all,
     register_tile_op,
     tile_call,
     tile_op_name,
     tile_stmt,
+)
+from tilelang.ir.spans import (
+    get_buffer_span,
+    get_stmt_span,
+    make_span,
+    set_buffer_span,
+    set_stmt_span,
+    span_coverage,
+    span_to_location,
+    spans_enabled,
 )
 from tilelang.ir.region import (
     buffer_dtype,
@@ -27,6 +43,7 @@ from tilelang.ir.region import (
 
 __all__ = [
     "ATOMIC_KINDS",
+    "INTRINSICS",
     "REDUCE_KINDS",
     "TILE_OPS",
     "GemmWarpPolicy",
@@ -35,11 +52,21 @@ __all__ = [
     "buffer_scope",
     "buffer_shape",
     "full_region",
+    "get_buffer_span",
+    "get_stmt_span",
+    "make_span",
+    "set_buffer_span",
+    "set_stmt_span",
+    "span_coverage",
+    "span_to_location",
+    "spans_enabled",
     "is_buffer",
     "is_load",
     "is_region",
     "region_extents",
     "ensure_registered",
+    "intrin_call",
+    "intrinsic_name",
     "register_all",
     "register_tile_op",
     "tile_call",

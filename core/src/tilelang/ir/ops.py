@@ -1,8 +1,10 @@
-"""Tile operators as tirx Ops (``tl.copy``, ``tl.fill``, ``tl.gemm``, ``tl.reduce``, ``tl.cumsum``, ``tl.atomic``).
+"""Tile operators and intrinsics as tirx Ops.
 
-A tile-op call site is ``tirx.Evaluate(tvm.ir.Call(Op.get(name), args, ret_ty="void"))``; the argument forms
-are fixed by ``docs/ir.md``. Registration is idempotent and happens on first use (importing this module does
-not import TVM).
+Tile operators (``tl.copy``, ``tl.fill``, ``tl.gemm``, ``tl.reduce``, ``tl.cumsum``, ``tl.atomic``,
+``tl.transpose``) are statements: ``tirx.Evaluate(tvm.ir.Call(Op.get(name), args, ret_ty="void"))`` over
+regions. Intrinsics (`INTRINSICS`: element atomics, warp votes and shuffles, fast math, debug printing, ...)
+are scalar calls that may appear inside any expression. The argument forms are fixed by ``docs/ir.md``.
+Registration is idempotent and happens on first use (importing this module does not import TVM).
 """
 
 from __future__ import annotations
@@ -21,10 +23,77 @@ TILE_OPS: dict[str, str] = {
     "tl.reduce": "tl.reduce(src, dst, kind, dim, clear): reduce src along dim into dst",
     "tl.cumsum": "tl.cumsum(src, dst, dim, reverse): inclusive prefix sum along dim",
     "tl.atomic": "tl.atomic(dst, value, kind): atomic read-modify-write of a region",
+    "tl.transpose": "tl.transpose(src, dst): dst[..., j, i] = src[..., i, j] over a region",
 }
 
-REDUCE_KINDS = ("sum", "max", "min", "abssum", "absmax")
+REDUCE_KINDS = ("sum", "max", "min", "abssum", "absmax", "bitand", "bitor", "bitxor")
 ATOMIC_KINDS = ("add", "max", "min")
+
+_PURE, _OPAQUE, _UPDATE = "pure", "opaque", "update_state"
+
+
+def _atomic_intrinsics() -> dict[str, tuple[str, str]]:
+    out = {}
+    for kind in ("add", "max", "min"):
+        out[f"tl.atomic_{kind}_elem_op"] = (_OPAQUE, f"(dst elem, value, memory_order): atomic {kind} into dst")
+        out[f"tl.atomic_{kind}_ret_elem_op"] = (_OPAQUE, f"(dst elem, value, memory_order): atomic {kind}, "
+                                                         "returns the previous value")
+    for lanes in (2, 4):
+        out[f"tl.atomic_addx{lanes}_elem_op"] = (_OPAQUE, f"(dst elem, src elem): atomic add of {lanes} lanes")
+        out[f"tl.atomic_addx{lanes}_ret_elem_op"] = (_OPAQUE, f"(dst elem, src elem): atomic add of {lanes} "
+                                                              "lanes, returns the previous vector")
+    out["tl.atomic_or_elem_op"] = (_OPAQUE, "(dst elem, value, memory_order): atomic bitwise or")
+    out["tl.atomic_load_elem_op"] = (_OPAQUE, "(src elem, memory_order): atomic load")
+    out["tl.atomic_store_elem_op"] = (_OPAQUE, "(dst elem, value, memory_order): atomic store")
+    return out
+
+
+#: scalar intrinsics: name -> (effect, argument description). Effects: ``pure`` (may be moved, deduplicated),
+#: ``opaque`` (memory or cross-thread effects: kept in place, bound once when assigned to a name).
+INTRINSICS: dict[str, tuple[str, str]] = {
+    **_atomic_intrinsics(),
+    # warp level: votes, shuffles, lane / warp indices, barriers with a predicate
+    "tl.any_sync": (_OPAQUE, "(mask, predicate) -> int32: non-zero when any lane's predicate is"),
+    "tl.all_sync": (_OPAQUE, "(mask, predicate) -> int32: non-zero when every lane's predicate is"),
+    "tl.ballot_sync": (_OPAQUE, "(mask, predicate) -> uint64: bit n set when lane n's predicate is"),
+    "tl.ballot": (_OPAQUE, "(predicate) -> uint64: ballot over the full warp"),
+    "tl.activemask": (_OPAQUE, "() -> uint64: the active lanes"),
+    "tl.syncthreads_count": (_OPAQUE, "(predicate) -> int32: block barrier, number of threads whose predicate is"),
+    "tl.syncthreads_and": (_OPAQUE, "(predicate) -> int32: block barrier, every predicate"),
+    "tl.syncthreads_or": (_OPAQUE, "(predicate) -> int32: block barrier, any predicate"),
+    "tl.match_any_sync": (_OPAQUE, "(mask, value) -> uint32: lanes holding the same value"),
+    "tl.match_all_sync": (_OPAQUE, "(mask, value) -> uint32: mask when every lane holds the same value, else 0"),
+    "tl.shfl_sync": (_OPAQUE, "(mask, value, src_lane, width): value of lane src_lane"),
+    "tl.shfl_xor_sync": (_OPAQUE, "(mask, value, lane_mask, width): value of lane (lane ^ lane_mask)"),
+    "tl.shfl_down_sync": (_OPAQUE, "(mask, value, delta, width): value of lane (lane + delta)"),
+    "tl.shfl_up_sync": (_OPAQUE, "(mask, value, delta, width): value of lane (lane - delta)"),
+    "tl.warp_reduce": (_OPAQUE, "(value, kind) -> value folded over the warp (kind: sum max min bitand bitor)"),
+    "tl.sync_warp": (_OPAQUE, "([mask]): barrier over a warp"),
+    "tl.sync_grid": (_OPAQUE, "(): barrier over every thread of the grid"),
+    "tl.get_lane_idx": (_PURE, "([warp_size]) -> int32: lane of the calling thread in its warp"),
+    "tl.get_warp_idx": (_PURE, "([warp_size]) -> int32: warp of the calling thread"),
+    "tl.get_warp_idx_sync": (_PURE, "([warp_size]) -> int32: warp of the calling thread (converged)"),
+    # fast math and IEEE arithmetic with a rounding mode
+    **{f"tl.__{f}": (_PURE, f"(x): fast approximate {f}") for f in ("exp", "exp10", "log", "log2", "log10", "tan",
+                                                                   "cos", "sin")},
+    "tl.fast_rcp": (_PURE, "(x): fast approximate 1 / x"),
+    **{f"tl.ieee_{f}": (_PURE, f"(operands..., rounding_mode): IEEE {f}") for f in ("add", "sub", "mul", "fmaf",
+                                                                                    "frcp", "fsqrt", "fdiv")},
+    "tl.ieee_frsqrt": (_PURE, "(x): IEEE 1 / sqrt(x), round to nearest"),
+    **{f"tl.{f}2": (_PURE, f"(x2 operands): packed {f} of two lanes") for f in ("add", "sub", "mul", "fma", "max",
+                                                                               "min", "abs")},
+    "tl.cast": (_PURE, "(value, round, sat, rbits): conversion with a rounding mode and saturation"),
+    "tl.dp4a": (_OPAQUE, "(A elem, B elem, C elem): C += dot product of four consecutive int8 of A and B"),
+    # debugging
+    "tl.print": (_OPAQUE, "(msg[, value]): print a message and a scalar from the device"),
+    "tl.print_buffer_value": (_OPAQUE, "(msg, buffer name, index, value): print one element of a buffer"),
+    "tl.device_assert": (_OPAQUE, "(condition, message): abort the kernel when condition is false"),
+    # memory and loops
+    "tl.access_ptr": (_PURE, "(element, extent, rw_mask) -> handle: address of element, for extent elements"),
+    "tl.loop_break": (_OPAQUE, "(): leave the innermost loop"),
+}
+
+_EFFECTS = {_PURE: "Pure", _OPAQUE: "Opaque", _UPDATE: "UpdateState"}
 
 
 class GemmWarpPolicy(enum.IntEnum):
@@ -43,17 +112,20 @@ def _op_registered(name: str) -> bool:
     return True
 
 
-def register_tile_op(name: str, description: str = "", *, printer_name: str | None = None) -> tvm.ir.Op:
-    """Register ``name`` as an opaque tirx Op (once per process) and return it.
+def register_tile_op(name: str, description: str = "", *, printer_name: str | None = None,
+                     effect: str = _OPAQUE) -> tvm.ir.Op:
+    """Register ``name`` as a tirx Op (once per process) and return it.
 
     ``printer_name`` is how ``func.script()`` prints the call (``T.<printer_name>(...)``); default: ``name``.
+    ``effect``: ``"opaque"`` (default), ``"pure"`` or ``"update_state"``.
     """
     if not _op_registered(name):
         tvm.get_global_func("ir.RegisterOp")(name, description)
     op = tvm.ir.Op.get(name)
     # Both attributes must be plain Python values; get_attr() is the reliable per-op presence test.
     if op.get_attr("TCallEffectKind") is None:
-        tvm.ir.register_op_attr(name, "TCallEffectKind", int(tirx.CallEffectKind.Opaque.value))
+        kind = getattr(tirx.CallEffectKind, _EFFECTS[effect])
+        tvm.ir.register_op_attr(name, "TCallEffectKind", int(kind.value))
     if op.get_attr("TScriptPrinterName") is None:
         tvm.ir.register_op_attr(name, "TScriptPrinterName", printer_name or name)
     return op
@@ -63,6 +135,8 @@ def register_all() -> None:
     """Register every op of :data:`TILE_OPS` (idempotent)."""
     for name, description in TILE_OPS.items():
         register_tile_op(name, description)
+    for name, (effect, description) in INTRINSICS.items():
+        register_tile_op(name, description, effect=effect)
 
 
 _registered = False
@@ -85,6 +159,21 @@ def tile_call(name: str, args: Sequence[Any]) -> tvm.ir.Call:
 def tile_stmt(name: str, args: Sequence[Any]) -> tirx.Stmt:
     """``Evaluate(tile_call(name, args))``."""
     return tirx.Evaluate(tile_call(name, args))
+
+
+def intrin_call(name: str, dtype: str, args: Sequence[Any]) -> tvm.ir.Call:
+    """The ``tvm.ir.Call`` of intrinsic ``name`` returning `dtype` (``"void"`` or ``"handle"`` for none)."""
+    ensure_registered()
+    return tvm.ir.Call(tvm.ir.Op.get(name), list(args), ret_ty=dtype)
+
+
+def intrinsic_name(node: Any) -> str | None:
+    """The ``tl.*`` name when ``node`` is an intrinsic Call (or an Evaluate of one), else None."""
+    if isinstance(node, tirx.Evaluate):
+        node = node.value
+    if isinstance(node, tvm.ir.Call) and isinstance(node.op, tvm.ir.Op) and node.op.name in INTRINSICS:
+        return node.op.name
+    return None
 
 
 def tile_op_name(node: Any) -> str | None:

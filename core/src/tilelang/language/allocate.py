@@ -11,10 +11,14 @@ from tilelang.language.proxy import normalize_shape
 
 
 def _alloc(what: str, shape: Any, dtype: Any, scope: str) -> Any:
+    """An ``AllocBuffer`` for the rest of the block; the buffer carries the source span of the allocation."""
+    from tvm import tirx
     from tvm.script.ir_builder import tirx as B
 
     st = _state.require(what)
-    buf = B.alloc_buffer(normalize_shape(shape, f"{what} shape"), canonical(dtype), scope=scope)
+    buf = tirx.decl_buffer(normalize_shape(shape, f"{what} shape"), canonical(dtype), name="buf", scope=scope,
+                           span=st.span)
+    B.add_to_parent(tirx.AllocBuffer(buf))
     return st.fresh(buf)
 
 
@@ -55,6 +59,6 @@ def empty(shape: Any, dtype: Any = "float32") -> Any:
         raise KernelSyntaxError("T.empty must be called at the top of the kernel function, outside T.Kernel")
     from tvm import tirx
 
-    buf = tirx.decl_buffer(normalize_shape(shape, "T.empty shape"), canonical(dtype), name="out")
+    buf = tirx.decl_buffer(normalize_shape(shape, "T.empty shape"), canonical(dtype), name="out", span=st.span)
     st.eager.outputs.append(buf)
     return st.fresh(buf)

@@ -1,4 +1,5 @@
-"""Block annotations: ``T.annotate_layout`` and ``T.use_swizzle`` (``AttrStmt`` over the rest of the block)."""
+"""Annotations: ``T.annotate_layout`` and ``T.use_swizzle`` (``AttrStmt`` over the rest of the block), and the
+kernel-level ``T.func_attr``, ``T.annotate_pass_configs`` and ``T.annotate_compile_flags`` (PrimFunc attributes)."""
 
 from __future__ import annotations
 
@@ -108,3 +109,29 @@ def use_swizzle(panel_size: int, order: str = "row", enable: bool = True) -> Non
     if isinstance(panel_size, bool) or not isinstance(panel_size, int) or panel_size < 1:
         raise KernelTypeError(f"T.use_swizzle panel_size must be a positive int, got {panel_size!r}")
     st.enter_block_frame(B.attr(tvm.ir.StringImm(order), SWIZZLE_ATTR, panel_size))
+
+
+def annotate_pass_configs(configs: dict[str, Any]) -> None:
+    """Pass configurations for this kernel (``{PassConfigKey: value}``), the PrimFunc attribute
+    ``tilelang_pass_configs``; configurations given to the compiler take precedence."""
+    st = _state.require("T.annotate_pass_configs")
+    if not isinstance(configs, dict):
+        raise KernelTypeError(f"T.annotate_pass_configs expects a dict, got {type(configs).__name__}")
+    st.func_attrs["tilelang_pass_configs"] = {str(getattr(k, "value", k)): v for k, v in configs.items()}
+
+
+def annotate_compile_flags(flags: list[str] | str) -> None:
+    """Extra device-compiler flags for this kernel (the PrimFunc attribute ``tilelang_compile_flags``)."""
+    st = _state.require("T.annotate_compile_flags")
+    flags = [flags] if isinstance(flags, str) else list(flags)
+    if not all(isinstance(f, str) for f in flags):
+        raise KernelTypeError(f"T.annotate_compile_flags expects a string or a list of strings, got {flags!r}")
+    st.func_attrs["tilelang_compile_flags"] = flags
+
+
+def func_attr(attrs: dict[str, Any]) -> None:
+    """Attributes of the kernel's PrimFunc (``T.func_attr({"tir.noalias": True})``)."""
+    st = _state.require("T.func_attr")
+    if not isinstance(attrs, dict):
+        raise KernelTypeError(f"T.func_attr expects a dict, got {type(attrs).__name__}")
+    st.func_attrs.update(attrs)

@@ -206,10 +206,61 @@ def min_value(dtype: Any) -> Any:
     return tirx.min_value(canonical(dtype))
 
 
-def cast(value: Any, dtype: Any) -> Any:
-    """`value` converted to `dtype`."""
-    return _cast(expr(value), dtype)
+CAST_ROUNDING_MODES = frozenset({"", "rn", "rz", "rp", "rm", "rs"})
+
+
+def cast(value: Any, dtype: Any, round: str = "", sat: bool = True, rbits: Any = None, span: Any = None) -> Any:
+    """`value` converted to `dtype`; optionally with a rounding mode (``round``: ``"rn"``, ``"rz"``, ``"rp"``,
+    ``"rm"``, or ``"rs"`` stochastic with random bits `rbits`) and saturation to the finite range (`sat`)."""
+    if round not in CAST_ROUNDING_MODES:
+        raise ValueError(f"Invalid round '{round}'. Must be one of: {sorted(CAST_ROUNDING_MODES)}")
+    if not isinstance(sat, bool):
+        raise ValueError(f"Invalid sat '{sat}'. Must be a bool (True for satfinite, False for no saturation)")
+    if round == "rs" and rbits is None:
+        raise ValueError("rbits is required when round='rs' (stochastic rounding)")
+    if round != "rs" and rbits is not None:
+        raise ValueError("rbits is only valid with round='rs' (stochastic rounding)")
+    if not round and sat:
+        return _cast(expr(value), dtype)
+    import tvm
+    from tvm import tirx
+
+    from tilelang.ir.ops import intrin_call
+
+    target = canonical(dtype)
+    v = expr(value)
+    if not isinstance(v, tvm.ir.Expr):
+        v = tirx.const(v, "float32" if isinstance(v, float) else "int32")
+    bits = expr(rbits) if rbits is not None else tirx.const(0, "uint32")
+    return intrin_call("tl.cast", target, [v, tvm.ir.StringImm(round), tirx.const(bool(sat), "bool"), bits])
 
 
 def Cast(dtype: Any, value: Any) -> Any:
     return _cast(expr(value), dtype)
+
+
+def extract_lane(vector: Any, lane: Any) -> Any:
+    """Lane `lane` (a compile-time integer) of the vector expression `vector`, as a scalar."""
+    import numbers
+
+    import tvm
+    from tvm import tirx
+
+    vector = expr(vector)
+    if not isinstance(vector, tvm.ir.Expr) or not tvm.ir.is_prim_expr(vector):
+        raise TypeError(f"extract_lane expects a PrimExpr, but got {type(vector).__name__}")
+    lanes = int(vector.ty.dtype.lanes)
+    if lanes <= 1:
+        raise ValueError(f"extract_lane expects a vector expression, but got dtype {vector.ty.dtype}")
+    if isinstance(lane, tirx.IntImm):
+        lane = int(lane.value)
+    elif not isinstance(lane, numbers.Integral) or isinstance(lane, bool):
+        raise TypeError(f"extract_lane expects a compile-time integer lane, but got {type(lane).__name__}")
+    if not 0 <= lane < lanes:
+        raise IndexError(f"extract_lane lane {lane} is out of bounds for a {lanes}-lane vector")
+    return tirx.Shuffle([vector], [tirx.const(int(lane), "int32")])
+
+
+def clamp(dst: Any, min_val: Any, max_val: Any) -> Any:
+    """`dst` limited to ``[min_val, max_val]``."""
+    return min(max(dst, min_val), max_val)

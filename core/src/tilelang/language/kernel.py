@@ -27,6 +27,25 @@ def _extent(value: Any, what: str) -> Any:
     return value
 
 
+def _normalize_threads(threads: int | list[int] | tuple | None) -> list[Any]:
+    """A thread-block specification as ``[x, y, z]`` (default 128 threads; missing dimensions are 1).
+
+    ValueError for a type other than an int, list or tuple, and for a constant extent that is not positive
+    (which would launch empty blocks).
+    """
+    if threads is None:
+        threads = DEFAULT_THREADS
+    if isinstance(threads, int) and not isinstance(threads, bool):
+        normalized = [threads, 1, 1]
+    elif isinstance(threads, (list, tuple)):
+        normalized = list(threads) + [1] * (3 - len(threads))
+    else:
+        raise ValueError("threads must be an integer or a list of integers")
+    if any(isinstance(e, int) and e <= 0 for e in normalized):
+        raise ValueError(f"threads must be positive, got {threads}")
+    return normalized
+
+
 class Kernel:
     """A kernel launch over a grid of 1-3 dims; entering it yields the block indices (one Var or a tuple).
 
@@ -40,6 +59,7 @@ class Kernel:
         self.grid = [_extent(g, f"grid extent {i}") for i, g in enumerate(grid)]
         if threads is None:
             threads = 1 if is_cpu else DEFAULT_THREADS
+        _normalize_threads(threads)
         threads = list(threads) if isinstance(threads, (list, tuple)) else [threads]
         if not 1 <= len(threads) <= 3:
             raise KernelTypeError(f"T.Kernel threads takes 1 to 3 extents, got {len(threads)}")

@@ -43,10 +43,12 @@ class TensorSpec:
     scope: str = "global"
     strides: tuple[Any, ...] | None = None
 
-    def make_buffer(self, name: str) -> Any:
+    def make_buffer(self, name: str, span: Any = None) -> Any:
+        """The parameter buffer `name` (with the source `span` of its declaration, when given)."""
         from tvm import tirx
 
-        return tirx.decl_buffer(self.shape, self.dtype, name=name, scope=self.scope, strides=self.strides)
+        return tirx.decl_buffer(self.shape, self.dtype, name=name, scope=self.scope, strides=self.strides,
+                                span=span)
 
 
 class _TensorProxy:

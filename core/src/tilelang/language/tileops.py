@@ -1,4 +1,6 @@
-"""Tile operators: ``copy``, ``fill``, ``clear``, ``gemm``, ``reduce_*``, ``cumsum``, ``atomic_*``.
+"""Tile operators: ``copy``, ``transpose``, ``fill``, ``clear``, ``gemm``, ``reduce_*``, ``cumsum``, ``cummax``.
+
+Atomics (``tl.atomic`` over regions and the element intrinsics) live in `tilelang.language.atomic`.
 
 Each checks its operands (shapes, scopes, dtypes) and emits one ``Evaluate(tl.<op>(...))`` (see docs/ir.md).
 """
@@ -62,7 +64,8 @@ def _pair(src: Any, dst: Any, op: str) -> tuple[Any, Any]:
 
 
 def copy(src: Any, dst: Any, *, coalesced_width: int | None = None, disable_tma: bool = False,
-         eviction_policy: Any = None, loop_layout: Any = None) -> None:
+         eviction_policy: Any = None, loop_layout: Any = None, annotations: dict | None = None,
+         **_ignored: Any) -> None:
     """Copy `src` to `dst` (buffers, regions ``A[a:b, c]`` or corners ``A[i, j]``), casting to dst's dtype."""
     _state.require("T.copy")
     src, dst = _operand(src, "src", "T.copy"), _operand(dst, "dst", "T.copy")
@@ -146,14 +149,20 @@ def _norm_dim(dim: int, ndim: int, op: str) -> int:
     return dim % ndim
 
 
-def reduce(buffer: Any, out: Any, reduce_type: str, dim: int = -1, clear: bool = True) -> None:
-    """Reduce `buffer` along `dim` into `out` (`reduce_type` in sum max min abssum absmax)."""
+def reduce(buffer: Any, out: Any, reduce_type: str, dim: int = -1, clear: bool = True, batch: int = 1,
+           annotations: dict | None = None) -> None:
+    """Reduce `buffer` along `dim` into `out` (`reduce_type` in sum max min abssum absmax bitand bitor bitxor)."""
     op = f"T.reduce_{reduce_type}"
     _state.require(op)
     if reduce_type not in _ops.REDUCE_KINDS:
         raise KernelTypeError(f"unknown reduction {reduce_type!r}; use one of {', '.join(_ops.REDUCE_KINDS)}")
     src = R.to_region(_operand(buffer, "src", op))
     dst = R.to_region(_operand(out, "dst", op))
+    if reduce_type.startswith("bit"):
+        for r, what in ((src, "src"), (dst, "dst")):
+            if not R.buffer_dtype(r.source).startswith(("int", "uint", "bool")):
+                raise KernelTypeError(f"{op}: bitwise reductions need integer tiles, {what} {R.describe(r.source)} "
+                                      f"is {R.buffer_dtype(r.source)}")
     se, de = R.region_extents(src), R.region_extents(dst)
     d = _norm_dim(dim, len(se), op)
     dropped, kept = se[:d] + se[d + 1:], [*se[:d], 1, *se[d + 1:]]
@@ -165,63 +174,88 @@ def reduce(buffer: Any, out: Any, reduce_type: str, dim: int = -1, clear: bool =
     _emit("tl.reduce", [src, dst, _str(reduce_type), _i32(d), _i32(bool(clear))])
 
 
-def reduce_max(buffer: Any, out: Any, dim: int = -1, clear: bool = True) -> None:
+def reduce_max(buffer: Any, out: Any, dim: int = -1, clear: bool = True, batch: int = 1,
+               annotations: dict | None = None) -> None:
+    """``out = max(buffer)`` along `dim` (``clear=False`` folds into `out`'s values)."""
     reduce(buffer, out, "max", dim, clear)
 
 
-def reduce_min(buffer: Any, out: Any, dim: int = -1, clear: bool = True) -> None:
+def reduce_min(buffer: Any, out: Any, dim: int = -1, clear: bool = True, batch: int = 1,
+               annotations: dict | None = None) -> None:
+    """``out = min(buffer)`` along `dim`."""
     reduce(buffer, out, "min", dim, clear)
 
 
-def reduce_sum(buffer: Any, out: Any, dim: int = -1, clear: bool = True) -> None:
+def reduce_sum(buffer: Any, out: Any, dim: int = -1, clear: bool = True, batch: int = 1,
+               annotations: dict | None = None) -> None:
+    """``out = sum(buffer)`` along `dim`."""
     reduce(buffer, out, "sum", dim, clear)
 
 
-def reduce_abssum(buffer: Any, out: Any, dim: int = -1, clear: bool = True) -> None:
+def reduce_abssum(buffer: Any, out: Any, dim: int = -1, batch: int = 1, annotations: dict | None = None, *,
+                  clear: bool = True) -> None:
+    """``out = sum(|buffer|)`` along `dim`."""
     reduce(buffer, out, "abssum", dim, clear)
 
 
-def reduce_absmax(buffer: Any, out: Any, dim: int = -1, clear: bool = True) -> None:
+def reduce_absmax(buffer: Any, out: Any, dim: int = -1, clear: bool = True, batch: int = 1,
+                  annotations: dict | None = None) -> None:
+    """``out = max(|buffer|)`` along `dim`."""
     reduce(buffer, out, "absmax", dim, clear)
 
 
-def cumsum(src: Any, dst: Any = None, dim: int = 0, reverse: bool = False) -> None:
-    """Inclusive prefix sum of `src` along `dim` into `dst` (default: in place)."""
-    _state.require("T.cumsum")
-    s = R.to_region(_operand(src, "src", "T.cumsum"))
-    d = s if dst is None else R.to_region(_operand(dst, "dst", "T.cumsum"))
+def reduce_bitand(buffer: Any, out: Any, dim: int = -1, clear: bool = True, batch: int = 1,
+                  annotations: dict | None = None) -> None:
+    """``out = buffer[0] & buffer[1] & ...`` along `dim` (integer tiles)."""
+    reduce(buffer, out, "bitand", dim, clear)
+
+
+def reduce_bitor(buffer: Any, out: Any, dim: int = -1, clear: bool = True, batch: int = 1,
+                 annotations: dict | None = None) -> None:
+    """``out = buffer[0] | buffer[1] | ...`` along `dim` (integer tiles)."""
+    reduce(buffer, out, "bitor", dim, clear)
+
+
+def reduce_bitxor(buffer: Any, out: Any, dim: int = -1, clear: bool = True, batch: int = 1,
+                  annotations: dict | None = None) -> None:
+    """``out = buffer[0] ^ buffer[1] ^ ...`` along `dim` (integer tiles)."""
+    reduce(buffer, out, "bitxor", dim, clear)
+
+
+def _scan(kind: str, src: Any, dst: Any, dim: int, reverse: bool) -> None:
+    op = f"T.cum{kind}"
+    _state.require(op)
+    s = R.to_region(_operand(src, "src", op))
+    d = s if dst is None else R.to_region(_operand(dst, "dst", op))
     se, de = R.region_extents(s), R.region_extents(d)
     if not _match(se, de):
-        raise KernelTypeError(f"T.cumsum shape mismatch: src {R.format_extents(se)}, dst {R.format_extents(de)}")
-    _emit("tl.cumsum", [s, d, _i32(_norm_dim(dim, len(se), "T.cumsum")), _i32(bool(reverse))])
+        raise KernelTypeError(f"{op} shape mismatch: src {R.format_extents(se)}, dst {R.format_extents(de)}")
+    args = [s, d, _i32(_norm_dim(dim, len(se), op)), _i32(bool(reverse))]
+    _emit("tl.cumsum", args if kind == "sum" else [*args, _str(kind)])
 
 
-def _atomic(kind: str, dst: Any, value: Any) -> None:
-    op = f"T.atomic_{kind}"
-    _state.require(op)
-    dst = _operand(dst, "dst", op)
-    if R.is_buffer(value) or R.is_region(value):
-        src_r, dst_r = _pair(value, dst, op)
-        se, de = R.region_extents(src_r), R.region_extents(dst_r)
-        if not _same_extents(se, de):
-            raise KernelTypeError(f"{op} shape mismatch: value {R.format_extents(se)}, dst {R.format_extents(de)}")
-        _emit("tl.atomic", [dst_r, src_r, _str(kind)])
-        return
-    dst_r = R.to_region(dst)
-    if R.squeeze(R.region_extents(dst_r)):
-        raise KernelTypeError(f"{op}: a scalar value needs a single-element dst such as C[i, j], "
-                              f"got {R.describe(dst_r)}")
-    _emit("tl.atomic", [dst_r, cast(value, R.buffer_dtype(dst_r.source)), _str(kind)])
+def cumsum(src: Any, dst: Any = None, dim: int = 0, reverse: bool = False, annotations: dict | None = None) -> None:
+    """Inclusive prefix sum of `src` along `dim` into `dst` (default: in place)."""
+    _scan("sum", src, dst, dim, reverse)
 
 
-def atomic_add(dst: Any, value: Any, memory_order: Any = None, return_prev: bool = False, **_ignored: Any) -> None:
-    """Atomically ``dst += value`` (element-wise for regions)."""
-    _atomic("add", dst, value)
+def cummax(src: Any, dst: Any = None, dim: int = 0, reverse: bool = False, annotations: dict | None = None) -> None:
+    """Inclusive running maximum of `src` along `dim` into `dst` (default: in place)."""
+    _scan("max", src, dst, dim, reverse)
 
 
-def atomic_max(dst: Any, value: Any, memory_order: Any = None, return_prev: bool = False, **_ignored: Any) -> None:
-    _atomic("max", dst, value)
-
-
-def atomic_min(dst: Any, value: Any, memory_order: Any = None, return_prev: bool = False, **_ignored: Any) -> None:
-    _atomic("min", dst, value)
+def transpose(src: Any, dst: Any, annotations: dict | None = None) -> None:
+    """``dst[..., j, i] = src[..., i, j]``: swap the last two axes of a region (``src`` (..., M, N), ``dst``
+    (..., N, M)). Reads outside `src`'s buffer give 0; writes outside `dst`'s buffer are skipped."""
+    _state.require("T.transpose")
+    s = R.to_region(_operand(src, "src", "T.transpose"))
+    d = R.to_region(_operand(dst, "dst", "T.transpose"))
+    se, de = R.region_extents(s), R.region_extents(d)
+    if len(se) < 2 or len(de) < 2:
+        raise KernelTypeError(f"T.transpose needs regions of at least 2 dimensions, got src {R.format_extents(se)} "
+                              f"and dst {R.format_extents(de)}")
+    want = [*se[:-2], se[-1], se[-2]]
+    if not _match(de, want):
+        raise KernelTypeError(f"T.transpose shape mismatch: src {R.describe(s)} {R.format_extents(se)} transposes "
+                              f"to {R.format_extents(want)}, but dst {R.describe(d)} has {R.format_extents(de)}")
+    _emit("tl.transpose", [s, d])

@@ -12,7 +12,8 @@ from tilelang.tileop.cumsum import CUMSUM
 from tilelang.tileop.fill import FILL
 from tilelang.tileop.gemm import GEMM
 from tilelang.tileop.reduce import REDUCE
+from tilelang.tileop.transpose import TRANSPOSE
 
-GENERIC_IMPLS = (COPY, FILL, GEMM, REDUCE, CUMSUM, ATOMIC)
+GENERIC_IMPLS = (COPY, FILL, GEMM, REDUCE, CUMSUM, ATOMIC, TRANSPOSE)
 
 __all__ = ["GENERIC_IMPLS", "TileOpContext"]

@@ -1,4 +1,5 @@
-"""Generic ``tl.cumsum``: inclusive prefix sum along one dimension (forward or reverse), in place or not.
+"""Generic ``tl.cumsum``: inclusive prefix sum (or running max, kind ``"max"``: ``T.cummax``) along one
+dimension (forward or reverse), in place or not.
 
 A parallel nest over the other dimensions, a serial scan along `dim`. A partitioned-fragment source is staged
 through shared memory first.
@@ -12,12 +13,16 @@ from tvm import tirx
 
 from tilelang.backend.tile_ops import TileOpImpl
 from tilelang.tileop._util import cast
+from tilelang.tileop.reduce import identity_value
 from tilelang.transform import _common as C
 
 
 def lower_cumsum(ctx: Any) -> Any:
     if len(ctx.args) < 2:
-        raise ctx.error("expects (src, dst, dim, reverse)")
+        raise ctx.error("expects (src, dst, dim, reverse[, kind])")
+    kind = ctx.str_arg(4, "sum")
+    if kind not in ("sum", "max"):
+        raise ctx.error(f"unknown scan kind {kind!r}; expected sum or max")
     src, dst = ctx.regions(0, 1)
     nd = len(src.region)
     if len(dst.region) != nd:
@@ -43,13 +48,14 @@ def lower_cumsum(ctx: Any) -> Any:
         k = tirx.Var("k", "int32")
         pos = (n - 1 - k) if reverse else k
         # a running sum in a register: each step reads and writes only element `pos`
-        acc = tirx.decl_buffer((1,), dtype, name="cumsum_acc", scope="local")
+        acc = tirx.decl_buffer((1,), dtype, name=f"cum{kind}_acc", scope="local")
+        x = cast(dtype, tirx.BufferLoad(src.source, at(src, pos)))
+        cur = tirx.BufferLoad(acc, [0])
         step = C.seq([
-            tirx.BufferStore(acc, tirx.BufferLoad(acc, [0]) + cast(dtype, tirx.BufferLoad(src.source, at(src, pos))),
-                             [0]),
+            tirx.BufferStore(acc, cur + x if kind == "sum" else tirx.Max(cur, x), [0]),
             tirx.BufferStore(dst.source, tirx.BufferLoad(acc, [0]), at(dst, pos)),
         ])
-        return C.seq([tirx.AllocBuffer(acc), tirx.BufferStore(acc, tirx.const(0, dtype), [0]),
+        return C.seq([tirx.AllocBuffer(acc), tirx.BufferStore(acc, identity_value(kind, dtype), [0]),
                       tirx.For(k, 0, n, tirx.ForKind.SERIAL, step)])
 
     return C.seq([*pre, C.make_parallel_nest([src.region[d].extent for d in keep], body)])

@@ -1,6 +1,6 @@
 """Generic ``tl.reduce``: a parallel nest over the kept dimensions, a serial fold along the reduced one.
 
-Kinds ``sum max min abssum absmax``; ``clear`` starts from the kind's identity, otherwise the fold continues
+Kinds ``sum max min abssum absmax bitand bitor bitxor``; ``clear`` starts from the kind's identity, otherwise the fold continues
 from the destination's values. A partitioned-fragment source is staged through shared memory first.
 """
 
@@ -15,10 +15,15 @@ from tilelang.tileop._util import cast
 from tilelang.transform import _common as C
 
 
+KINDS = ("sum", "max", "min", "abssum", "absmax", "bitand", "bitor", "bitxor")
+
+
 def identity_value(kind: str, dtype: str) -> Any:
     is_float = dtype.startswith(("float", "bfloat"))
-    if kind in ("sum", "abssum", "absmax"):
+    if kind in ("sum", "abssum", "absmax", "bitor", "bitxor"):
         return tirx.const(0, dtype)
+    if kind == "bitand":  # every bit set
+        return tirx.const(-1, dtype) if dtype.startswith("int") else tirx.max_value(dtype)
     if kind == "max":
         return tirx.const(float("-inf"), dtype) if is_float else tirx.min_value(dtype)
     if kind == "min":
@@ -33,6 +38,12 @@ def combine(kind: str, acc: Any, x: Any) -> Any:
         return acc + x
     if kind in ("max", "absmax"):
         return tirx.Max(acc, x)
+    if kind == "bitand":
+        return tirx.bitwise_and(acc, x)
+    if kind == "bitor":
+        return tirx.bitwise_or(acc, x)
+    if kind == "bitxor":
+        return tirx.bitwise_xor(acc, x)
     return tirx.Min(acc, x)
 
 
@@ -41,8 +52,8 @@ def lower_reduce(ctx: Any) -> Any:
         raise ctx.error("expects (src, dst, kind, dim, clear)")
     src, dst = ctx.region(0), ctx.region(1)
     kind = ctx.str_arg(2)
-    if kind not in ("sum", "max", "min", "abssum", "absmax"):
-        raise ctx.error(f"unknown reduction kind {kind!r}; expected one of sum, max, min, abssum, absmax")
+    if kind not in KINDS:
+        raise ctx.error(f"unknown reduction kind {kind!r}; expected one of {', '.join(KINDS)}")
     nd = len(src.region)
     dim = ctx.int_arg(3)
     dim = dim + nd if dim < 0 else dim

@@ -15,6 +15,7 @@ _PASSES = {
     "LayoutInference": "layout_inference",
     "InjectSoftwarePipeline": "inject_software_pipeline",
     "LowerTileOps": "lower_tile_ops",
+    "LowerIntrinsics": "lower_intrinsics",
     "PartitionParallel": "partition_parallel",
     "LegalizeSafeMemoryAccess": "legalize_safe_memory_access",
     "ApplyLayouts": "apply_layouts",

@@ -112,11 +112,14 @@ def with_body(func: tirx.PrimFunc, body: Any) -> tirx.PrimFunc:
 
 
 def tile_op_of(stmt: Any) -> tuple[str, tvm.ir.Call] | None:
-    """``(op name, call)`` when `stmt` is ``Evaluate(tl.*(...))``."""
+    """``(op name, call)`` when `stmt` is ``Evaluate(tl.*(...))`` of a tile operator (not an intrinsic)."""
     if isinstance(stmt, tirx.Evaluate):
         call = stmt.value
         if isinstance(call, tvm.ir.Call) and isinstance(call.op, tvm.ir.Op) and call.op.name.startswith("tl."):
-            return call.op.name, call
+            from tilelang.ir.ops import INTRINSICS
+
+            if call.op.name not in INTRINSICS:
+                return call.op.name, call
     return None
 
 

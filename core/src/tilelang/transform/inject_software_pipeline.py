@@ -47,7 +47,9 @@ from tilelang.transform.config import current_tl_config
 _STAGES, _ORDER, _STAGE = C.PIPELINE_KEYS
 _SHARED = ("shared", "shared.dyn")
 # operand indices each tile op writes (the others are read)
-_WRITES = {"tl.copy": (1,), "tl.fill": (0,), "tl.gemm": (2,), "tl.reduce": (1,), "tl.cumsum": (1,), "tl.atomic": (0,)}
+_WRITES = {"tl.copy": (1,), "tl.fill": (0,), "tl.gemm": (2,), "tl.reduce": (1,), "tl.cumsum": (1,),
+           "tl.atomic": (0,),
+           "tl.transpose": (1,)}
 
 
 def _strip(loop: Any) -> Any:

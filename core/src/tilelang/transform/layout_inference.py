@@ -51,6 +51,7 @@ _TILE_OP_ROLES: dict[str, list[tuple[int, str]]] = {
     "tl.reduce": [(0, "s"), (1, "w")],
     "tl.cumsum": [(0, "s"), (1, "x")],
     "tl.atomic": [(1, "r"), (0, "x")],
+    "tl.transpose": [(0, "s"), (1, "x")],
 }
 
 

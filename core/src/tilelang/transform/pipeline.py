@@ -3,7 +3,7 @@
 Order (``[point]`` = `tilelang.backend.passes` extension point where backends' passes run)::
 
     CheckSemantics AttachLayouts [pre_layout] RasterizeBlocks LayoutInference [post_layout] InjectSoftwarePipeline
-    LowerTileOps [post_tile_lowering] PartitionParallel LegalizeSafeMemoryAccess [post_parallel] ApplyLayouts
+    LowerTileOps LowerIntrinsics [post_tile_lowering] PartitionParallel LegalizeSafeMemoryAccess [post_parallel] ApplyLayouts
     [post_pipelining] PlanSharedMemory [post_storage]
     FinalizeTileIR (TVM: FlattenBuffer, VectorizeLoop, StorageRewrite, simplification) InsertBarriers [post_barriers]
     HostChecks, (TVM: MergeSharedMemoryAllocations, SplitHostDevice, MakePackedAPI)
@@ -41,6 +41,7 @@ from tilelang.transform.inject_software_pipeline import InjectSoftwarePipeline
 from tilelang.transform.insert_barriers import InsertBarriers
 from tilelang.transform.layout_inference import LayoutInference
 from tilelang.transform.legalize_safe_memory_access import LegalizeSafeMemoryAccess
+from tilelang.transform.lower_intrinsics import LowerIntrinsics
 from tilelang.transform.lower_tile_ops import LowerTileOps
 from tilelang.transform.partition_parallel import PartitionParallel
 from tilelang.transform.plan_shared_memory import PlanSharedMemory
@@ -57,7 +58,8 @@ CORE_STAGES: tuple[tuple[Callable[[Any], Any] | None, str | None], ...] = (
     (RasterizeBlocks, None),
     (LayoutInference, "post_layout"),
     (InjectSoftwarePipeline, None),
-    (LowerTileOps, "post_tile_lowering"),
+    (LowerTileOps, None),
+    (LowerIntrinsics, "post_tile_lowering"),
     (PartitionParallel, None),
     (LegalizeSafeMemoryAccess, "post_parallel"),
     (ApplyLayouts, "post_pipelining"),
@@ -114,6 +116,18 @@ def _spell_bf16_constants() -> tvm.transform.Pass:
     return spell
 
 
+def _layout_visual(mod: tvm.IRModule) -> tvm.IRModule:
+    """Under ``tl.layout_visualization_enable``: print (and plot, ``tl.layout_visualization_formats``) the fragment
+    layouts LayoutInference chose (`tilelang.analysis.LayoutVisual`)."""
+    from tilelang.transform.config import current_tl_config
+
+    if not current_tl_config("tl.layout_visualization_enable", False):
+        return mod
+    from tilelang.analysis import LayoutVisual
+
+    return LayoutVisual(current_tl_config("tl.layout_visualization_formats", "") or "")(mod)
+
+
 def _run(mod: tvm.IRModule, passes: list[Any]) -> tvm.IRModule:
     for p in passes:
         mod = p(mod)
@@ -146,6 +160,8 @@ def _lower_tile_program(mod: tvm.IRModule, target: Any, target_host: Any) -> tvm
     for factory, point in CORE_STAGES:
         if factory is not None:
             mod = factory(target)(mod)
+        if factory is LayoutInference:
+            mod = _layout_visual(mod)
         if point is not None:
             mod = _run(mod, passes_at(point, target))
     mod = FinalizeTileIR(target)(mod)

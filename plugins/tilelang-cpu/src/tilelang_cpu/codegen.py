@@ -33,9 +33,9 @@ def _build_llvm(mod: Any, target: Any) -> Any:
 
 
 def _build_c(mod: Any, target: Any) -> Any:
-    import tvm_ffi
+    from tilelang_cpu.c_source import build
 
-    return tvm_ffi.get_global_func("target.build.c")(mod, target)
+    return build(mod, target)
 
 
 LLVM_CODEGEN = DeviceCodegen("llvm", build=_build_llvm)

@@ -165,13 +165,13 @@ def _gemm_reads_in_place(call: Any, pos: int, isa: Any) -> bool:
     """
     from tilelang.ir.region import buffer_of
     from tilelang.transform import _common as C
-    from tilelang_cpu.gemm_plan import packs_b
+    from tilelang_cpu.gemm_plan import b_in_place
 
     if pos == 0:
         return True
     if pos == 1:
         trans_b = C.as_int(call.args[4]) if len(call.args) > 4 else 0
-        return packs_b(isa, bool(trans_b), str(buffer_of(call.args[1]).ty.dtype))
+        return b_in_place(isa, bool(trans_b), str(buffer_of(call.args[1]).ty.dtype))
     return False
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 from tilelang.backend import TileOpImpl
 from tilelang_cpu.gemm_plan import MicroShape, micro_shape
+from tilelang_cpu.gemm_prepack import Prefetch
 
 __all__ = ["IMPLS", "MicroShape", "lower_gemm_micro", "micro_shape"]
 
@@ -89,33 +90,120 @@ def _pack_panels(src: Any, trans: bool, side: str, extent: int, k: int, width: i
     from tilelang.transform import _common as C
 
     full, tail = divmod(extent, width)
-    p = tirx.Var("p", "int32")
-    # the source's contiguous dimension: j (across panel) when it runs along the source's last axis
+    serial = tirx.ForKind.SERIAL
+    # the source's contiguous dimension: j (across panels) when it runs along the source's last axis
     j_contiguous = (side == "b") != trans
 
-    def panel(c0: Any, w: int) -> Any:
-        kk, j = tirx.Var("kk", "int32"), tirx.Var("j", "int32")  # fresh per loop nest: each has its own bounds
+    def element(kk: Any, c0: Any, w: int, j: Any) -> Any:
         row, col = (kk, c0 + j) if side == "b" else (c0 + j, kk)
         load = tirx.BufferLoad(src.source, operand_index(src, row, col, trans))
-        store = tirx.BufferStore(dst, cast("float32", load), [c0 * k + kk * w + j])
-        if j_contiguous:
-            kind = tirx.ForKind.VECTORIZED if vector and w > 1 and w & (w - 1) == 0 else tirx.ForKind.SERIAL
-            return _loop(kk, k, tirx.ForKind.SERIAL, _loop(j, w, kind, store))
-        return _loop(j, w, tirx.ForKind.SERIAL, _loop(kk, k, tirx.ForKind.SERIAL, store))
+        return tirx.BufferStore(dst, cast("float32", load), [c0 * k + kk * w + j])
 
-    stmts = []
-    if full:
-        stmts.append(_loop(p, full, tirx.ForKind.SERIAL, panel(p * width, width)))
-    if tail:
-        stmts.append(panel(tirx.const(full * width, "int32"), tail))
-    return C.seq(stmts)
+    def panels(kk: Any, inner: Any) -> Any:
+        """`inner(kk, c0, w)` for every panel (the full ones in a loop, then the narrower last one)."""
+        p = tirx.Var("p", "int32")
+        stmts = [_loop(p, full, serial, inner(kk, p * width, width))] if full else []
+        if tail:
+            stmts.append(inner(kk, tirx.const(full * width, "int32"), tail))
+        return C.seq(stmts)
+
+    if j_contiguous:
+        # one source row (a K index) at a time, all panels: whole rows are read in order, prefetcher-friendly
+        def row_piece(kk: Any, c0: Any, w: int) -> Any:
+            j = tirx.Var("j", "int32")
+            kind = tirx.ForKind.VECTORIZED if vector and w > 1 and w & (w - 1) == 0 else serial
+            return _loop(j, w, kind, element(kk, c0, w, j))
+
+        kk = tirx.Var("kk", "int32")
+        return _loop(kk, k, serial, panels(kk, row_piece))
+
+    def column_piece(_: Any, c0: Any, w: int) -> Any:
+        # the source's rows run along K: walk each one contiguously
+        j, kk = tirx.Var("j", "int32"), tirx.Var("kk", "int32")
+        return _loop(j, w, serial, _loop(kk, k, serial, element(kk, c0, w, j)))
+
+    return panels(None, column_piece)
+
+
+def _prefetch_next_step(src: Any, trans: bool, k: int, n: int, tiles: int) -> Prefetch | None:
+    """Prefetches (to L2) of the cache lines of the next K step's tile of operand B, spread over the `tiles`
+    micro tiles of this call at one line per ``every`` iterations of K, so that the step's micro tiles together
+    touch every line about once; None when there is no next step (the region already spans B's K).
+
+    The rows of B inside a large tensor lie a page apart, so the copy into panels at the start of the next step
+    would otherwise wait on one cache miss per line, with little help from the hardware prefetchers; spreading
+    the prefetches keeps the line fill buffers free for the micro-kernel's own loads.
+    """
+    from tvm import DataType, tirx
+
+    from tilelang.tileop.gemm import operand_index
+    from tilelang.transform import _common as C
+
+    kdim = -1 if trans else -2
+    extent = C.as_int(src.source.ty.shape[kdim]) if len(src.source.ty.shape) >= 2 else None
+    kmin = src.region[kdim].min
+    if extent is None or (C.as_int(kmin) is not None and C.as_int(kmin) + 2 * k > extent):
+        return None
+    per_line = max(1, 512 // DataType(str(src.source.ty.dtype)).bits)  # elements per 64-byte line
+    # the tile's source rows (`outer`) and the cache lines along each (`chunks`): contiguous dimension inner
+    outer, inner = (n, k) if trans else (k, n)
+    chunks = -(-inner // per_line)
+    every = 1
+    while k % (every * 2) == 0 and tiles * k // (every * 2) >= outer * chunks:
+        every *= 2
+    slots = k // every
+
+    def fetch(tile: Any, slot: Any) -> Any:
+        line = tile * slots + slot
+        o = tirx.floormod(line, outer)
+        c = tirx.floormod(tirx.floordiv(line, outer), chunks) if chunks > 1 else 0
+        # logical op(B)[kk, j] of the next step: kk runs along the source rows' contiguous side when transposed
+        kk_next, j = (c * per_line + k, o) if trans else (o + k, c * per_line)
+        idx = operand_index(src, kk_next, j, trans)
+        # stay inside the tensor on the last step (a prefetch never faults, but keep the address meaningful)
+        idx[kdim] = tirx.min(idx[kdim], extent - 1)
+        address = tirx.call_intrin("handle", "tirx.address_of", tirx.BufferLoad(src.source, idx))
+        return tirx.Evaluate(tirx.call_intrin("void", "tirx.prefetch", address, 0, 2, 1))
+
+    return Prefetch(fetch, every)
+
+
+def _pack_rows(src: Any, trans: bool, m: int, k: int, dst: Any, vector: bool) -> Any:
+    """``dst[i * k + kk] = fp32(op(A)[i, kk])``: A as a compact row-major fp32 tile (rows ``k`` apart instead of a
+    tensor's row stride), the loop over the source's contiguous side innermost."""
+    from tvm import tirx
+
+    from tilelang.tileop._util import cast
+    from tilelang.tileop.gemm import operand_index
+
+    i, kk = tirx.Var("i", "int32"), tirx.Var("kk", "int32")
+    store = tirx.BufferStore(dst, cast("float32", tirx.BufferLoad(src.source, operand_index(src, i, kk, trans))),
+                             [i * k + kk])
+    serial = tirx.ForKind.SERIAL
+    if trans:
+        return _loop(kk, k, serial, _loop(i, m, serial, store))
+    kind = tirx.ForKind.VECTORIZED if vector and k & (k - 1) == 0 and k <= 1024 else serial
+    return _loop(i, m, serial, _loop(kk, k, kind, store))
+
+
+def _shift(region: Any, trans: bool, col: Any) -> Any:
+    """`region` (operand B) starting `col` columns of ``op(B)`` further."""
+    import tvm
+    from tvm import tirx
+
+    from tilelang.transform import _common as C
+
+    ranges = list(region.region)
+    d = len(ranges) - 2 if trans else len(ranges) - 1
+    ranges[d] = tvm.ir.Range.from_min_extent(C.add(ranges[d].min, col), ranges[d].extent)
+    return tirx.BufferRegion(region.source, ranges)
 
 
 def _micro_tile(a_at: Any, b_at: Any, c_at: Any, clear: bool, i0: Any, j0: Any, mr: int, nr: int, k: int,
-                vector: bool) -> Any:
+                vector: bool, fetch: Prefetch | None = None, tile: Any = None) -> Any:
     """One ``mr x nr`` accumulator tile over the full K. ``a_at(i0, r, kk, mr)`` / ``b_at(j0, j, kk, nr)`` give
     (buffer, indices) of ``op(A)[i0 + r, kk]`` / ``op(B)[kk, j0 + j]`` for a strip / panel of that size;
-    ``c_at(row, col)`` those of C.
+    ``c_at(row, col)`` those of C; `fetch` (optional) the prefetches to interleave, `tile` this tile's number.
 
     Each accumulator row is its own ``nr``-element buffer: TVM keeps CPU allocations under 1 KiB on the stack
     (``alloca``, which LLVM promotes to registers) and turns larger ones into heap workspace.
@@ -144,8 +232,15 @@ def _micro_tile(a_at: Any, b_at: Any, c_at: Any, clear: bool, i0: Any, j0: Any, 
         cbuf, cidx = c_at(i0 + r, j0 + j)
         return tirx.BufferStore(cbuf, tirx.BufferLoad(acc, [j]), cidx)
 
-    return C.seq([*(tirx.AllocBuffer(acc) for acc in accs), rows(init),
-                  _loop(kk, k, tirx.ForKind.SERIAL, rows(fma)), rows(store)])
+    if fetch is None:
+        k_loop = _loop(kk, k, tirx.ForKind.SERIAL, rows(fma))
+    else:  # one prefetch per `every` iterations: the K loop split, its inner part unrolled
+        ko, ki = tirx.Var("ko", "int32"), tirx.Var("ki", "int32")
+        body = C.substitute(rows(fma), {kk: ko * fetch.every + ki})
+        inner = _loop(ki, fetch.every, tirx.ForKind.UNROLLED, body) if fetch.every > 1 else C.substitute(
+            rows(fma), {kk: ko})
+        k_loop = _loop(ko, k // fetch.every, tirx.ForKind.SERIAL, C.seq([fetch.fetch(tile, ko), inner]))
+    return C.seq([*(tirx.AllocBuffer(acc) for acc in accs), rows(init), k_loop, rows(store)])
 
 
 def lower_gemm_micro(ctx: Any) -> Any:
@@ -154,7 +249,8 @@ def lower_gemm_micro(ctx: Any) -> Any:
 
     from tilelang.tileop.gemm import gemm_operands, operand_index
     from tilelang.transform import _common as C
-    from tilelang_cpu.gemm_plan import gemm_plan
+    from tilelang_cpu.gemm_plan import PREFETCH, _config, gemm_plan
+    from tilelang_cpu.gemm_prepack import whole_b_panels
     from tilelang_cpu.isa import SCALAR, vector_isa
 
     a, b, c, ta, tb, clear = gemm_operands(ctx)
@@ -175,12 +271,35 @@ def lower_gemm_micro(ctx: Any) -> Any:
 
     if plan.pack_a:
         a_pack = _scratch("A_pack", m * k)
-        stmts += [tirx.AllocBuffer(a_pack), _pack_panels(a, ta, "a", m, k, plan.mr, a_pack, vector)]
+        stmts += [tirx.AllocBuffer(a_pack), _pack_rows(a, ta, m, k, a_pack, vector)]
 
         def a_at(i0: Any, r: int, kk: Any, rows: int) -> Any:
-            return a_pack, [i0 * k + kk * rows + r]
+            return a_pack, [(i0 + r) * k + kk]
 
-    if plan.pack_b:
+    fetch = None
+    full_m, tail_m = divmod(m, plan.mr)
+    full_n, tail_n = divmod(n, plan.nr)
+    strips_per_panel = full_m + (1 if tail_m else 0)
+    if C.scope_of(b.source) == "global" and _config(PREFETCH, True):
+        fetch = _prefetch_next_step(b, tb, k, n, strips_per_panel * (full_n + (1 if tail_n else 0)))
+    per_panel = None
+    whole = (whole_b_panels(ctx, b, tb, k, plan.nr, vector, strips_per_panel, full_n + (1 if tail_n else 0))
+             if plan.pack_b else None)
+    if whole is not None:
+        stmts += whole.stmts
+        b_at = whole.b_at
+        fetch = whole.fetch if _config(PREFETCH, True) else None
+    elif plan.pack_b and _config("tl.cpu.gemm_pack_b", True) == "panel":
+        b_pack = _scratch("B_pack", k * plan.nr)
+        stmts.append(tirx.AllocBuffer(b_pack))
+
+        def per_panel(col: Any, width: int) -> Any:
+            sub = tirx.BufferRegion(b.source, list(b.region))
+            return _pack_panels(_shift(sub, tb, col), tb, "b", width, k, width, b_pack, vector)
+
+        def b_at(j0: Any, j: Any, kk: Any, width: int) -> Any:
+            return b_pack, [kk * width + j]
+    elif plan.pack_b:
         b_pack = _scratch("B_pack", k * n)
         stmts += [tirx.AllocBuffer(b_pack), _pack_panels(b, tb, "b", n, k, plan.nr, b_pack, vector)]
 
@@ -195,21 +314,26 @@ def lower_gemm_micro(ctx: Any) -> Any:
     full_n, tail_n = divmod(n, plan.nr)
     serial = tirx.ForKind.SERIAL
 
-    def strips(col: Any, width: int) -> Any:
-        """Every row strip of one column panel starting at column `col`."""
-        body = []
+    strips_per_panel = full_m + (1 if tail_m else 0)
+
+    def strips(col: Any, width: int, panel: Any) -> Any:
+        """Every row strip of one column panel starting at column `col` (panel number `panel`)."""
+        body = [per_panel(col, width)] if per_panel is not None else []
+        first = panel * strips_per_panel
         if full_m:
-            tile = _micro_tile(a_at, b_at, c_at, clear, i0 * plan.mr, col, plan.mr, width, k, vector)
+            tile = _micro_tile(a_at, b_at, c_at, clear, i0 * plan.mr, col, plan.mr, width, k, vector, fetch,
+                               first + i0)
             body.append(_loop(i0, full_m, serial, tile))
         if tail_m:
             start = tirx.const(full_m * plan.mr, "int32")
-            body.append(_micro_tile(a_at, b_at, c_at, clear, start, col, tail_m, width, k, vector))
+            body.append(_micro_tile(a_at, b_at, c_at, clear, start, col, tail_m, width, k, vector, fetch,
+                                    first + full_m))
         return C.seq(body)
 
     if full_n:
-        stmts.append(_loop(j0, full_n, serial, strips(j0 * plan.nr, plan.nr)))
+        stmts.append(_loop(j0, full_n, serial, strips(j0 * plan.nr, plan.nr, j0)))
     if tail_n:
-        stmts.append(strips(tirx.const(full_n * plan.nr, "int32"), tail_n))
+        stmts.append(strips(tirx.const(full_n * plan.nr, "int32"), tail_n, full_n))
     return C.seq(stmts)
 
 

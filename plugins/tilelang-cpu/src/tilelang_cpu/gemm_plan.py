@@ -9,6 +9,7 @@ pass configs override them per compile, and being pass configs they are part of 
 ``tl.cpu.gemm_pack_b``         copy fp32 B into contiguous ``K x NR`` column panels (bool)
 ``tl.cpu.gemm_pack_a``         copy A into contiguous ``MR x K`` row strips, k-major (bool)
 ``tl.cpu.gemm_k_block``        K per gemm call after `MergeGemmKSteps` merges the K loop's steps (int)
+``tl.cpu.gemm_prefetch``       prefetch the next K step's B tile during the micro-kernel (bool, default true)
 ``tl.cpu.elide_copies``        run `ElideTileCopies` (bool, default true)
 =============================  ========================================================================
 """
@@ -23,6 +24,7 @@ MICRO_TILE = "tl.cpu.gemm_micro_tile"
 PACK_A = "tl.cpu.gemm_pack_a"
 PACK_B = "tl.cpu.gemm_pack_b"
 K_BLOCK = "tl.cpu.gemm_k_block"
+PREFETCH = "tl.cpu.gemm_prefetch"
 ELIDE_COPIES = "tl.cpu.elide_copies"
 
 
@@ -83,6 +85,11 @@ def k_block(isa: VectorISA) -> int:
 def packs_b(isa: VectorISA, trans_b: bool, dtype_b: str) -> bool:
     """Whether the micro-kernel copies B into panels (so B may be read in place from global memory)."""
     return trans_b or dtype_b != "float32" or bool(_config(PACK_B, pack_b_default(isa)))
+
+
+def b_in_place(isa: VectorISA, trans_b: bool, dtype_b: str) -> bool:
+    """Whether gemm operand B may be read straight from global memory (EXPERIMENT)."""
+    return packs_b(isa, trans_b, dtype_b) or bool(_config("tl.cpu.gemm_b_in_place", False))
 
 
 def gemm_plan(isa: VectorISA, m: int, n: int, k: int, dtype_a: str, dtype_b: str, trans_b: bool) -> GemmPlan:

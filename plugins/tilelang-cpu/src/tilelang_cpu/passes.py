@@ -121,6 +121,42 @@ def emulate_threads(stmt: Any, tvars: list[Any], extents: list[int], per_thread:
     return thread_loop(stmt)
 
 
+def spill_binds_across_barriers(body: Any, tvars: list[Any]) -> Any:
+    """Per-thread values bound before a barrier and read after it live in a per-thread ``local`` scalar.
+
+    `emulate_threads` splits the thread loops at each barrier; a ``Bind`` of a per-thread value (one that reads a
+    thread index) would end with its loop, so its later uses read it from a ``local`` buffer instead (which
+    `_widen_thread_locals` then gives a thread dimension).
+    """
+    import tvm_ffi
+    from tvm import tirx
+
+    from tilelang.transform import _common as C
+
+    if not tvars or not _has_barrier(body):
+        return body
+
+    def on_seq(seq: Any, mutator: Any) -> Any:
+        seq = mutator.default_mutate(seq)
+        items = list(seq.seq)
+        changed = False
+        for i, stmt in enumerate(items):
+            if not isinstance(stmt, tirx.Bind) or not C.uses_var(stmt.value, tvars):
+                continue
+            rest = items[i + 1:]
+            first_barrier = next((k for k, r in enumerate(rest) if _has_barrier(r)), None)
+            if first_barrier is None or not any(C.uses_var(r, [stmt.var]) for r in rest[first_barrier:]):
+                continue
+            cell = tirx.decl_buffer((1,), str(stmt.var.ty.dtype), name=f"{stmt.var.name}_spill", scope="local")
+            load = tirx.BufferLoad(cell, [0])
+            items[i] = C.seq([tirx.AllocBuffer(cell), tirx.BufferStore(cell, stmt.value, [0])])
+            items[i + 1:] = [C.substitute(r, {stmt.var: load}) for r in rest]
+            changed = True
+        return C.seq(items) if changed else seq
+
+    return tvm_ffi.structural_mutate(body, [(tirx.SeqStmt, on_seq)])
+
+
 def _widen_thread_locals(body: Any, tvars: list[Any], extents: list[int]) -> Any:
     """Give every per-thread buffer touched in a thread loop a leading thread dimension."""
     import tvm
@@ -273,6 +309,7 @@ def LowerLaunchToCPU(target: Any = None) -> Any:
     from tilelang.layout import unravel
     from tilelang.tileop.atomic import ATOMIC_ATTR
     from tilelang.transform import _common as C
+    from tilelang_cpu.gemm_prepack import hoist_block_invariants
 
     @C.prim_func_pass("tl_cpu.LowerLaunchToCPU")
     def lower_launch(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
@@ -296,7 +333,14 @@ def LowerLaunchToCPU(target: Any = None) -> Any:
         def on_launch(s: Any, mutator: Any) -> Any:
             if str(s.attr_key) != "thread_extent" or not str(s.node.thread_tag).startswith("blockIdx"):
                 return mutator.default_mutate(s)
-            body = tvm_ffi.structural_map(s.body, (tirx.AttrStmt, strip))
+            # gemm operands packed once per call (tilelang_cpu.gemm_prepack) run before the blocks
+            body, hoisted = hoist_block_invariants(s.body, [v for v, _ in blocks] + tvars)
+            loop = lower_blocks(body)
+            return C.seq([*hoisted, loop]) if hoisted else loop
+
+        def lower_blocks(body: Any) -> Any:
+            body = tvm_ffi.structural_map(body, (tirx.AttrStmt, strip))
+            body = spill_binds_across_barriers(body, tvars)
             body = emulate_threads(body, tvars, textents, per_thread_buffers(body))
             body = _widen_thread_locals(body, tvars, textents)
             body = tvm_ffi.structural_map(body, (tirx.Evaluate, drop_barrier))

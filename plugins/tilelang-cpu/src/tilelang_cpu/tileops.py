@@ -148,5 +148,13 @@ def lower_reduce_cpu(ctx: Any) -> Any:
     return C.seq([*pre, tirx.AllocBuffer(acc), body])
 
 
+def _intrinsics() -> tuple[TileOpImpl, ...]:
+    from tilelang_cpu.intrinsics import IMPLS as INTRINSIC_IMPLS
+
+    return INTRINSIC_IMPLS
+
+
+# tile operators, then the intrinsics the CPU lowers itself (prints, emulated warp collectives)
 IMPLS = (TileOpImpl("tl.gemm", "cpu_row_fma", lower_gemm_cpu, applies=_applies, priority=1),
-         TileOpImpl("tl.reduce", "cpu_vector_partials", lower_reduce_cpu, applies=_reduce_applies, priority=1))
+         TileOpImpl("tl.reduce", "cpu_vector_partials", lower_reduce_cpu, applies=_reduce_applies, priority=1),
+         *_intrinsics())

@@ -15,6 +15,9 @@ from tilelang.backend import (
     register_lazy_tile_op_impls,
     register_target_kind,
 )
+from tilelang.contrib import nvcc  # noqa: F401 (the reference's ``tilelang.cuda.backend.nvcc``)
+from tilelang_cuda.compiler import tilelang_callback_cuda_compile, tilelang_callback_cuda_validate  # noqa: F401
+from tilelang_cuda.target import is_plain_cuda_target
 
 PIPELINE_OPTIONS = {
     "has_threads": True,
@@ -23,6 +26,10 @@ PIPELINE_OPTIONS = {
     # float atomic max/min do not exist in CUDA: the intrinsics header defines CAS-loop overloads
     "atomic_functions": {"add": "atomicAdd", "max": "tl_atomic_max", "min": "tl_atomic_min"},
 }
+
+
+# TVM global functions registered when the reference-style BackendModule is built (tilelang.backend.get_backend)
+CALLBACKS = ("tilelang_callback_cuda_validate", "tilelang_callback_cuda_compile")
 
 
 def _normalize(config: dict) -> dict:
@@ -50,12 +57,12 @@ def register() -> None:
 
 def toolchain() -> list[ToolStatus]:
     """nvcc, and a visible GPU."""
-    nvcc = shutil.which("nvcc")
+    nvcc_path = shutil.which("nvcc")
     lines = []
-    if nvcc:
-        out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=30).stdout
+    if nvcc_path:
+        out = subprocess.run([nvcc_path, "--version"], capture_output=True, text=True, timeout=30).stdout
         release = next((ln.split("release")[-1].strip() for ln in out.splitlines() if "release" in ln), "?")
-        lines.append(ToolStatus("nvcc", True, f"{nvcc} (release {release})"))
+        lines.append(ToolStatus("nvcc", True, f"{nvcc_path} (release {release})"))
     else:
         lines.append(ToolStatus("nvcc", False, "not on PATH: install the CUDA toolkit or nvidia-cuda-nvcc"))
     from tilelang_cuda.target import detect
@@ -67,4 +74,6 @@ def toolchain() -> list[ToolStatus]:
 
 BACKEND = Backend(name="cuda", target_kinds=("cuda",), register=register, toolchain=toolchain,
                   hook_modules=("tilelang_cuda.hooks",),
-                  description="NVIDIA GPUs: CUDA C via TVM's CUDA codegen, nvcc/NVRTC to cubin.")
+                  description="NVIDIA GPUs: CUDA C via TVM's CUDA codegen, nvcc/NVRTC to cubin.",
+                  callbacks=tuple((name, f"tilelang_cuda.compiler:{name}") for name in CALLBACKS),
+                  supports_target=is_plain_cuda_target)

@@ -1,9 +1,13 @@
 """CUDA C -> cubin + PTX with nvcc (default when on PATH) or NVRTC (``cuda-python``), and the ptxas report.
 
-`compile_source` runs ONE nvcc call per kernel (``-cubin --keep`` keeps the PTX; ``-Xptxas -v`` reports
-registers and shared memory) and memoises the result per process by (source, arch, compiler, flags).
-`compile_artifact` puts ``kernel.cubin`` / ``kernel.ptx`` into a `CompiledArtifact`'s files and the ptxas
-numbers into its metadata. ``TILELANG_CUDA_COMPILER=nvcc|nvrtc`` picks the compiler.
+`compile_source` runs ONE nvcc call per kernel through `tilelang.contrib.nvcc` (``-cubin --keep`` keeps the
+PTX; ``-Xptxas -v`` reports registers and shared memory) and memoises the result per process by (source, arch,
+compiler, flags). `compile_artifact` puts ``kernel.cubin`` / ``kernel.ptx`` into a `CompiledArtifact`'s files
+and the ptxas numbers into its metadata. ``TILELANG_CUDA_COMPILER=nvcc|nvrtc`` picks the compiler.
+
+The reference TileLang's TVM callbacks of this backend live here too (declared in the manifest, registered
+when `tilelang.backend.get_backend` builds its module): `tilelang_callback_cuda_compile` (nvcc to a cubin or
+fatbin, through `tilelang.cache.cuda_binary_cache.CUDABinaryCache`) and `tilelang_callback_cuda_validate`.
 """
 
 from __future__ import annotations
@@ -92,22 +96,23 @@ def _include_dirs() -> list[str]:
 
 
 def _nvcc(source: str, arch: str, flags: list[str]) -> CudaBinary:
-    nvcc = shutil.which("nvcc")
-    if nvcc is None:
+    """One nvcc run through `tilelang.contrib.nvcc` (``--keep`` leaves the PTX in a scratch directory)."""
+    from tilelang.contrib import nvcc
+
+    try:
+        nvcc.get_nvcc_compiler()
+    except RuntimeError:
         raise CudaCompileError("nvcc is not on PATH: install the CUDA toolkit (or `pip install nvidia-cuda-nvcc`), "
-                               "or set TILELANG_CUDA_COMPILER=nvrtc with `pip install tilelang-cuda[nvrtc]`")
+                               "or set TILELANG_CUDA_COMPILER=nvrtc with `pip install tilelang-cuda[nvrtc]`") from None
     with tempfile.TemporaryDirectory(prefix="tilelang-cuda-") as tmp:
-        src = Path(tmp) / "kernel.cu"
-        src.write_text(source)
-        cmd = [nvcc, "-cubin", f"-arch={arch}", "-O3", "-std=c++17", "--use_fast_math", "-Xptxas", "-v",
-               "--keep", f"--keep-dir={tmp}", "-o", str(Path(tmp) / CUBIN), *flags, str(src)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, timeout=600)
-        if proc.returncode != 0:
-            raise CudaCompileError(f"nvcc failed for {arch} (exit {proc.returncode}):\n{_tail(proc.stderr)}")
+        options = ["-std=c++17", "--use_fast_math", "-Xptxas", "-v", "--keep", f"--keep-dir={tmp}", *flags]
+        try:
+            result = nvcc.run_nvcc(source, "cubin", arch=[f"-arch={arch}"], options=options)
+        except RuntimeError as exc:
+            raise CudaCompileError(f"nvcc failed for {arch}:\n{_tail(str(exc))}") from None
         ptx_files = sorted(Path(tmp).glob("*.ptx"))
         ptx = ptx_files[0].read_text() if ptx_files else ""
-        log = proc.stderr + proc.stdout
-        return CudaBinary((Path(tmp) / CUBIN).read_bytes(), ptx, "nvcc", log, parse_ptxas(log))
+        return CudaBinary(bytes(result.data), ptx, "nvcc", result.output, parse_ptxas(result.output))
 
 
 def _nvrtc(source: str, arch: str, flags: list[str]) -> CudaBinary:
@@ -216,3 +221,99 @@ def _wheel_tool(name: str) -> str | None:
             if os.access(path, os.X_OK):
                 return str(path)
     return None
+
+
+# ---------------------------------------------------------------------------------------------- TVM callbacks
+_GLOBAL_KERNEL = re.compile(r'(?:extern\s+"C"\s+)?__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)')
+
+
+def _global_kernel_names(source: str) -> list[str]:
+    """The ``__global__`` functions a CUDA source defines, in order, once each."""
+    return list(dict.fromkeys(_GLOBAL_KERNEL.findall(source)))
+
+
+def tilelang_callback_cuda_validate(device_mod: Any) -> None:
+    """Check device functions carrying user CUDA source (``code_block_source``, from ``T.CUDASourceCodeKernel``):
+    the source must define a ``__global__`` kernel named like the function's ``global_symbol`` (and its
+    ``code_block_entry_name`` when given). ValueError naming the kernels found otherwise."""
+    from tvm import tirx
+
+    for func in device_mod.functions.values():
+        if not isinstance(func, tirx.PrimFunc) or not func.attrs:
+            continue
+        source = func.attrs.get("code_block_source")
+        if source is None:
+            continue
+        symbol = func.attrs.get("global_symbol")
+        if symbol is None:
+            raise ValueError("CodeGenTileLangCUDA expects source-kernel PrimFunc to have the global_symbol attribute")
+        entry = func.attrs.get("code_block_entry_name")
+        if entry is not None and str(entry) != str(symbol):
+            raise ValueError("T.CUDASourceCodeKernel expects the lowered device global_symbol to match entry_name")
+        names = _global_kernel_names(str(source))
+        if not names:
+            raise ValueError("T.CUDASourceCodeKernel expects external CUDA source to declare at least one "
+                             "__global__ kernel")
+        if str(symbol) not in names:
+            raise ValueError(f"T.CUDASourceCodeKernel expected device global_symbol `{symbol}` to match a "
+                             f"__global__ kernel in the provided CUDA source. Available entries: {', '.join(names)}")
+
+
+def _compile_flag_tokens(flags: Any) -> list[str]:
+    import shlex
+
+    if isinstance(flags, str):
+        return shlex.split(flags)
+    tokens: list[str] = []
+    for flag in flags:
+        tokens += shlex.split(flag) if isinstance(flag, str) else [str(flag)]
+    return tokens
+
+
+def _kind(target: Any) -> str:
+    if isinstance(target, dict):
+        return str(target["kind"])
+    return str(target.kind.name)
+
+
+def tilelang_callback_cuda_compile(code: str, target: Any, pass_config: dict[str, Any] | None = None) -> bytearray:
+    """Compile CUDA C `code` for `target` (a tvm Target or config dict) with nvcc: a cubin, or a fatbin when the
+    target's ``code`` lists several SMs. Pass configs: ``tl.enable_fast_math``,
+    ``tl.ptxas_register_usage_level``, ``tl.device_compile_flags``. Binaries are kept in `CUDABinaryCache`
+    keyed by source, target and every compiler option, so a hit skips nvcc."""
+    from tilelang.cache.cuda_binary_cache import CUDABinaryCache
+    from tilelang.contrib import nvcc
+    from tilelang.env import env
+    from tilelang.transform import PassConfigKey
+
+    arch, codes = nvcc.get_target_arch_and_code(target)
+    code_list = nvcc.get_target_code_list(codes)
+    gencode = nvcc.format_target_code_for_gencode(codes)
+    arch_flags = [f"-arch=sm_{arch}"] if gencode is None else ["-gencode", f"arch=compute_{arch},code={gencode}"]
+    compile_format = "fatbin" if len(code_list) > 1 else "cubin"
+
+    cfg = pass_config or {}
+    options = ["-std=c++20"]
+    for directory in (env.TILELANG_TEMPLATE_PATH, env.CUTLASS_INCLUDE_DIR):
+        if directory:
+            options.append(f"-I{directory}")
+    extra = cfg.get(PassConfigKey.TL_DEVICE_COMPILE_FLAGS)
+    if extra:
+        options += _compile_flag_tokens(extra)
+    if cfg.get(PassConfigKey.TL_ENABLE_FAST_MATH, False):
+        options.append("--use_fast_math")
+    level = cfg.get(PassConfigKey.TL_PTXAS_REGISTER_USAGE_LEVEL)
+    if level is not None:
+        options.append(f"--ptxas-options=--register-usage-level={int(level)}")
+    verbose = env.get_default_verbose()
+    if verbose:
+        options += ["--ptxas-options=--verbose", "-w"]
+
+    key = CUDABinaryCache.make_key(code=code, target_kind=_kind(target), target_arch=arch, target_code=code_list,
+                                   compile_format=compile_format, options=options)
+    cached = CUDABinaryCache.load(key, compile_format)
+    if cached is not None:
+        return bytearray(cached)
+    binary = nvcc.compile_cuda(code, compile_format, arch_flags, options=options, verbose=verbose)
+    CUDABinaryCache.save(key, compile_format, bytes(binary))
+    return binary

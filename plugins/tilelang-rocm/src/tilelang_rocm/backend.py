@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 
 from tilelang.backend import (
     Backend,
@@ -46,27 +48,62 @@ def register() -> None:
     register_lazy_execution_backends("rocm", "tilelang_rocm.execution_backend:EXECUTION_BACKENDS")
 
 
-def find_ld_lld() -> str | None:
-    """ld.lld-22 (what CI installs), else ld.lld, else an older versioned Debian one."""
-    for name in ("ld.lld-22", "ld.lld", *(f"ld.lld-{v}" for v in range(21, 14, -1))):
+_LLD_NAMES = ("ld.lld-22", "ld.lld", *(f"ld.lld-{v}" for v in range(21, 14, -1)))
+LLD_MISSING = ("linking AMDGPU code objects needs ld.lld: `pip install ziglang` (bundles LLD), a ROCm install "
+               "(ld.lld in $ROCM_PATH/llvm/bin) or `apt-get install lld-22`")
+
+
+def _ziglang_lld() -> list[str] | None:
+    """LLD from the ``ziglang`` distribution (a dependency of tilelang-rocm): ``zig ld.lld``."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("ziglang")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for folder in spec.submodule_search_locations:
+        for name in ("zig", "zig.exe"):
+            zig = os.path.join(folder, name)
+            if os.path.isfile(zig) and os.access(zig, os.X_OK):
+                return [zig, "ld.lld"]
+    return [sys.executable, "-m", "ziglang", "ld.lld"]
+
+
+def find_ld_lld() -> list[str] | None:
+    """The command that runs ld.lld (arguments follow it), or None when there is none.
+
+    Searched in order: ``$ROCM_PATH/llvm/bin`` and ``/opt/rocm/llvm/bin`` (where ROCm installs its LLD), then
+    PATH (``ld.lld-22``, ``ld.lld``, then older versioned Debian ones), then the LLD bundled by the ``ziglang``
+    distribution, so that ``pip install tilelang-core tilelang-rocm`` links code objects with no system package.
+    ``TILELANG_LD_LLD`` names an ld.lld executable to use instead.
+    """
+    forced = os.environ.get("TILELANG_LD_LLD")
+    if forced:
+        return [forced]
+    roots = [os.environ.get("ROCM_PATH"), "/opt/rocm"]
+    for root in dict.fromkeys(r for r in roots if r):
+        path = os.path.join(root, "llvm", "bin", "ld.lld")
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return [path]
+    for name in _LLD_NAMES:
         path = shutil.which(name)
         if path:
-            return path
-    return None
+            return [path]
+    return _ziglang_lld()
 
 
 def toolchain() -> list[ToolStatus]:
-    """ld.lld (links code objects) and a visible AMD GPU."""
+    """ld.lld (links code objects: which one is used) and a visible AMD GPU."""
     lld = find_ld_lld()
     from tilelang_rocm.target import detect
 
     gpu = detect()
     return [
-        ToolStatus("ld.lld", lld is not None, lld or "not found: apt-get install lld-22"),
+        ToolStatus("ld.lld", lld is not None, " ".join(lld) if lld else LLD_MISSING),
         ToolStatus("GPU", gpu is not None, gpu["mcpu"] if gpu else "none visible (compile-only)"),
     ]
 
 
 BACKEND = Backend(name="rocm", target_kinds=("rocm", "hip"), register=register, toolchain=toolchain,
                   hook_modules=("tilelang_rocm.hooks",),
-                  description="AMD GPUs: LLVM AMDGPU code objects (hsaco) linked with ld.lld.")
+                  description="AMD GPUs: LLVM AMDGPU code objects (hsaco) linked with ld.lld.",
+                  callbacks={"tilelang_callback_hip_compile": "tilelang_rocm.compiler:tilelang_callback_hip_compile"})

@@ -38,15 +38,15 @@ def bitcode_paths(*_args: Any) -> list[str]:
 
 def link(obj: Any) -> bytearray:
     """ld.lld: relocatable AMDGPU object -> shared code object (hsaco); undefined symbols are errors."""
-    from tilelang_rocm.backend import find_ld_lld
+    from tilelang_rocm.backend import LLD_MISSING, find_ld_lld
 
     lld = find_ld_lld()
     if lld is None:
-        raise ToolchainMissing("linking AMDGPU code objects needs ld.lld: `apt-get install lld-22`")
+        raise ToolchainMissing(LLD_MISSING)
     with tempfile.TemporaryDirectory(prefix="tilelang-rocm-") as tmp:
         src, out = os.path.join(tmp, "kernel.o"), os.path.join(tmp, "kernel.hsaco")
         Path(src).write_bytes(bytes(obj))
-        proc = subprocess.run([lld, "--no-undefined", "-shared", src, "-o", out], capture_output=True, text=True)
+        proc = subprocess.run([*lld, "--no-undefined", "-shared", src, "-o", out], capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError(f"ld.lld failed: {proc.stderr.strip() or proc.stdout.strip()}")
         hsaco = Path(out).read_bytes()
@@ -62,10 +62,10 @@ def hsaco_of(llvm_ir: str) -> bytes | None:
 def _build_rocm(mod: Any, target: Any) -> Any:
     import tvm_ffi
 
-    from tilelang_rocm.backend import find_ld_lld
+    from tilelang_rocm.backend import LLD_MISSING, find_ld_lld
 
     if find_ld_lld() is None:
-        raise ToolchainMissing("linking AMDGPU code objects needs ld.lld: `apt-get install lld-22`")
+        raise ToolchainMissing(LLD_MISSING)
     tvm_ffi.register_global_func("tvm_callback_rocm_bitcode_path", bitcode_paths, override=True)
     tvm_ffi.register_global_func("tvm_callback_rocm_link", link, override=True)
     _BUILD.hsaco = None

@@ -5,6 +5,9 @@ yourself after `tilelang.lower`) sets ``files["kernel.hsaco"]`` (the ld.lld-link
 ``files["kernel.ll"]`` (LLVM IR), ``kernel_source`` to the AMDGPU assembly (LLVM IR with
 ``TILELANG_ROCM_SOURCE=llvm``) and ``metadata["resources"]``: VGPR / AGPR / SGPR counts, LDS and scratch
 bytes and the wavefront size, read from the assembly's ``.amdhsa`` metadata.
+
+`tilelang_callback_hip_compile` is the reference TileLang's hipcc callback (HIP C++ -> hsaco through
+`tilelang.contrib.hipcc`), declared in the manifest and registered with TVM by `tilelang.backend.get_backend`.
 """
 
 from __future__ import annotations
@@ -67,3 +70,23 @@ def finalize(artifact: Any) -> Any:
     artifact.metadata["resources"] = usage
     artifact.metadata["mcpu"] = artifact.target.get("mcpu")
     return artifact
+
+
+def _mcpu(target: Any) -> str | None:
+    """The ``mcpu`` (``gfx942`` ...) of a tvm Target or a target config dict."""
+    if isinstance(target, dict):
+        return target.get("mcpu")
+    return str(target.attrs["mcpu"]) if "mcpu" in target.attrs else None
+
+
+def tilelang_callback_hip_compile(code: str, target: Any) -> bytearray:
+    """Compile HIP C++ `code` into an hsaco for `target`'s ``mcpu`` with hipcc (`tilelang.contrib.hipcc`),
+    adding TileLang's template and Composable Kernel include directories when they are configured."""
+    from tilelang.contrib import hipcc
+    from tilelang.env import env
+
+    options = ["-std=c++17"]
+    for directory in (env.TILELANG_TEMPLATE_PATH, env.COMPOSABLE_KERNEL_INCLUDE_DIR):
+        if directory:
+            options.append(f"-I{directory}")
+    return hipcc.compile_hip(code, target_format="hsaco", arch=_mcpu(target), options=options, verbose=False)

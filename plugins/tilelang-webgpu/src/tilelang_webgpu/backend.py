@@ -63,9 +63,11 @@ def toolchain() -> list[ToolStatus]:
         return [ToolStatus("wgpu", False, "not installed: pip install wgpu")]
     lines = [ToolStatus("wgpu", True, getattr(wgpu, "__version__", "?"))]
     try:
-        from tilelang_webgpu.adapter import adapter_summary
+        from tilelang_webgpu.adapter import adapter_summary, has_feature
 
         lines.append(ToolStatus("adapter", True, adapter_summary()))
+        lines.append(ToolStatus("float16", True, "native (shader-f16)" if has_feature("shader-f16") else
+                                "emulated: packed into u32 words, f32 arithmetic (no shader-f16)"))
     except Exception as exc:
         lines.append(ToolStatus("adapter", False, str(exc)))
     return lines

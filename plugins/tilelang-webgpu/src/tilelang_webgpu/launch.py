@@ -91,6 +91,7 @@ class _Step:
     uniform: Any
     grid: tuple[Any, Any, Any]  # compiled expressions
     written: tuple[int, ...]  # parameter indices bound read_write
+    wgsl: str = ""  # the shader as compiled for this device
     bind_group: Any = None
     bind_generation: int = -1
 
@@ -99,7 +100,7 @@ class WgpuLauncher:
     """Runs one compiled kernel: ``launcher(*args)``; ``launcher.time_ms(*args)`` for GPU time.
 
     Attributes: `plan` (the `LaunchPlan`), `params` (the kernel's `ParamInfo`s), `uses_timestamps` (whether
-    `time_ms` measures with GPU timestamp queries rather than wall-clock time around the dispatches).
+    `time_ms` measures with GPU timestamp queries rather than wall-clock time around the dispatches), `shaders`.
     """
 
     def __init__(self, plan: LaunchPlan, params: list[Any]):
@@ -161,7 +162,12 @@ class WgpuLauncher:
         uniform = self._dev.create_buffer(size=len(iface.pack_pods([0] * len(iface.pod_fields))),
                                           usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST,
                                           label=f"{step.name}.podArgs")
-        return _Step(step, iface, pipeline, layout, uniform, grid, written)  # type: ignore[arg-type]
+        return _Step(step, iface, pipeline, layout, uniform, grid, written, wgsl)  # type: ignore[arg-type]
+
+    @property
+    def shaders(self) -> list[str]:
+        """The WGSL of each step as compiled for this device (f16 packed into u32 where it lacks shader-f16)."""
+        return [step.wgsl for step in self._steps]
 
     # ------------------------------------------------------------------------------------------ calls
     def __call__(self, *args: Any) -> None:

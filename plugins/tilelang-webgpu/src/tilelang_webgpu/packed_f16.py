@@ -33,7 +33,10 @@ _F16 = re.compile(r"\bf16\b")
 _ENABLE = re.compile(r"^\s*enable\s+f16\s*;\s*\n?", re.M)
 _STORAGE = re.compile(r"(var<storage,\s*(\w+)>\s*)(\w+)(\s*:\s*)array<(f16|vec2<f16>|vec4<f16>)>;")
 _WORKGROUP = re.compile(r"(var<workgroup>\s*)(\w+)(\s*:\s*)array<(f16|vec2<f16>|vec4<f16>),\s*(\d+)u?i?>;")
+_MEMORY = re.compile(r"var<(?:storage|workgroup|uniform)[^>]*>\s*\w+\s*:[^;]*;")
 _LITERAL = re.compile(r"\b(\d[\d.]*(?:e[+-]?\d+)?)h\b")
+_QUAD_LOAD = re.compile(r"vec4<f(?:16|32)>\((\s*)(\w+)\[([^\[\]]+?) \+ 0\],\s*\2\[\3 \+ 1\],\s*\2\[\3 \+ 2\],"
+                        r"\s*\2\[\3 \+ 3\]\)")
 _HALVES = {"f16": 1, "vec2<f16>": 2, "vec4<f16>": 4}
 
 
@@ -84,11 +87,10 @@ class _Access:
     end: int  # past the access (a load) or the statement's ``;`` (a store)
 
 
-def _accesses(src: str, name: str) -> list[_Access]:
-    """Every outermost access ``name[...]`` of `src` (loads and statement stores)."""
+def _accesses(src: str, name: str, pos: int = 0) -> list[_Access]:
+    """Every outermost access ``name[...]`` of `src` from `pos` on (loads and statement stores)."""
     found = []
     pattern = re.compile(rf"(?<![\w.])(&\s*)?{re.escape(name)}\[")
-    pos = 0
     while True:
         m = pattern.search(src, pos)
         if m is None:
@@ -98,8 +100,8 @@ def _accesses(src: str, name: str) -> list[_Access]:
         open_at = m.end() - 1
         close = _close(src, open_at)
         after, lane = close + 1, None
-        line_start = src.rfind("\n", 0, m.start()) + 1
-        at_statement = not src[line_start:m.start()].strip()
+        before = src[:m.start()].rstrip(" \t")
+        at_statement = not before or before[-1] in "\n{};"
         if at_statement and src.startswith("[", after):
             lane_close = _close(src, after)
             lane = (after + 1, lane_close)
@@ -139,30 +141,51 @@ def _lane_of(index: str) -> tuple[str, int] | None:
     return (m.group(1), int(m.group(2))) if m else None
 
 
-def _four_lanes(src: str, events: list[tuple[int, str, _Access]], i: int) -> tuple[str, list[str], int] | None:
-    """TVM's 4-lane store to a scalar array, ``X[b + 0] = e0;`` .. ``X[b + 3] = e3;`` as consecutive statements:
-    (b, [e0..e3], end of the last statement); None otherwise."""
-    group = events[i:i + 4]
-    if len(group) < 4:
-        return None
-    base, values = None, []
-    for k, (_, name, acc) in enumerate(group):
-        if name != group[0][1] or acc.value is None or acc.lane is not None:
+def _four_lanes(src: str, first: _Access, name: str) -> tuple[str, list[str], int] | None:
+    """TVM's 4-lane store to a scalar array, ``X[b + 0] = e0;`` .. ``X[b + 3] = e3;`` as consecutive statements
+    starting with `first`: (b, [e0..e3], end of the last statement); None otherwise."""
+    group, pos = [first], first.end
+    while len(group) < 4:
+        m = re.compile(rf"\s*{re.escape(name)}\[").match(src, pos)
+        if m is None:
             return None
+        following = _accesses(src[:_statement_end(src, m.end())], name, m.end() - len(name) - 1)
+        if not following or following[0].value is None or following[0].lane is not None:
+            return None
+        group.append(following[0])
+        pos = following[0].end
+    base, values = None, []
+    for k, acc in enumerate(group):
         lane = _lane_of(src[acc.index[0]:acc.index[1]])
         if lane is None or lane[1] != k or (base is not None and lane[0] != base):
             return None
-        if k and src[group[k - 1][2].end:acc.start].strip():
-            return None
         base = lane[0]
         values.append(src[acc.value[0]:acc.value[1]].strip())
-    return base, values, group[3][2].end  # type: ignore[return-value]
+    return base, values, group[3].end  # type: ignore[return-value]
+
+
+def _statement_end(src: str, pos: int) -> int:
+    semi = src.find(";", pos)
+    return len(src) if semi < 0 else semi + 1
+
+
+def _four_lane_loads(src: str, arrays: dict[str, _Packed]) -> str:
+    """TVM's 4-lane load of a scalar array, ``vec4<f16>(X[b + 0], X[b + 1], X[b + 2], X[b + 3])``, as one call
+    (two word loads when ``b`` is even)."""
+    def load(m: re.Match[str]) -> str:
+        arr = arrays.get(m.group(2))
+        if arr is None or arr.halves != 1:
+            return m.group(0)
+        return f"tl_ld4h_{arr.name}(u32({m.group(3)}))"
+
+    return _QUAD_LOAD.sub(load, src)
 
 
 def _rewrite(src: str, arrays: dict[str, _Packed]) -> str:
     """`src` with every access of the packed arrays replaced by word accesses (nested accesses included)."""
     if not arrays or not any(name in src for name in arrays):
         return src
+    src = _four_lane_loads(src, arrays)
     events: list[tuple[int, str, _Access]] = []
     for name in arrays:
         events.extend((a.start, name, a) for a in _accesses(src, name))
@@ -180,11 +203,15 @@ def _rewrite(src: str, arrays: dict[str, _Packed]) -> str:
             out.append(_load(arr, index))
             pos = acc.end
             continue
-        quad = _four_lanes(src, events, i - 1) if arr.halves == 1 else None
+        quad = _four_lanes(src, acc, name) if arr.halves == 1 else None
         if quad is not None:
             base, values, pos = quad
-            lanes = ", ".join(f"f32({_rewrite(v, arrays)})" for v in values)
-            out.append(f"tl_st4h_{name}(u32({_rewrite(base, arrays)}), vec4<f32>({lanes}));")
+            whole = {v[:-3] for v in values}
+            if len(whole) == 1 and all(v.endswith(f"[{k}]") for k, v in enumerate(values)):
+                vector = f"vec4<f32>({_rewrite(whole.pop(), arrays)})"  # the lanes of one vector, in order
+            else:
+                vector = f"vec4<f32>({', '.join(f'f32({_rewrite(v, arrays)})' for v in values)})"
+            out.append(f"tl_st4h_{name}(u32({_rewrite(base, arrays)}), {vector});")
             continue
         value = src[acc.value[0]:acc.value[1]]
         lane = _rewrite(src[acc.lane[0]:acc.lane[1]], arrays) if acc.lane else None
@@ -228,6 +255,10 @@ def _helpers(arr: _Packed) -> str:
         if h == 1:
             lines.append(f"fn tl_ld_{n}(i: u32) -> f32 {{ let w = i >> 1u; "
                          f"return unpack2x16float({word})[i & 1u]; }}")
+            pair = f"unpack2x16float({word.replace('[w]', '[w]')}), unpack2x16float({word.replace('[w]', '[w + 1u]')})"
+            lines.append(f"fn tl_ld4h_{n}(i: u32) -> vec4<f32> {{ let w = i >> 1u; if ((i & 1u) == 0u) {{ "
+                         f"return vec4<f32>({pair}); }} return vec4<f32>(tl_ld_{n}(i), tl_ld_{n}(i + 1u), "
+                         f"tl_ld_{n}(i + 2u), tl_ld_{n}(i + 3u)); }}")
         else:
             words = ", ".join(f"unpack2x16float({word.replace('[w]', f'[i * {h // 2}u + {k}u]')})"
                               for k in range(h // 2))
@@ -258,6 +289,16 @@ _UNPACK4 = ("fn tl_unpack4(w: vec2<u32>) -> vec4<f32> { return vec4<f32>(unpack2
 def legalize_f16(wgsl: str) -> str:
     """`wgsl` without the f16 type (see the module docstring)."""
     src = _ENABLE.sub("", wgsl)
+    if re.search(r"bitcast<(?:vec\d<)?f16", src):
+        raise F16EmulationError("the kernel reinterprets bits as float16 (bitcast); it needs shader-f16")
+    for m in re.finditer(r"struct\s+(\w+)\s*\{([^}]*)\}", src):
+        if _F16.search(m.group(2)):
+            raise F16EmulationError(f"struct {m.group(1)} has float16 fields, which cannot be packed into u32 "
+                                    "words; it needs shader-f16")
+    for m in _MEMORY.finditer(src):
+        if _F16.search(m.group(0)) and not (_STORAGE.fullmatch(m.group(0)) or _WORKGROUP.fullmatch(m.group(0))):
+            raise F16EmulationError(f"float16 memory declared as {m.group(0).strip()!r} cannot be packed into u32 "
+                                    "words; it needs shader-f16")
     arrays: dict[str, _Packed] = {}
     for m in _STORAGE.finditer(src):
         arrays[m.group(3)] = _Packed(m.group(3), _HALVES[m.group(5)])
@@ -294,7 +335,4 @@ def legalize_f16(wgsl: str) -> str:
         helpers.insert(0, _UNPACK4)
     out = head + "\n".join(h for h in helpers if h) + "\n" + body
     out = _LITERAL.sub(r"\1f", out)
-    out = _F16.sub("f32", out)
-    if "bitcast<f32>(" in out and re.search(r"bitcast<(?:vec\d<)?f16", wgsl):
-        raise F16EmulationError("the kernel reinterprets bits as f16 (bitcast)")
-    return out
+    return _F16.sub("f32", out)

@@ -12,7 +12,7 @@ from tilelang.contrib.cutedsl._unavailable import helpers
 
 
 @dataclass(frozen=True)
-class dim3:  # noqa: N801 (the CUDA name)
+class dim3:
     """A three-dimensional CUDA index (thread, block or grid)."""
 
     x: int

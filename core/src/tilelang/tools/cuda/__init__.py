@@ -1,0 +1,1 @@
+"""CUDA-specific developer tools (`iket`: IKET profiling events in generated CUDA)."""

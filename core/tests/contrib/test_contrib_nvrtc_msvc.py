@@ -1,0 +1,91 @@
+"""tilelang.contrib.nvrtc and the NVRTC adapter package without cuda-python; tilelang.contrib.msvc off Windows;
+NVRTC include-path discovery."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+
+from tilelang.contrib import msvc, nvrtc
+from tilelang.jit.adapter import nvrtc as nvrtc_adapter
+from tilelang.jit.adapter.nvrtc.include_paths import discover_cuda_include_paths
+
+HAS_CUDA_PYTHON = importlib.util.find_spec("cuda") is not None and nvrtc_adapter.is_nvrtc_available
+
+
+@pytest.mark.skipif(HAS_CUDA_PYTHON, reason="cuda-python is installed")
+def test_without_cuda_python_nvrtc_says_what_to_install():
+    with pytest.raises(ImportError, match="pip install cuda-python"):
+        nvrtc.compile_cuda('extern "C" __global__ void k() {}', "cubin", arch=80)
+    with pytest.raises(ImportError, match="pip install cuda-python"):
+        nvrtc.get_nvrtc_version()
+    assert nvrtc_adapter.is_nvrtc_available is False
+    with pytest.raises(ImportError, match="cuda-python"):
+        nvrtc_adapter.check_nvrtc_available()
+    for stand_in in (nvrtc_adapter.NVRTCKernelAdapter, nvrtc_adapter.NVRTCLibraryGenerator,
+                     nvrtc_adapter.TLNVRTCSourceWrapper):
+        with pytest.raises(ImportError, match="cuda-python"):
+            stand_in()
+    with pytest.raises(ImportError, match="cuda-python"):
+        nvrtc_adapter.NVRTCKernelAdapter.from_database()
+
+
+def test_nvrtc_rejects_bad_arguments_before_compiling():
+    with pytest.raises(ValueError, match="cubin or ptx"):
+        nvrtc.compile_cuda("", "fatbin", arch=80)
+    with pytest.raises(ValueError, match="options"):
+        nvrtc.compile_cuda("", "ptx", arch=80, options=42)
+
+
+def test_nvrtc_kernel_cache_layout():
+    from tilelang.jit.adapter.nvrtc.kernel_cache import NVRTCKernelCache
+
+    assert NVRTCKernelCache.kernel_lib_path == "kernel.cubin" and NVRTCKernelCache.kernel_py_path == "kernel.py"
+
+
+def test_include_paths_follow_the_layouts_present(tmp_path):
+    flat = tmp_path / "include"
+    target = tmp_path / "targets" / "sbsa-linux" / "include"
+    assert discover_cuda_include_paths(str(tmp_path), machine="aarch64", system="linux") == [
+        str(flat), str(target), str(target / "cccl")]
+    (target / "cccl").mkdir(parents=True)
+    assert discover_cuda_include_paths(str(tmp_path), machine="arm64", system="linux") == [str(target),
+                                                                                          str(target / "cccl")]
+    flat.mkdir()
+    assert discover_cuda_include_paths(str(tmp_path), machine="aarch64", system="linux") == [
+        str(flat), str(target), str(target / "cccl")]
+    assert discover_cuda_include_paths(str(tmp_path), system="win32") == [str(flat), str(flat / "cccl")]
+
+
+def test_real_toolkit_headers_are_found():
+    from tilelang.env import env
+
+    roots = [r for r in ("/usr/local/cuda", env.CUDA_HOME) if r and os.path.exists(os.path.join(r, "bin"))]
+    if not roots:
+        pytest.skip("no CUDA toolkit found")
+    paths = discover_cuda_include_paths(roots[0])
+    assert any(os.path.exists(os.path.join(p, "cuda_fp16.h")) for p in paths)
+
+
+@pytest.mark.skipif(os.name == "nt", reason="checks the behaviour off Windows")
+def test_msvc_answers_none_off_windows(tmp_path):
+    assert msvc.get_msvc_subprocess_env() is None
+    assert msvc.get_windows_compiler() == (None, None)
+    assert msvc.get_msvc_environment_error() is None
+    with pytest.raises(ValueError, match="only available on Windows"):
+        msvc.create_shared(str(tmp_path / "x.dll"), [])
+
+
+def test_msvc_source_and_option_translation(tmp_path):
+    assert msvc._normalize_option("-I/inc") == "/I/inc" and msvc._normalize_option("-DX=1") == "/DX=1"
+    assert msvc._normalize_option("-fPIC") is None and msvc._normalize_option("-std=c++17") is None
+    assert msvc._normalize_option("/O2") == "/O2"
+    src = tmp_path / "k.c"
+    src.write_text("int32_t __tvm_ffi_main(void* a) { return 0; }\n"
+                   "float buf[4] __attribute__((aligned(64)));\nvoid* __tvm_ffi__library_ctx;\n")
+    patched = msvc._patch_source_for_msvc(str(src), str(tmp_path))
+    assert patched != str(src) and "__declspec(align(64))" in open(patched).read()
+    assert msvc._collect_tvm_ffi_exports(str(src)) == ["__tvm_ffi__library_ctx,DATA", "__tvm_ffi_main"]
+    assert msvc.get_env_path({"Path": "C:/x"}) == "C:/x"

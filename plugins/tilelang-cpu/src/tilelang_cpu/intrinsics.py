@@ -1,0 +1,236 @@
+"""The CPU backend's lowerings of the scalar intrinsics that need a host or the block's threads.
+
+- ``T.print`` / buffer prints: a call of the host function `tilelang_cpu.debug.PRINT` with the message, the
+  value and the block and thread indices (the kernel runs on the host, so it prints to the process's stdout).
+- Warp and block collectives (votes, ballots, shuffles, warp reductions, ``T.syncthreads_*``, ``T.sync_warp``,
+  ``T.activemask``): emulated over the threads the CPU backend runs as loops (`tilelang_cpu.passes`). Each
+  thread writes its operand to a block-wide scratch row, a barrier orders the writes before the reads, and the
+  result is read back (a shuffle) or folded over the lanes of the thread's warp (32 lanes) or over the block.
+  The barrier splits the thread loops there, so a collective must not sit under a condition that differs
+  between threads, as on a GPU.
+- ``T.sync_grid`` has no CPU lowering: the blocks of a CPU kernel run one after another on each core.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilelang.backend import TileOpImpl
+
+WARP = 32
+
+
+def _packed_value(value: Any) -> Any:
+    from tvm import tirx
+
+    dtype = str(value.ty.dtype)
+    if dtype.startswith(("float", "bfloat")):
+        return value if dtype == "float64" else tirx.Cast("float64", value)
+    return value if dtype == "int64" else tirx.Cast("int64", value)
+
+
+def _indices(ctx: Any) -> list[Any]:
+    from tvm import tirx
+
+    def three(vs: list[Any]) -> list[Any]:
+        return [*vs, *[tirx.const(0, "int32")] * (3 - len(vs))][:3]
+
+    return three(list(ctx.block_vars)) + three(list(ctx.thread_vars))
+
+
+def lower_print(ctx: Any) -> Any:
+    """``T.print`` on the host: ``PRINT(msg, buffer, dtype, bx, by, bz, tx, ty, tz, index, value)``."""
+    import tvm
+    from tvm import tirx
+
+    from tilelang.tileop.intrinsics import Lowered
+    from tilelang_cpu.debug import PRINT, register
+
+    register()
+    args = ctx.args
+    msg = args[0]
+    if ctx.op == "tl.print_buffer_value":
+        name, index, value = args[1], args[2], args[3]
+    else:
+        name, index = tvm.ir.StringImm(""), tirx.const(0, "int32")
+        value = args[1] if len(args) > 1 else None
+    dtype = tvm.ir.StringImm("" if value is None else str(value.ty.dtype))
+    packed_value = tirx.const(0, "int64") if value is None else _packed_value(value)
+    call = tirx.call_packed(PRINT, msg, name, dtype, *_indices(ctx), tirx.Cast("int64", index), packed_value)
+    return Lowered(None, [tirx.Evaluate(call)])
+
+
+# ------------------------------------------------------------------------------------------ collectives
+_WARP_FOLDS = {"tl.any_sync": "any", "tl.all_sync": "all", "tl.ballot_sync": "ballot", "tl.ballot": "ballot",
+               "tl.match_any_sync": "match_any", "tl.match_all_sync": "match_all", "tl.warp_reduce": None}
+_BLOCK_FOLDS = {"tl.syncthreads_count": "count", "tl.syncthreads_and": "all", "tl.syncthreads_or": "any"}
+_SHUFFLES = ("tl.shfl_sync", "tl.shfl_xor_sync", "tl.shfl_down_sync", "tl.shfl_up_sync")
+
+
+def _barrier() -> Any:
+    from tvm import tirx
+
+    return tirx.Evaluate(tirx.call_intrin("int32", "tirx.tvm_storage_sync", "shared"))
+
+
+def _threads(ctx: Any) -> int:
+    total = 1
+    for e in ctx.thread_extents:
+        total *= int(e)
+    return total
+
+
+def _publish(ctx: Any, value: Any, name: str) -> tuple[Any, list[Any]]:
+    """A scratch row holding every thread's `value`: ``(scratch, [alloc, store, barrier])``."""
+    from tvm import tirx
+
+    threads = _threads(ctx)
+    if str(value.ty.dtype) == "bool":  # predicates are kept as int32 (0 / 1)
+        value = tirx.Cast("int32", value)
+    scratch = tirx.decl_buffer((threads,), str(value.ty.dtype), name=name, scope="shared.dyn")
+    tid = ctx.linear_thread()
+    return scratch, [tirx.AllocBuffer(scratch), tirx.BufferStore(scratch, value, [tid]), _barrier()]
+
+
+def _warp_lanes(ctx: Any) -> tuple[Any, Any, Any]:
+    """``(warp base, lane, lanes in this warp)`` of the calling thread."""
+    from tvm import tirx
+
+    threads = _threads(ctx)
+    tid = ctx.linear_thread()
+    base = tirx.floordiv(tid, WARP) * WARP
+    size = tirx.min(tirx.const(WARP, "int32"), threads - base)
+    return base, tirx.floormod(tid, WARP), size
+
+
+def _in_mask(mask: Any, lane: Any) -> Any:
+    from tvm import tirx
+
+    bit = tirx.shift_left(tirx.const(1, "uint32"), tirx.Cast("uint32", lane))
+    return tirx.bitwise_and(tirx.Cast("uint32", mask), bit) != tirx.const(0, "uint32")
+
+
+def _fold(ctx: Any, kind: str, scratch: Any, start: Any, count: Any, mask: Any, own: Any) -> tuple[Any, list[Any]]:
+    """A per-thread accumulator folded over ``scratch[start : start + count]`` (lanes outside `mask` skipped):
+    ``(its value, the statements computing it)``."""
+    from tvm import tirx
+
+    from tilelang.tileop.reduce import combine, identity_value
+
+    dtype = {"any": "int32", "all": "int32", "count": "int32", "ballot": "uint64", "match_any": "uint32",
+             "match_all": "uint32"}.get(kind, str(scratch.ty.dtype))
+    acc = tirx.decl_buffer((1,), dtype, name=f"{kind}_acc", scope="local")
+    lane = tirx.Var("lane", "int32")
+    x = tirx.BufferLoad(scratch, [start + lane])
+    cur = tirx.BufferLoad(acc, [0])
+    zero = tirx.const(0, str(scratch.ty.dtype))
+    if kind == "any":
+        init, new = tirx.const(0, "int32"), tirx.Select(x != zero, tirx.const(1, "int32"), cur)
+    elif kind == "all":
+        init, new = tirx.const(1, "int32"), tirx.Select(x != zero, cur, tirx.const(0, "int32"))
+    elif kind == "count":
+        init, new = tirx.const(0, "int32"), cur + tirx.Select(x != zero, tirx.const(1, "int32"), tirx.const(0, "int32"))
+    elif kind == "ballot":
+        bit = tirx.shift_left(tirx.const(1, "uint64"), tirx.Cast("uint64", lane))
+        init, new = tirx.const(0, "uint64"), tirx.Select(x != zero, tirx.bitwise_or(cur, bit), cur)
+    elif kind in ("match_any", "match_all"):
+        bit = tirx.shift_left(tirx.const(1, "uint32"), tirx.Cast("uint32", lane))
+        same = x == own
+        if kind == "match_any":
+            init, new = tirx.const(0, "uint32"), tirx.Select(same, tirx.bitwise_or(cur, bit), cur)
+        else:  # accumulate the mask of equal lanes; compared with the full mask below
+            init, new = tirx.const(0, "uint32"), tirx.Select(same, tirx.bitwise_or(cur, bit), cur)
+    else:  # a warp reduction: sum max min bitand bitor
+        init, new = identity_value(kind, dtype), combine(kind, cur, x)
+    if mask is not None:
+        new = tirx.Select(_in_mask(mask, lane), new, cur)
+    stmts = [tirx.AllocBuffer(acc), tirx.BufferStore(acc, init, [0]),
+             tirx.For(lane, 0, count, tirx.ForKind.SERIAL, tirx.BufferStore(acc, new, [0]))]
+    value = tirx.BufferLoad(acc, [0])
+    if kind == "match_all":
+        full = tirx.bitwise_and(tirx.Cast("uint32", mask), tirx.Cast("uint32", tirx.shift_left(
+            tirx.const(1, "uint64"), tirx.Cast("uint64", count)) - tirx.const(1, "uint64")))
+        value = tirx.Select(value == full, full, tirx.const(0, "uint32"))
+    return value, stmts
+
+
+def lower_collective(ctx: Any) -> Any:
+    """A vote, ballot, match, warp reduction or predicate barrier over the emulated threads."""
+    from tvm import tirx
+
+    from tilelang.tileop.intrinsics import Lowered
+
+    if not ctx.thread_vars:
+        raise ctx.error("it needs the threads of a T.Kernel launch")
+    op, args = ctx.op, ctx.args
+    if op in _BLOCK_FOLDS:
+        pred = args[0]
+        scratch, pre = _publish(ctx, pred, "vote")
+        value, fold = _fold(ctx, _BLOCK_FOLDS[op], scratch, tirx.const(0, "int32"), _threads(ctx), None, None)
+        return Lowered(value, [*pre, *fold])
+    if op == "tl.warp_reduce":
+        operand, kind, mask = args[0], ctx.str_arg(1), None
+    elif op == "tl.ballot":
+        operand, kind, mask = args[0], "ballot", None
+    else:
+        mask, operand, kind = args[0], args[1], _WARP_FOLDS[op]
+    scratch, pre = _publish(ctx, operand, "warp_vote")
+    base, _, size = _warp_lanes(ctx)
+    value, fold = _fold(ctx, kind, scratch, base, size, mask, operand)
+    return Lowered(value, [*pre, *fold])
+
+
+def lower_shuffle(ctx: Any) -> Any:
+    """``T.shfl_*``: every thread publishes its value, then reads the one of the lane the shuffle names."""
+    from tvm import tirx
+
+    from tilelang.tileop.intrinsics import Lowered
+
+    if not ctx.thread_vars:
+        raise ctx.error("it needs the threads of a T.Kernel launch")
+    _, value, arg, width = ctx.args
+    scratch, pre = _publish(ctx, value, "shfl")
+    base, lane, size = _warp_lanes(ctx)
+    group = lane - tirx.floormod(lane, width)  # first lane of this lane's group of `width`
+    pos = tirx.floormod(lane, width)
+    if ctx.op == "tl.shfl_sync":
+        src = group + tirx.floormod(arg, width)
+    elif ctx.op == "tl.shfl_xor_sync":
+        src = group + tirx.bitwise_xor(pos, arg)
+        src = tirx.Select(tirx.bitwise_xor(pos, arg) < width, src, lane)
+    elif ctx.op == "tl.shfl_down_sync":
+        src = tirx.Select(pos + arg < width, lane + arg, lane)
+    else:
+        src = tirx.Select(pos >= arg, lane - arg, lane)
+    src = tirx.Select(src < size, src, lane)  # a lane past the block's threads: keep our own value
+    return Lowered(tirx.BufferLoad(scratch, [base + src]), pre)
+
+
+def lower_activemask(ctx: Any) -> Any:
+    """Every emulated lane of the warp is active."""
+    from tvm import tirx
+
+    _, _, size = _warp_lanes(ctx)
+    return tirx.shift_left(tirx.const(1, "uint64"), tirx.Cast("uint64", size)) - tirx.const(1, "uint64")
+
+
+def lower_sync_warp(ctx: Any) -> Any:
+    """A barrier (the thread loops split there)."""
+    from tilelang.tileop.intrinsics import Lowered
+
+    return Lowered(None, [_barrier()])
+
+
+def _impls() -> tuple[TileOpImpl, ...]:
+    out = [TileOpImpl("tl.print", "cpu_host_print", lower_print, priority=1),
+           TileOpImpl("tl.print_buffer_value", "cpu_host_print", lower_print, priority=1)]
+    for op in (*_WARP_FOLDS, *_BLOCK_FOLDS):
+        out.append(TileOpImpl(op, "cpu_emulated", lower_collective, priority=1))
+    for op in _SHUFFLES:
+        out.append(TileOpImpl(op, "cpu_emulated", lower_shuffle, priority=1))
+    out.append(TileOpImpl("tl.activemask", "cpu_emulated", lower_activemask, priority=1))
+    out.append(TileOpImpl("tl.sync_warp", "cpu_emulated", lower_sync_warp, priority=1))
+    return tuple(out)
+
+
+IMPLS = _impls()
