@@ -1,52 +1,61 @@
-"""fp32 GEMM 1024^3 on the CPU, written the usual TileLang way, against torch.matmul in the same process.
+"""fp32 GEMM 1024^3 on the CPU, written the usual TileLang way, against torch.matmul and the FMA ceiling, per ISA.
 
-    python benchmarks/cpu_gemm.py [--size 1024] [--rounds 9] [--threads N]
+    python benchmarks/cpu_gemm.py [--size 1024] [--rounds 9] [--threads N] [--isa both|avx512|avx2]
+                                  [--clock wall|cpu] [--no-rewrites] [--json out.json]
 
-Rows: the README quickstart form (128x128 blocks, block_K 32, T.Pipelined, shared copies, T.gemm into a fragment)
-and other usual block shapes; GEMM + ReLU against torch.relu(torch.matmul); fp16 / bf16 inputs with fp32
-accumulation. The CPU rewrites (``tilelang_cpu.elide_copies``: A read in place; ``tilelang_cpu.merge_k``: K
-steps merged to ~256) apply to every row; ``--no-rewrites`` adds rows compiled without them. Every call of every
-row is interleaved with the others and with torch, so machine noise hits all rows alike: compare the ratio
-columns. Timings use the cores torch and TVM's pool both get (``torch.set_num_threads`` = TVM threads = usable
-cores). Also prints the cold compile time.
+One subprocess per vector ISA, so that torch can be capped before it is imported: AVX-512 (the host's CPU, when it
+has AVX-512) and AVX2 (the host's CPU on an AVX2-only host, else ``mcpu=haswell``; torch with
+``MKL_ENABLE_INSTRUCTIONS=AVX2 ATEN_CPU_CAPABILITY=avx2``). In each, the rows are: the quickstart form
+(``examples/quickstart.py``: ``@tilelang.jit``, 64x64 blocks, block_K 32, shared copies, T.Pipelined, T.gemm into
+a fragment), the corpus GEMM at the usual block shapes (128x128x32 is the README's), GEMM + ReLU, fp16 / bf16
+inputs with fp32 accumulation; torch.matmul in the same process; and the FMA ceiling of that ISA measured through
+TVM at the same ``mcpu`` (independent FMA chains on every vector register but four, one task per thread, no
+memory traffic). Every call of every row is interleaved with the others, so machine noise hits all rows alike:
+compare the ratio columns. Timings use the cores torch and TVM's pool both get (``torch.set_num_threads`` = TVM
+threads = usable cores). ``--no-rewrites`` adds rows compiled with the CPU GEMM rewrites off (pass configs
+``tl.cpu.elide_copies``, ``tl.cpu.gemm_k_block``, ``tl.cpu.gemm_prepack_limit``, ``tl.cpu.gemm_prefetch``).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
+import importlib.util
+import json
 import os
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("TILELANG_DISABLE_CACHE", "1")  # compile times below must be real compiles
+ROOT = Path(__file__).resolve().parents[1]
+TORCH_CAPS = {"avx512": {"MKL_ENABLE_INSTRUCTIONS": "AVX512", "ATEN_CPU_CAPABILITY": "avx512"},
+              "avx2": {"MKL_ENABLE_INSTRUCTIONS": "AVX2", "ATEN_CPU_CAPABILITY": "avx2"}}
+NO_REWRITES = {"tl.cpu.elide_copies": False, "tl.cpu.gemm_k_block": 1, "tl.cpu.gemm_prepack_limit": 0,
+               "tl.cpu.gemm_prefetch": False}
 
 
-def interleaved(fns: dict[str, Callable[[], Any]], rounds: int = 9, inner: int = 3) -> dict[str, list[float]]:
-    """Seconds per call of every function, round-robin so that noise is shared; one warm-up call per round."""
+def interleaved(fns: dict[str, Callable[[], Any]], rounds: int = 9, inner: int = 3, clock: str = "wall",
+                nthreads: int = 1) -> dict[str, list[float]]:
+    """Seconds per call of every function, round-robin so that noise is shared; one warm-up call per round.
+
+    ``clock="cpu"`` (one thread only): the calling thread's CPU time per call, which time slices taken by other
+    processes on a busy machine do not inflate.
+    """
+    if clock == "cpu" and nthreads != 1:
+        raise ValueError("--clock cpu measures the calling thread's CPU time: use it with --threads 1")
     times: dict[str, list[float]] = {name: [] for name in fns}
+    now = time.perf_counter if clock == "wall" else time.thread_time
     for _ in range(rounds):
         for name, fn in fns.items():
             fn()
             for _ in range(inner):
-                start = time.perf_counter()
+                start = now()
                 fn()
-                times[name].append(time.perf_counter() - start)
+                times[name].append(now() - start)
     return times
-
-
-def table(times: dict[str, list[float]], work: dict[str, float], baseline: dict[str, str], unit: str = "GFLOP/s"
-          ) -> str:
-    """Median and best rate of every row and its ratio to its baseline row (median/median and best/best)."""
-    lines = [f"{'kernel':44s} {'median ' + unit:>16s} {'best':>8s} {'x base (med)':>13s} {'x base (best)':>14s}"]
-    for name, ts in times.items():
-        med, best = statistics.median(ts), min(ts)
-        base = times[baseline[name]]
-        lines.append(f"{name:44s} {work[name] / med / 1e9:16.1f} {work[name] / best / 1e9:8.1f} "
-                     f"{statistics.median(base) / med:13.2f} {min(base) / best:14.2f}")
-    return "\n".join(lines)
 
 
 def threads(count: int | None = None) -> int:
@@ -62,15 +71,62 @@ def threads(count: int | None = None) -> int:
     return n
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", type=int, default=1024)
-    parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--threads", type=int, default=None, help="threads for torch and TVM (default: all cores)")
-    parser.add_argument("--no-rewrites", action="store_true",
-                        help="also compile the quickstart without the CPU pre_layout rewrites, for comparison")
-    args = parser.parse_args()
+def isa_target(isa: str) -> dict[str, Any] | None:
+    """The llvm target that compiles for `isa` on this host, or None when the host cannot run it."""
+    from tilelang_cpu.codegen import host_cpu
+    from tilelang_cpu.isa import vector_isa
 
+    host = vector_isa({"kind": "llvm"})
+    if isa == "avx512":
+        return {"kind": "llvm", "mcpu": host_cpu()} if host.name == "avx512" else None
+    if host.name == "avx2":
+        return {"kind": "llvm", "mcpu": host_cpu()}
+    return {"kind": "llvm", "mcpu": "haswell"} if host.name == "avx512" else None
+
+
+def fma_ceiling(target: dict[str, Any], nthreads: int, iters: int = 1 << 18) -> tuple[Callable[[], Any], float]:
+    """``(call, FLOP per call)`` of an FMA throughput probe at `target`: per thread, one independent chain
+    ``acc = acc * x + x`` in each of all vector registers but four, `iters` times, operands in registers."""
+    import torch
+    import tvm
+    from tvm.script import tirx as T
+
+    from tilelang_cpu.isa import vector_isa
+
+    isa = vector_isa(target)
+    lanes, chains = isa.lanes(32), max(4, isa.registers - 4)
+
+    @T.prim_func
+    def probe(x: T.Buffer((lanes,), "float32"), out: T.Buffer((nthreads, chains, lanes), "float32")):
+        T.func_attr({"global_symbol": "main", "tirx.noalias": True})
+        for t in T.parallel(nthreads):
+            acc = T.alloc_buffer((chains, lanes), "float32", scope="global")
+            for i in T.unroll(chains):
+                for j in T.vectorized(lanes):
+                    acc[i, j] = T.float32(i)
+            for _ in range(iters):
+                for i in T.unroll(chains):
+                    for j in T.vectorized(lanes):
+                        acc[i, j] = acc[i, j] * x[j] + x[j]
+            for i in T.unroll(chains):
+                for j in T.vectorized(lanes):
+                    out[t, i, j] = acc[i, j]
+
+    fn = tvm.tirx.build(probe, target=tvm.target.Target(target))["main"]
+    x, out = torch.full((lanes,), 0.5), torch.zeros(nthreads, chains, lanes)
+    return (lambda: fn(x, out)), 2.0 * lanes * chains * iters * nthreads
+
+
+def _quickstart() -> Any:
+    spec = importlib.util.spec_from_file_location("tilelang_quickstart", ROOT / "examples" / "quickstart.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.matmul
+
+
+def worker(isa: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Measure every row for `isa` in this process (torch already capped by the parent's environment)."""
+    os.environ.setdefault("TILELANG_DISABLE_CACHE", "1")  # compile times below must be real compiles
     start = time.perf_counter()
     import torch
 
@@ -78,80 +134,135 @@ def main() -> None:
     from tilelang.testing.corpus import gemm
 
     imports = time.perf_counter() - start
+    target = isa_target(isa)
+    if target is None:
+        return {"isa": isa, "skipped": f"this host ({_host_cpu()}) cannot run {isa}"}
+    os.environ["TILELANG_DEFAULT_TARGET"] = json.dumps(target)  # the quickstart's @tilelang.jit uses "auto"
     n = threads(args.threads)
     s = args.size
     flop = 2.0 * s**3
-
-    def build(name: str, **kw: Any) -> tuple[Any, float]:
-        ck = gemm(M=s, N=s, K=s, num_stages=3, **kw)
-        t0 = time.perf_counter()
-        if "no rewrites" in name:
-            with without_rewrites():
-                kernel = tilelang.compile(ck.func, target="llvm")
-        else:
-            kernel = tilelang.compile(ck.func, target="llvm")
-        return kernel, time.perf_counter() - t0
-
-    quick = dict(block_M=128, block_N=128, block_K=32, dtype="float32")
     rows: dict[str, dict[str, Any]] = {
-        "quickstart 128x128x32": quick,
+        "blocks 128x128x32 (README)": dict(block_M=128, block_N=128, block_K=32, dtype="float32"),
         "blocks 64x64x32": dict(block_M=64, block_N=64, block_K=32, dtype="float32"),
         "blocks 128x128x64": dict(block_M=128, block_N=128, block_K=64, dtype="float32"),
         "blocks 128x256x32": dict(block_M=128, block_N=256, block_K=32, dtype="float32"),
-        "quickstart + relu": dict(quick, relu=True),
-        "quickstart fp16 in, fp32 acc": dict(quick, dtype="float16"),
-        "quickstart bf16 in, fp32 acc": dict(quick, dtype="bfloat16"),
+        "blocks 256x128x32": dict(block_M=256, block_N=128, block_K=32, dtype="float32"),
+        "128x128x32 + relu": dict(block_M=128, block_N=128, block_K=32, dtype="float32", relu=True),
+        "128x128x32 fp16 in, fp32 acc": dict(block_M=128, block_N=128, block_K=32, dtype="float16"),
+        "128x128x32 bf16 in, fp32 acc": dict(block_M=128, block_N=128, block_K=32, dtype="bfloat16"),
     }
     if args.no_rewrites:
-        rows |= {"quickstart, no rewrites": quick, "quickstart + relu, no rewrites": dict(quick, relu=True)}
+        rows["128x128x32, no rewrites"] = dict(block_M=128, block_N=128, block_K=32, dtype="float32",
+                                               configs=NO_REWRITES)
     a32, b32 = torch.randn(s, s), torch.randn(s, s)
     inputs = {"float32": (a32, b32), "float16": (a32.half(), b32.half()), "bfloat16": (a32.bfloat16(), b32.bfloat16())}
     fns: dict[str, Callable[[], Any]] = {}
     baseline: dict[str, str] = {}
     compile_s: dict[str, float] = {}
+
+    t0 = time.perf_counter()
+    quick = _quickstart()
+    c = quick(a32, b32)
+    compile_s["quickstart (examples/quickstart.py)"] = time.perf_counter() - t0
+    torch.testing.assert_close(c, a32 @ b32, atol=1e-2, rtol=1e-2)
+    fns["quickstart (examples/quickstart.py)"] = lambda: quick(a32, b32)
     for name, kw in rows.items():
-        kernel, compile_s[name] = build(name, **kw)
-        dtype = kw["dtype"]
-        a, b = inputs[dtype]
+        kw = dict(kw)
+        configs = kw.pop("configs", None)
+        ck = gemm(M=s, N=s, K=s, num_stages=3, **kw)
+        t0 = time.perf_counter()
+        kernel = tilelang.compile(ck.func, target=target, pass_configs=configs)
+        compile_s[name] = time.perf_counter() - t0
+        a, b = inputs[kw["dtype"]]
         c = torch.empty(s, s, dtype=a.dtype)
         kernel(a, b, c)
         ref = torch.relu(a.float() @ b.float()) if kw.get("relu") else a.float() @ b.float()
-        tol = 1e-2 if dtype == "float32" else 0.5
+        tol = 1e-2 if kw["dtype"] == "float32" else 0.5
         torch.testing.assert_close(c.float(), ref, atol=tol, rtol=tol)
         fns[name] = lambda kernel=kernel, a=a, b=b, c=c: kernel(a, b, c)
-        baseline[name] = "torch.matmul"
         if kw.get("relu"):
             baseline[name] = "torch.relu(torch.matmul)"
-        elif dtype != "float32":
-            baseline[name] = f"torch.matmul {dtype}"
+        elif kw["dtype"] != "float32":
+            baseline[name] = f"torch.matmul {kw['dtype']}"
     fns["torch.matmul"] = lambda: torch.matmul(a32, b32)
     fns["torch.relu(torch.matmul)"] = lambda: torch.relu(torch.matmul(a32, b32))
     for dtype in ("float16", "bfloat16"):
         a, b = inputs[dtype]
         fns[f"torch.matmul {dtype}"] = lambda a=a, b=b: torch.matmul(a, b)
-    for name in fns:
-        baseline.setdefault(name, name if name.startswith("torch.matmul ") else "torch.matmul")
+    ceiling, ceiling_flop = fma_ceiling(target, n)
+    fns["FMA ceiling"] = ceiling
+    work = {name: flop for name in fns}
+    work["FMA ceiling"] = ceiling_flop
+    load = [os.getloadavg()[0]]
+    times = interleaved(fns, rounds=args.rounds, clock=args.clock, nthreads=n)
+    load.append(os.getloadavg()[0])
+    result: dict[str, Any] = {"isa": isa, "target": target, "threads": n, "size": s, "imports_s": imports,
+                              "clock": args.clock,
+                              "torch_capability": torch.backends.cpu.get_cpu_capability(), "load": load,
+                              "compile_s": compile_s, "rows": {}}
+    for name, ts in times.items():
+        result["rows"][name] = {"median": work[name] / statistics.median(ts) / 1e9,
+                                "best": work[name] / min(ts) / 1e9,
+                                "baseline": baseline.get(name, None if name.startswith(("torch", "FMA"))
+                                                         else "torch.matmul")}
+    return result
 
-    times = interleaved(fns, rounds=args.rounds)
-    print(f"GEMM {s}^3, {n} threads (torch and TVM), host cpu {_host_cpu()}")
-    print(table(times, {name: flop for name in fns}, baseline))
-    print(f"\nimports {imports:.2f} s; compile (cache off) per row:")
-    first = next(iter(compile_s))
-    for name, sec in compile_s.items():
-        print(f"  {name:44s} {sec:6.3f} s" + ("   <- cold: first compile in the process" if name == first else ""))
+
+def report(res: dict[str, Any]) -> str:
+    """The table of one ISA: GFLOP/s, fraction of the FMA ceiling, ratio to torch (median and best)."""
+    if "skipped" in res:
+        return f"== {res['isa']}: skipped ({res['skipped']})"
+    rows = res["rows"]
+    ceil = rows["FMA ceiling"]
+    lines = [f"== {res['isa']}: target {res['target']}, {res['threads']} threads, {res['clock']} clock, "
+             f"torch capability {res['torch_capability']}, load average {res['load'][0]:.1f} -> {res['load'][1]:.1f}",
+             f"FMA ceiling: median {ceil['median']:.1f} GFLOP/s, best {ceil['best']:.1f}",
+             f"{'kernel':38s} {'median GFLOP/s':>14s} {'best':>7s} {'ceiling':>8s} {'x torch':>8s} "
+             f"{'x torch (best)':>15s}"]
+    for name, row in rows.items():
+        if name == "FMA ceiling":
+            continue
+        base = rows.get(row["baseline"]) if row["baseline"] else None
+        ratio = f"{row['median'] / base['median']:8.2f} {row['best'] / base['best']:15.2f}" if base else ""
+        lines.append(f"{name:38s} {row['median']:14.1f} {row['best']:7.1f} "
+                     f"{row['median'] / ceil['median']:7.0%} {ratio}")
+    lines.append("compile (cache off): " + ", ".join(f"{k.split(' (')[0]} {v:.2f} s" for k, v in
+                                                     res["compile_s"].items()))
+    return "\n".join(lines)
 
 
-@contextlib.contextmanager
-def without_rewrites() -> Any:
-    """Compile without the CPU ``pre_layout`` rewrites (they do nothing while their switch is off)."""
-    from tilelang_cpu import elide_copies, merge_k
-
-    saved = merge_k.TARGET_K
-    elide_copies.ENABLED, merge_k.TARGET_K = False, 1
-    try:
-        yield
-    finally:
-        elide_copies.ENABLED, merge_k.TARGET_K = True, saved
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=1024)
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--threads", type=int, default=None, help="threads for torch and TVM (default: all cores)")
+    parser.add_argument("--isa", choices=("both", "avx512", "avx2"), default="both")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="wall: elapsed time per call; cpu: the calling thread's CPU time per call, with "
+                             "--threads 1 (on a busy machine: time slices of other processes are not counted)")
+    parser.add_argument("--no-rewrites", action="store_true",
+                        help="also compile the 128x128x32 GEMM with the CPU GEMM rewrites off, for comparison")
+    parser.add_argument("--json", help="also write the results to this file")
+    parser.add_argument("--worker", choices=("avx512", "avx2"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(worker(args.worker, args)))
+        return
+    results = []
+    for isa in (("avx512", "avx2") if args.isa == "both" else (args.isa,)):
+        cmd = [sys.executable, __file__, "--worker", isa, "--size", str(args.size), "--rounds", str(args.rounds)]
+        cmd += ["--threads", str(args.threads)] if args.threads else []
+        cmd += ["--clock", args.clock]
+        cmd += ["--no-rewrites"] if args.no_rewrites else []
+        env = {**os.environ, **TORCH_CAPS[isa]}
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise SystemExit(f"the {isa} run failed:\n{done.stderr[-4000:]}")
+        results.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        print(report(results[-1]), flush=True)
+        print()
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
 
 
 def _host_cpu() -> str:

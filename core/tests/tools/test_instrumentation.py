@@ -141,3 +141,13 @@ def test_explicit_tools_and_nested_sessions():
     with pytest.raises(KeyError), compile_pass_instrumentation(tools=[tool], include_default_tools=False):
         raise KeyError("compile failed")
     assert isinstance(tool.finished, KeyError)
+
+
+@pytest.mark.backend("llvm")
+def test_instruments_already_in_the_enclosing_context_are_not_added_twice():
+    tool = CountingTool()
+    with compile_pass_instrumentation(name="outer", tools=[tool], include_default_tools=False):
+        with tvm.transform.PassContext(instruments=create_pass_instruments()):
+            tilelang.lower(add_one(), target="llvm")
+    names = [e.name for e in tool.rec.events]
+    assert names.count("tl.LowerTileOps") == 1 and names.count("tl.CheckSemantics") == 1

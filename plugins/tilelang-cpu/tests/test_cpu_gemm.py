@@ -23,8 +23,8 @@ def chosen(tile_op_choices) -> list[str]:
     return tile_op_choices("tl.gemm")
 
 
-def _run(ck: Any) -> None:
-    kernel = tilelang.compile(ck.func, target="llvm")
+def _run(ck: Any, configs: dict[str, Any] | None = None) -> None:
+    kernel = tilelang.compile(ck.func, target="llvm", pass_configs=configs)
     inputs = ck.make_inputs()
     outputs = ck.make_outputs()
     kernel(*inputs, *outputs)
@@ -84,13 +84,10 @@ def test_fp16_accumulator_falls_back(chosen: list[str]) -> None:
     (256, 256, 256, 128, 128, 32),
     (150, 200, 96, 50, 200, 24),   # row tail 50 = 8 x 6 + 2; column tail 200 = 3 x 64 + 8
 ])
-def test_packed_b_panels_match_torch(monkeypatch: pytest.MonkeyPatch, chosen: list[str], m: int, n: int, k: int,
-                                     bm: int, bn: int, bk: int) -> None:
-    """fp32 B copied into contiguous column panels (the layout transposed / half B always use)."""
-    from tilelang_cpu import gemm as cpu_gemm
-
-    monkeypatch.setattr(cpu_gemm, "PACK_B_PANELS", True)
-    _run(gemm(M=m, N=n, K=k, block_M=bm, block_N=bn, block_K=bk, dtype="float32"))
-    _run(gemm(M=m, N=n, K=k, block_M=bm, block_N=bn, block_K=bk, dtype="float32", trans_B=True))
+def test_packed_b_panels_match_torch(chosen: list[str], m: int, n: int, k: int, bm: int, bn: int, bk: int) -> None:
+    """fp32 B read from its tile copy (``tl.cpu.gemm_pack_b=False``) and packed into panels (the default)."""
+    for configs in ({"tl.cpu.gemm_pack_b": False}, {}):
+        _run(gemm(M=m, N=n, K=k, block_M=bm, block_N=bn, block_K=bk, dtype="float32"), configs)
+        _run(gemm(M=m, N=n, K=k, block_M=bm, block_N=bn, block_K=bk, dtype="float32", trans_B=True), configs)
     assert set(chosen) == {"cpu_micro_kernel"}
 

@@ -39,12 +39,12 @@ def test_atomics_make_the_block_loop_serial():
         with T.Kernel(16, threads=32) as bx:
             T.atomic_add(Out[0], A[bx])
 
-    from tilelang.transform import LayoutInference, LowerTileOps, PartitionParallel
+    from tilelang.transform import LayoutInference, LowerIntrinsics, LowerTileOps, PartitionParallel
     from tilelang_cpu.passes import LowerLaunchToCPU
 
     target = {"kind": "llvm"}
     mod = tvm.IRModule({"main": count})
-    for f in (LayoutInference, LowerTileOps, PartitionParallel, LowerLaunchToCPU):
+    for f in (LayoutInference, LowerTileOps, LowerIntrinsics, PartitionParallel, LowerLaunchToCPU):
         mod = f(target)(mod)
     kinds = {lp.kind for lp in C.collect(mod["main"].body, tvm.tirx.For)}
     assert tvm.tirx.ForKind.PARALLEL not in kinds

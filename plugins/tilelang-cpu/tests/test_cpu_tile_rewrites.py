@@ -59,7 +59,16 @@ def test_overhanging_tiles_keep_their_copies() -> None:
 
 
 def test_gemm_reads_a_in_place_and_keeps_b_and_accumulator() -> None:
-    func = elide_tile_copies(gemm(M=256, N=256, K=256, block_M=128, block_N=128, block_K=32, dtype="float32").func)
+    """A is read in place; B too while the micro-kernel packs it (the default), else its tile copy stays."""
+    from tilelang.transform.config import tl_configs
+
+    ck = gemm(M=256, N=256, K=256, block_M=128, block_N=128, block_K=32, dtype="float32")
+    func = elide_tile_copies(ck.func)
+    assert _tiles(func) == {"C_local"}
+    (g,) = _ops(func, "tl.gemm")
+    assert str(g.args[0].source.name) == "A" and str(g.args[1].source.name) == "B"
+    with tl_configs({"tl.cpu.gemm_pack_b": False}):
+        func = elide_tile_copies(ck.func)
     assert _tiles(func) == {"B_shared", "C_local"}
     (g,) = _ops(func, "tl.gemm")
     assert str(g.args[0].source.name) == "A" and str(g.args[1].source.name) == "B_shared"
@@ -168,8 +177,11 @@ def test_tile_read_before_its_copy_keeps_the_copy() -> None:
 
 # ------------------------------------------------------------------------------------------------ K-step merge
 def test_k_steps_merge_to_a_long_gemm() -> None:
+    from tilelang.transform.config import tl_configs
+
     func = gemm(M=256, N=256, K=1024, block_M=128, block_N=128, block_K=32, dtype="float32").func
-    merged = merge_gemm_k_steps(elide_tile_copies(func))
+    with tl_configs({"tl.cpu.gemm_pack_b": False}):  # keep the B tile copy, to see it widened
+        merged = merge_gemm_k_steps(elide_tile_copies(func))
     loops = [lp for lp in C.collect(merged.body, tvm.tirx.For) if _ops(lp, "tl.gemm")]
     assert [int(lp.extent) for lp in loops] == [4]
     (g,) = _ops(merged, "tl.gemm")
@@ -229,14 +241,7 @@ def test_merged_gemm_is_bit_identical_to_the_step_by_step_one() -> None:
     a, b = torch.randn(512, 128).T.contiguous(), torch.randn(512, 128)
     c_merged, c_steps = torch.empty(128, 128), torch.empty(128, 128)
     _run(ck.func, [a, b], [c_merged])
-    from tilelang_cpu import merge_k
-
-    saved = merge_k.TARGET_K
-    try:
-        merge_k.TARGET_K = 1
-        tilelang.compile(ck.func, target="llvm")(a, b, c_steps)
-    finally:
-        merge_k.TARGET_K = saved
+    tilelang.compile(ck.func, target="llvm", pass_configs={"tl.cpu.gemm_k_block": 1})(a, b, c_steps)
     assert torch.equal(c_merged, c_steps)
 
 

@@ -1,12 +1,13 @@
-import shutil
-
 import pytest
 
 
 @pytest.fixture(scope="session")
 def lld22():
-    """ld.lld-22, which the project's CI installs for the rocm session; tests that link skip without it."""
-    path = shutil.which("ld.lld-22")
-    if path is None:
-        pytest.skip("ld.lld-22 is not installed (apt-get install lld-22); linking AMDGPU code objects needs it")
-    return path
+    """The ld.lld command the plugin links with (ROCm's, a system one, or ziglang's LLD 22: see
+    `tilelang_rocm.backend.find_ld_lld`); tests that link skip without one."""
+    from tilelang_rocm.backend import LLD_MISSING, find_ld_lld
+
+    command = find_ld_lld()
+    if command is None:
+        pytest.skip(LLD_MISSING)
+    return command

@@ -16,9 +16,20 @@ from tilelang.analysis import _ir
 __all__ = ["FragmentLoopChecker", "check_fragment_loops", "collect_fragment_accesses"]
 
 
-def collect_fragment_accesses(statement: Any) -> list[tuple[Any, list[Any]]]:
-    """``(buffer, indices)`` of every fragment load and store in `statement`."""
-    return [(buf, idx) for buf, idx in _ir.accesses(statement) if _ir.scope_of(buf) == "local.fragment"]
+def collect_fragment_accesses(statement: Any) -> list[Any]:
+    """Every fragment load (``tvm.ir.TensorLoad``) and store (``tirx.BufferStore``) in `statement`."""
+    import tvm
+    import tvm_ffi
+
+    found: list[Any] = []
+
+    def keep(node: Any) -> None:
+        buf = node.buffer if isinstance(node, tirx.BufferStore) else node.source
+        if _ir.scope_of(buf) == "local.fragment":
+            found.append(node)
+
+    tvm_ffi.structural_walk(statement, [(tirx.BufferStore, keep), (tvm.ir.TensorLoad, keep)], order="pre")
+    return found
 
 
 def _symbolic(loop: Any) -> bool:
@@ -34,8 +45,8 @@ def check_fragment_loops(func: Any) -> None:
     for loop in loops:
         if not (_ir.is_parallel(loop) and _symbolic(loop)):
             continue
-        for _buf, indices in collect_fragment_accesses(loop.body):
-            if any(_ir.uses(i, loop.loop_var) for i in indices):
+        for access in collect_fragment_accesses(loop.body):
+            if any(_ir.uses(i, loop.loop_var) for i in access.indices):
                 raise ValueError(
                     "[Tilelang Semantic Check] "
                     f"Loop variable {loop.loop_var} in a T.Parallel loop with symbolic range (min={loop.min}, "

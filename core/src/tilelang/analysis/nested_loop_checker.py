@@ -15,7 +15,7 @@ from tvm import tirx
 
 from tilelang.analysis import _ir
 
-__all__ = ["NestedLoopChecker", "check_nested_loops", "is_pipelined_for"]
+__all__ = ["NestedLoopChecker", "check_nested_loops", "is_pipelined_for", "is_tile_op"]
 
 _PREFIX = "[Tilelang Semantic Check] "
 
@@ -23,6 +23,13 @@ _PREFIX = "[Tilelang Semantic Check] "
 def is_pipelined_for(loop: Any) -> bool:
     """Whether `loop` is a ``T.Pipelined`` loop."""
     return isinstance(loop, tirx.For) and _ir.is_pipelined(loop)
+
+
+def is_tile_op(call: Any) -> bool:
+    """Whether `call` invokes a tile operator (``T.copy``, ``T.gemm``, ...), which may not run inside T.Parallel."""
+    from tvm import tirx as _tirx
+
+    return _ir.tile_op_name(_tirx.Evaluate(call)) is not None
 
 
 def _visit(stmt: Any, in_parallel: bool) -> None:

@@ -3,7 +3,8 @@ loop variable.
 
 A local buffer belongs to one thread and takes no part in parallel layout inference, so ``local[i]`` inside
 ``for i in T.Parallel(n)`` has no meaning. Accesses independent of the parallel variables (``scale[0]``, or an
-inner ``T.vectorized`` index) are fine.
+inner ``T.vectorized`` index) are fine. A block of one thread (``T.Kernel(..., is_cpu=True)``) is exempt: its
+local buffers are the block's tiles, and a parallel loop over them is the CPU form of a tile loop.
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ def check_parallel_local_indices(func: Any) -> None:
     """Raise ValueError for the first local-buffer access indexed by an enclosing parallel loop variable."""
     import tvm_ffi
 
+    from tilelang.transform import _common as C
+
+    if C.launch_extents(func) and C.block_threads(func) == 1:
+        return
     loops: list[Any] = []
     tvm_ffi.structural_walk(func.body, [(tirx.For, loops.append)], order="pre")
     for loop in loops:

@@ -11,7 +11,8 @@ Two kinds of key:
   key then decides.
 
 Both include `sources_digest`: the names, mtimes and sizes of the ``.py`` files of core and of the plugins serving
-the target kind, read once per process. Versions alone miss edits in an editable install.
+the target kind, read once per process (checked against a listing kept in the cache, see `_root_stamp`).
+Versions alone miss edits in an editable install; a pip-installed package is told by its version.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
+from tilelang import env
 from tilelang._version import __version__
 
 __all__ = ["Unkeyable", "canonical", "digest", "versions", "host_fingerprint", "target_fingerprint",
@@ -169,32 +171,96 @@ def versions() -> dict[str, str]:
     return found
 
 
-def _tree_stamp(root: str) -> list[Any]:
-    """(relative path, mtime_ns, size) of every ``.py`` file under `root`, sorted (``__pycache__`` skipped)."""
-    found: list[Any] = []
-    skip = len(root) + 1
+# Subpackages of core that take no part in turning a program into code (configuration search, timing, test
+# kernels, reports and pass observers): editing them leaves compiled kernels valid, so they are not stamped.
+_NOT_LOWERING = {"tilelang": frozenset({"autotuner", "carver", "profiler", "testing", "tools"})}
+_STAMPS = "stamps"
+
+
+def _walk(root: str, skip: frozenset[str] = frozenset()) -> tuple[list[Any], list[Any]]:
+    """``(dirs, files)`` of the tree at `root`: (relative path, mtime_ns) of every folder searched and
+    (relative path, mtime_ns, size) of every ``.py`` file, sorted (``__pycache__`` and the `skip`ped top-level
+    folders left out)."""
+    dirs: list[Any] = []
+    files: list[Any] = []
+    base = len(root) + 1
     stack = [root]
     while stack:
         folder = stack.pop()
         try:
+            dirs.append((folder[base:], os.stat(folder).st_mtime_ns))
             with os.scandir(folder) as entries:
                 for entry in entries:
                     name = entry.name
                     if name.endswith(".py"):
                         st = entry.stat()
-                        found.append((entry.path[skip:], st.st_mtime_ns, st.st_size))
-                    elif name != "__pycache__" and "." not in name and entry.is_dir(follow_symlinks=False):
+                        files.append((entry.path[base:], st.st_mtime_ns, st.st_size))
+                    elif name != "__pycache__" and "." not in name and entry.is_dir(follow_symlinks=False) and \
+                            not (folder == root and name in skip):
                         stack.append(entry.path)
         except OSError:
-            found.append((folder[skip:], "unreadable", 0))
-    found.sort()
-    return found
+            files.append((folder[base:], "unreadable", 0))
+    dirs.sort()
+    files.sort()
+    return dirs, files
+
+
+def _tree_stamp(root: str, skip: frozenset[str] = frozenset()) -> list[Any]:
+    """(relative path, mtime_ns, size) of every ``.py`` file under `root`, sorted (see `_walk`)."""
+    return _walk(root, skip)[1]
+
+
+def _unchanged(root: str, record: Any) -> bool:
+    """Whether every folder and file `record` lists under `root` still has its recorded time (and size): an
+    added, removed or renamed file changes its folder's time, an edit in place the file's."""
+    stat = os.stat
+    join = os.path.join
+    try:
+        for rel, mtime in record["dirs"]:
+            if stat(join(root, rel) if rel else root).st_mtime_ns != mtime:
+                return False
+        for rel, mtime, size in record["files"]:
+            st = stat(join(root, rel))
+            if st.st_mtime_ns != mtime or st.st_size != size:
+                return False
+    except (OSError, KeyError, TypeError, ValueError):
+        return False
+    return True
+
+
+def _root_stamp(root: str, skip: frozenset[str]) -> str:
+    """The digest of `_tree_stamp(root, skip)`. Its listing is kept as a cache record, so a later process only
+    stats the listed folders and files (~0.3 ms for core, against ~1.5 ms to walk the tree), and walks again
+    when one of them changed."""
+    from tilelang.cache.store import DiskStore
+
+    if not env.is_cache_enabled():
+        return digest(_tree_stamp(root, skip))
+    store = DiskStore()
+    key = digest(_STAMPS, root, sorted(skip))
+    record = store.get_record(_STAMPS, key)
+    if isinstance(record, dict) and isinstance(record.get("stamp"), str) and _unchanged(root, record):
+        return record["stamp"]
+    dirs, files = _walk(root, skip)
+    stamp = digest(files)
+    try:
+        store.put_record(_STAMPS, key, {"dirs": dirs, "files": files, "stamp": stamp})
+    except OSError:
+        pass
+    return stamp
+
+
+def _installed(root: str) -> bool:
+    """Whether `root` was installed by pip (under ``site-packages``): its files change only with its version."""
+    parts = os.path.normpath(root).split(os.sep)
+    return "site-packages" in parts or "dist-packages" in parts
 
 
 @functools.cache
 def package_stamp(package: str) -> str:
     """A digest of the source files (names, mtimes, sizes) of import package `package`, found without importing
-    it; ``"absent"`` when it is not installed. Computed once per process (~0.5 ms for core's ~100 files)."""
+    it; ``"installed"`` for a package pip installed (its version, in `versions`, tells its files); ``"absent"``
+    when it is not installed. Computed once per process (see `_root_stamp`)."""
     module = sys.modules.get(package)
     roots = list(getattr(module, "__path__", None) or []) if module is not None else []
     if not roots:
@@ -205,7 +271,10 @@ def package_stamp(package: str) -> str:
         if spec is None:
             return "absent"
         roots = list(spec.submodule_search_locations or []) or [os.path.dirname(spec.origin or "")]
-    return digest([[os.path.realpath(r), _tree_stamp(r)] for r in roots])
+    if all(_installed(r) for r in roots):
+        return "installed"
+    skip = _NOT_LOWERING.get(package, frozenset())
+    return digest([[os.path.realpath(r), _root_stamp(r, skip)] for r in roots])
 
 
 def lowering_packages(kinds: tuple[str, ...]) -> list[str]:

@@ -137,13 +137,16 @@ def build_prim_func(fn: Any, outer_locals: dict[str, Any] | None = None) -> Any:
 
 
 def _declares_in_body(fn: Any) -> bool:
-    """Does `fn` declare (some of) its tensors in the body (a parameter without annotation)?"""
+    """Does `fn` declare its un-annotated parameters in the body (``A: T.Tensor(...)`` at the top level)?"""
     try:
         fdef = FunctionSource.of(fn).fdef
     except SourceError:
         return False
     args = fdef.args
-    return any(a.annotation is None for a in args.posonlyargs + args.args)
+    bare = {a.arg for a in args.posonlyargs + args.args if a.annotation is None}
+    declared = {s.target.id for s in fdef.body
+                if isinstance(s, ast.AnnAssign) and s.value is None and isinstance(s.target, ast.Name)}
+    return bool(bare) and bare <= declared
 
 
 def build_eager_prim_func(fn: Any) -> Any:

@@ -382,9 +382,29 @@ class Interpreter:
             base, key = self.store_target(target)
             if base is None:
                 raise KernelSyntaxError("augmented assignment to a Python container is not supported in a kernel")
+            if self.reducer_update(base, key, node.op, rhs):
+                return
             self.store(base, key, op(base[tuple(key) if len(key) != 1 else key[0]], rhs))
         else:
             raise KernelSyntaxError("augmented assignment must target a name or a buffer element")
+
+    def reducer_update(self, base: Any, key: list[Any], op: ast.operator, rhs: Any) -> bool:
+        """``acc[i] += v`` on a ``T.alloc_reducer`` buffer: a contribution (`tilelang.language.reducer`)."""
+        from tvm import tirx
+        from tvm.script.ir_builder import tirx as B
+
+        from tilelang.language import reducer
+
+        entry = reducer.reducer_of(base)
+        if entry is None:
+            return False
+        buf, kind, _ = entry
+        wanted = {ast.Add: "sum", ast.BitAnd: "bitand", ast.BitOr: "bitor", ast.BitXor: "bitxor"}.get(type(op))
+        if wanted != kind:
+            raise KernelTypeError(f"reducer {buf.name} combines with {kind!r}; a `{type(op).__name__}` compound "
+                                  "assignment cannot contribute to it (use T.reducer_update)")
+        B.evaluate(reducer.update(buf, kind, tirx.BufferLoad(buf, key), rhs))
+        return True
 
     def store_target(self, target: ast.Subscript) -> tuple[Any, list[Any]]:
         import tvm
@@ -474,6 +494,8 @@ class Interpreter:
                 container[self.eval(target.slice)] = value
                 return
             self.store(base, key, value)
+        elif isinstance(target, ast.Attribute):  # `self.x = v` in an inlined method: a plain Python attribute
+            setattr(self.eval(target.value), target.attr, value)
         else:
             raise KernelSyntaxError(f"cannot assign to {type(target).__name__} in a kernel")
 

@@ -79,6 +79,7 @@ class CompilePassInstrumentationSession:
     def __init__(self, tools: Sequence[PassInstrumentationTool], *, name: str | None = None) -> None:
         self.name = name
         self.tools = tuple(tools)
+        self._created: list[object] = []
 
     def create_pass_instruments(self, *, context: str | None = None) -> list[object]:
         """One new instrument per tool that wants one, ordered by ``pass_instrument_priority``.
@@ -91,7 +92,15 @@ class CompilePassInstrumentationSession:
                     for i, tool in enumerate(self.tools)]
         finally:
             _INSTRUMENT_CONTEXT.reset(token)
-        return [inst for _, _, inst in sorted((m for m in made if m[2] is not None), key=lambda m: m[:2])]
+        out = [inst for _, _, inst in sorted((m for m in made if m[2] is not None), key=lambda m: m[:2])]
+        self._created.extend(out)
+        return out
+
+    def created(self, instrument: object) -> bool:
+        """Whether `instrument` was made by this session (e.g. it is already in an enclosing PassContext)."""
+        same = getattr(instrument, "same_as", None)
+        return any(i is instrument or (same is not None and hasattr(i, "same_as") and same(i))
+                   for i in self._created)
 
     @contextmanager
     def pipeline_scope(self, base_phase: str) -> Iterator[None]:

@@ -42,7 +42,8 @@ def _atomic_intrinsics() -> dict[str, tuple[str, str]]:
         out[f"tl.atomic_addx{lanes}_elem_op"] = (_OPAQUE, f"(dst elem, src elem): atomic add of {lanes} lanes")
         out[f"tl.atomic_addx{lanes}_ret_elem_op"] = (_OPAQUE, f"(dst elem, src elem): atomic add of {lanes} "
                                                               "lanes, returns the previous vector")
-    out["tl.atomic_or_elem_op"] = (_OPAQUE, "(dst elem, value, memory_order): atomic bitwise or")
+    for kind in ("or", "and", "xor"):
+        out[f"tl.atomic_{kind}_elem_op"] = (_OPAQUE, f"(dst elem, value, memory_order): atomic bitwise {kind}")
     out["tl.atomic_load_elem_op"] = (_OPAQUE, "(src elem, memory_order): atomic load")
     out["tl.atomic_store_elem_op"] = (_OPAQUE, "(dst elem, value, memory_order): atomic store")
     return out
@@ -148,6 +149,20 @@ def ensure_registered() -> None:
     if not _registered:
         register_all()
         _registered = True
+
+
+def register_intrinsic(name: str, effect: str, description: str) -> tvm.ir.Op:
+    """Add intrinsic ``name`` (a backend dialect's ``tl.*`` call, e.g. ``tl.mbarrier_wait_parity``) to
+    `INTRINSICS` and register its Op: LowerIntrinsics then lowers it through the tile-op registry on every target
+    (a target no implementation serves gets a `LoweringError` naming the construct). Idempotent; redeclaring a
+    name with another effect is a ValueError."""
+    if effect not in _EFFECTS:
+        raise ValueError(f"intrinsic {name}: effect must be one of {', '.join(_EFFECTS)}, got {effect!r}")
+    known = INTRINSICS.get(name)
+    if known is not None and known[0] != effect:
+        raise ValueError(f"intrinsic {name} is already registered with effect {known[0]!r}, not {effect!r}")
+    INTRINSICS.setdefault(name, (effect, description))
+    return register_tile_op(name, description, effect=effect)
 
 
 def tile_call(name: str, args: Sequence[Any]) -> tvm.ir.Call:

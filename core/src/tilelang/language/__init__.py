@@ -115,6 +115,7 @@ from tilelang.language.fastmath import (
     mul2,
     sub2,
 )
+from tilelang.language.reducer import alloc_reducer, finalize_reducer, reducer_init, reducer_update
 from tilelang.language.tileops import (
     clear,
     copy,

@@ -18,6 +18,10 @@ UNCACHED: frozenset[str] = frozenset()
 #: TileLang names defined in modules imported on first use: name -> "module:attribute"
 LAZY: dict[str, str] = {
     "Ref": "tilelang.language.eager.builder:Ref",
+    "PersistentTileScheduler": "tilelang.language.tile_schedule:PersistentTileScheduler",
+    "BaseTileScheduler": "tilelang.language.tile_schedule:BaseTileScheduler",
+    "inline": "tilelang.language.meta:inline",
+    "meta_class": "tilelang.language.meta:meta_class",
     "PrimExpr": "tilelang.language.tir.ir:PrimExpr",
     "IntImm": "tilelang.language.tir.ir:IntImm",
     "StringImm": "tilelang.language.tir.ir:StringImm",

@@ -148,12 +148,24 @@ def cast(value: Any, target: Any) -> Any:
 
     target = canonical(target)
     if isinstance(value, bool | int | float):
+        _check_representable(value, target)
         return tirx.const(value, target)
     if hasattr(value, "asobject"):  # lazy == / != results
         value = value.asobject()
     if isinstance(value, tvm.ir.Expr) and tvm.ir.is_prim_expr(value):
         return value if str(value.ty.dtype) == target else value.astype(target)
     raise KernelTypeError(f"cannot cast {type(value).__name__} {value!r} to {target}")
+
+
+_FLOAT_MAX = {"float32": 3.4028234663852886e38}  # float16 constants saturate (-1e30 as "minus infinity" is common)
+
+
+def _check_representable(value: bool | int | float, dtype: str) -> None:
+    """ValueError for a Python number the constant of `dtype` cannot hold (finite floats beyond its range)."""
+    import math
+
+    if isinstance(value, float) and math.isfinite(value) and dtype in _FLOAT_MAX and abs(value) > _FLOAT_MAX[dtype]:
+        raise ValueError(f"{value!r} exceeds maximum of {dtype} ({_FLOAT_MAX[dtype]!r})")
 
 
 # ------------------------------------------------------------------------------------------- custom types
@@ -296,7 +308,7 @@ def validate_gemm_ab_dtypes(a_dtype: Any, b_dtype: Any, *, a_in_tmem: bool = Fal
                      f"B={b_dtype}")
 
 
-_TORCH_STORAGE = {"int4": "int8", "float4_e2m1fn": "int8", "custom[tfloat32]": "float32",
+_TORCH_STORAGE = {"int4": "int8", "float4_e2m1fn": "float4_e2m1fn_x2", "custom[tfloat32]": "float32",
                   "custom[float4_e2m1_unpacked]8": "uint8", "float4_e2m1fnx2": "float4_e2m1fn_x2",
                   "float8_e4m3": "float8_e4m3fn"}
 

@@ -87,7 +87,15 @@ def fill(buffer: Any, value: Any) -> None:
 
 
 def clear(buffer: Any) -> None:
-    """``T.fill(buffer, 0)``."""
+    """``T.fill(buffer, 0)`` (a reducer: the identity of its op)."""
+    from tilelang.language.reducer import reducer_of
+
+    entry = reducer_of(buffer) if R.is_buffer(buffer) else None
+    if entry is not None:
+        from tilelang.tileop.reduce import identity_value
+
+        fill(buffer, identity_value(entry[1], R.buffer_dtype(buffer)))
+        return
     fill(buffer, 0)
 
 
@@ -102,9 +110,9 @@ def _matrix(r: Any, op: str, what: str) -> list[Any]:
 _GEMM_SCOPES = ("shared", "shared.dyn", "local.fragment", "local")
 
 
-def gemm(A: Any, B: Any, C: Any, transpose_A: bool = False, transpose_B: bool = False,
-         policy: Any = GemmWarpPolicy.Square, clear_accum: bool = False, k_pack: int = 1, wg_wait: int = 0,
-         **_ignored: Any) -> None:
+def gemm(A: Any, B: Any, C: Any, transpose_A: bool = False, transpose_B: bool = False,  # noqa: N803
+         policy: Any = GemmWarpPolicy.Square, clear_accum: bool = False, k_pack: int = 1, mbar: Any = None,
+         annotations: dict | None = None, *, wg_wait: int = 0) -> None:
     """``C (+)= op(A) @ op(B)``: A (shared or fragment) is MxK, B KxN, C (fragment or local) MxN."""
     _state.require("T.gemm")
     regions = []

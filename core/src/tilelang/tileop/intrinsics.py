@@ -10,7 +10,7 @@ Generic lowerings here (priority 0, any target):
 
 - element atomics: on targets with threads, an extern call on the element's address named by
   ``pipeline_options["atomic_functions"]`` (default ``atomicAdd`` / ``atomicMax`` / ``atomicMin`` /
-  ``atomicOr``), which returns the previous value; an atomic load is an atomic add of 0, an atomic store a plain
+  ``atomicOr`` / ``atomicAnd`` / ``atomicXor``), which returns the previous value; an atomic load is an atomic add of 0, an atomic store a plain
   store (both single-copy atomic for aligned words); x2 / x4 adds are per-lane atomics. On targets without
   threads (the block grid emulated on a host) a plain read-modify-write under ``AttrStmt("tl.atomic")``, which
   the backend runs without racing blocks (see `tilelang.tileop.atomic`). The memory order is accepted and not
@@ -137,7 +137,7 @@ def dsl_name(op: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ atomics
-DEFAULT_ATOMIC_FUNCTIONS = {**TILE_ATOMIC_FUNCTIONS, "or": "atomicOr"}
+DEFAULT_ATOMIC_FUNCTIONS = {**TILE_ATOMIC_FUNCTIONS, "or": "atomicOr", "and": "atomicAnd", "xor": "atomicXor"}
 
 
 def atomic_function(ctx: IntrinsicContext, kind: str) -> str:
@@ -156,6 +156,10 @@ def _combine(kind: str, cur: Any, v: Any) -> Any:
         return tirx.Min(cur, v)
     if kind == "or":
         return tirx.bitwise_or(cur, v)
+    if kind == "and":
+        return tirx.bitwise_and(cur, v)
+    if kind == "xor":
+        return tirx.bitwise_xor(cur, v)
     raise ValueError(kind)
 
 
@@ -178,9 +182,18 @@ def lower_atomic_rmw(ctx: IntrinsicContext) -> Lowered:
     if ctx.has_threads:
         call = tirx.call_extern(dtype, atomic_function(ctx, kind), tirx.address_of(dst), value)
         return Lowered(call)
-    prev = tirx.Var("atomic_prev", dtype)
-    store = tirx.BufferStore(dst.source, _combine(kind, prev, value), list(dst.indices))
-    return Lowered(prev, [tirx.Bind(prev, dst), tirx.AttrStmt(tvm.ir.StringImm(kind), ATOMIC_ATTR, 0, store)])
+    indices = list(dst.indices)
+    if ctx.in_statement or "_ret_" not in ctx.op:  # the previous value is not used: one read-modify-write
+        store = tirx.BufferStore(dst.source, _combine(kind, dst, value), indices)
+        return Lowered(None if ctx.in_statement else tirx.const(0, "int32"),
+                       [tirx.AttrStmt(tvm.ir.StringImm(kind), ATOMIC_ATTR, 0, store)])
+    # the previous value in a register of the calling thread (a `local` scalar: per thread where threads are
+    # emulated), then the update
+    prev = tirx.decl_buffer((1,), dtype, name="atomic_prev", scope="local")
+    old = tirx.BufferLoad(prev, [0])
+    update = C.seq([tirx.BufferStore(prev, dst, [0]),
+                    tirx.BufferStore(dst.source, _combine(kind, old, value), indices)])
+    return Lowered(old, [tirx.AllocBuffer(prev), tirx.AttrStmt(tvm.ir.StringImm(kind), ATOMIC_ATTR, 0, update)])
 
 
 def lower_atomic_vector_add(ctx: IntrinsicContext) -> Lowered:
@@ -354,7 +367,8 @@ def _impls() -> tuple[TileOpImpl, ...]:
     for kind in ("add", "max", "min"):
         for ret in ("", "_ret"):
             out.append(TileOpImpl(f"tl.atomic_{kind}{ret}_elem_op", "generic", lower_atomic_rmw))
-    out.append(TileOpImpl("tl.atomic_or_elem_op", "generic", lower_atomic_rmw))
+    for kind in ("or", "and", "xor"):
+        out.append(TileOpImpl(f"tl.atomic_{kind}_elem_op", "generic", lower_atomic_rmw))
     for lanes in (2, 4):
         for ret in ("", "_ret"):
             out.append(TileOpImpl(f"tl.atomic_addx{lanes}{ret}_elem_op", "generic", lower_atomic_vector_add))

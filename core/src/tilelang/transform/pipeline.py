@@ -213,15 +213,18 @@ def pass_context(configs: dict[str, Any], *, context: str | None = None) -> Iter
 
     Its instruments: those of the enclosing PassContext, the printing instrument under ``TILELANG_PRINT_IR``,
     and the active compile session's tools (`tilelang.instrumentation`; `context` describes this PassContext
-    to them).
+    to them) unless the enclosing PassContext already holds that session's instruments.
     """
-    from tilelang.instrumentation import create_pass_instruments
+    from tilelang.instrumentation import current_compile_pass_instrumentation
     from tilelang.transform.config import tl_configs, tvm_pass_configs
 
     which = print_ir_target()
     instruments = list(tvm.transform.PassContext.current().instruments)
+    session = current_compile_pass_instrumentation()
+    attached = session is not None and any(session.created(i) for i in instruments)
     instruments += [PrintIRInstrument(which)] if which else []
-    instruments += create_pass_instruments(context=context)
+    if session is not None and not attached:
+        instruments += session.create_pass_instruments(context=context)
     with tl_configs(configs), tvm.transform.PassContext(
             opt_level=3, config=tvm_pass_configs(configs), instruments=instruments) as ctx:
         yield ctx

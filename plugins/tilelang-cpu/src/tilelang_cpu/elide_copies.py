@@ -75,6 +75,10 @@ class _Uses:
                 if isinstance(call.args[pos], tvm.ir.TensorLoad):
                     self.loads[buf] -= 1
 
+        for decl in C.collect(node, tirx.DeclBuffer):  # a view of a tile (T.reshape / T.view) keeps the tile
+            for src in C.collect(decl.data, tvm.ir.Var, tirx.is_buffer_var):
+                self.tile.setdefault(src, []).append(("view", -1, True, decl))
+
     def count(self, buf: Any) -> int:
         return self.loads.get(buf, 0) + self.stores.get(buf, 0) + len(self.tile.get(buf, []))
 

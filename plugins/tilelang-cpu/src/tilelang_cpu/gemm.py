@@ -30,7 +30,7 @@ from typing import Any
 
 from tilelang.backend import TileOpImpl
 from tilelang_cpu.gemm_plan import MicroShape, micro_shape
-from tilelang_cpu.gemm_prepack import Prefetch
+from tilelang_cpu.gemm_prefetch import Prefetch
 
 __all__ = ["IMPLS", "MicroShape", "lower_gemm_micro", "micro_shape"]
 
@@ -125,49 +125,6 @@ def _pack_panels(src: Any, trans: bool, side: str, extent: int, k: int, width: i
     return panels(None, column_piece)
 
 
-def _prefetch_next_step(src: Any, trans: bool, k: int, n: int, tiles: int) -> Prefetch | None:
-    """Prefetches (to L2) of the cache lines of the next K step's tile of operand B, spread over the `tiles`
-    micro tiles of this call at one line per ``every`` iterations of K, so that the step's micro tiles together
-    touch every line about once; None when there is no next step (the region already spans B's K).
-
-    The rows of B inside a large tensor lie a page apart, so the copy into panels at the start of the next step
-    would otherwise wait on one cache miss per line, with little help from the hardware prefetchers; spreading
-    the prefetches keeps the line fill buffers free for the micro-kernel's own loads.
-    """
-    from tvm import DataType, tirx
-
-    from tilelang.tileop.gemm import operand_index
-    from tilelang.transform import _common as C
-
-    kdim = -1 if trans else -2
-    extent = C.as_int(src.source.ty.shape[kdim]) if len(src.source.ty.shape) >= 2 else None
-    kmin = src.region[kdim].min
-    if extent is None or (C.as_int(kmin) is not None and C.as_int(kmin) + 2 * k > extent):
-        return None
-    per_line = max(1, 512 // DataType(str(src.source.ty.dtype)).bits)  # elements per 64-byte line
-    # the tile's source rows (`outer`) and the cache lines along each (`chunks`): contiguous dimension inner
-    outer, inner = (n, k) if trans else (k, n)
-    chunks = -(-inner // per_line)
-    every = 1
-    while k % (every * 2) == 0 and tiles * k // (every * 2) >= outer * chunks:
-        every *= 2
-    slots = k // every
-
-    def fetch(tile: Any, slot: Any) -> Any:
-        line = tile * slots + slot
-        o = tirx.floormod(line, outer)
-        c = tirx.floormod(tirx.floordiv(line, outer), chunks) if chunks > 1 else 0
-        # logical op(B)[kk, j] of the next step: kk runs along the source rows' contiguous side when transposed
-        kk_next, j = (c * per_line + k, o) if trans else (o + k, c * per_line)
-        idx = operand_index(src, kk_next, j, trans)
-        # stay inside the tensor on the last step (a prefetch never faults, but keep the address meaningful)
-        idx[kdim] = tirx.min(idx[kdim], extent - 1)
-        address = tirx.call_intrin("handle", "tirx.address_of", tirx.BufferLoad(src.source, idx))
-        return tirx.Evaluate(tirx.call_intrin("void", "tirx.prefetch", address, 0, 2, 1))
-
-    return Prefetch(fetch, every)
-
-
 def _pack_rows(src: Any, trans: bool, m: int, k: int, dst: Any, vector: bool) -> Any:
     """``dst[i * k + kk] = fp32(op(A)[i, kk])``: A as a compact row-major fp32 tile (rows ``k`` apart instead of a
     tensor's row stride), the loop over the source's contiguous side innermost."""
@@ -250,12 +207,16 @@ def lower_gemm_micro(ctx: Any) -> Any:
     from tilelang.tileop.gemm import gemm_operands, operand_index
     from tilelang.transform import _common as C
     from tilelang_cpu.gemm_plan import PREFETCH, _config, gemm_plan
-    from tilelang_cpu.gemm_prepack import whole_b_panels
+    from tilelang_cpu.gemm_prefetch import combine, next_step_tile, output_destination, output_tile
+    from tilelang_cpu.gemm_prepack import whole_a_fp32, whole_b_panels
     from tilelang_cpu.isa import SCALAR, vector_isa
 
     a, b, c, ta, tb, clear = gemm_operands(ctx)
     pre_a, a = ctx.staged(a)
     pre_b, b = ctx.staged(b)
+    wide_a = whole_a_fp32(ctx, a) if ctx.options.get("vectorize", True) else None
+    if wide_a is not None:
+        pre_a, a = [*pre_a, *wide_a[0]], wide_a[1]
     m, n = (C.as_int(r.extent) for r in c.region[-2:])
     k = C.as_int(b.region[-1].extent if tb else b.region[-2].extent)
     vector = bool(ctx.options.get("vectorize", True))
@@ -281,7 +242,7 @@ def lower_gemm_micro(ctx: Any) -> Any:
     full_n, tail_n = divmod(n, plan.nr)
     strips_per_panel = full_m + (1 if tail_m else 0)
     if C.scope_of(b.source) == "global" and _config(PREFETCH, True):
-        fetch = _prefetch_next_step(b, tb, k, n, strips_per_panel * (full_n + (1 if tail_n else 0)))
+        fetch = next_step_tile(b, tb, k, n, strips_per_panel * (full_n + (1 if tail_n else 0)))
     per_panel = None
     whole = (whole_b_panels(ctx, b, tb, k, plan.nr, vector, strips_per_panel, full_n + (1 if tail_n else 0))
              if plan.pack_b else None)
@@ -306,15 +267,17 @@ def lower_gemm_micro(ctx: Any) -> Any:
         def b_at(j0: Any, j: Any, kk: Any, width: int) -> Any:
             return b_pack, [j0 * k + kk * width + j]
 
+    tiles = strips_per_panel * (full_n + (1 if tail_n else 0))
+    if fetch is not None and C.scope_of(c.source) != "global" and _config(PREFETCH, True):
+        dst = output_destination(ctx.func, c.source)
+        if dst is not None:
+            fetch = combine(fetch, output_tile(dst, m, n, tiles, k, fetch.every))
+
     def c_at(row: Any, col: Any) -> Any:
         return c.source, operand_index(c, row, col, False)
 
     i0, j0 = tirx.Var("i0", "int32"), tirx.Var("j0", "int32")
-    full_m, tail_m = divmod(m, plan.mr)
-    full_n, tail_n = divmod(n, plan.nr)
     serial = tirx.ForKind.SERIAL
-
-    strips_per_panel = full_m + (1 if tail_m else 0)
 
     def strips(col: Any, width: int, panel: Any) -> Any:
         """Every row strip of one column panel starting at column `col` (panel number `panel`)."""

@@ -25,20 +25,68 @@ PREPACK_LIMIT = "tl.cpu.gemm_prepack_limit"
 _ROWS_PER_TASK = 16  # rows of B per parallel task of the pack
 
 
-class Prefetch(NamedTuple):
-    """Software prefetches interleaved with a micro-kernel: ``fetch(tile, slot)`` is the statement for slot
-    ``slot`` (one per ``every`` iterations of K) of micro tile number ``tile`` of the gemm call."""
-
-    fetch: Any
-    every: int
-
-
 class WholeB(NamedTuple):
     """B packed once before the grid: the statements to emit, the addressing, the prefetch of the next slice."""
 
     stmts: list[Any]
     b_at: Any
-    fetch: Prefetch
+    fetch: Any
+
+
+def _eligible(ctx: Any, region: Any, reuse_dim: int, packed_bytes: int) -> bool:
+    """Whether operand `region` may be replaced by a copy of its whole tensor made before the grid: a 2-D
+    constant-shape parameter the kernel never writes, a block launch whose blocks read it at least twice over
+    along `reuse_dim` (blocks x region extent >= 2 x tensor extent), a copy of at most the configured limit."""
+    from tilelang.transform import _common as C
+    from tilelang_cpu.elide_copies import _Uses
+    from tilelang_cpu.gemm_plan import _config
+
+    limit = int(_config(PREPACK_LIMIT, 64 << 20))
+    src, func = region.source, ctx.func
+    if limit <= 0 or packed_bytes > limit or func is None or len(src.ty.shape) != 2 or C.scope_of(src) != "global":
+        return False
+    if not any(p.same_as(src) for p in func.params) or _Uses(func.body).written(src):
+        return False
+    blocks = [C.as_int(e) for t, (_, e) in C.launch_extents(func).items() if t.startswith("blockIdx")]
+    extent, total = C.as_int(region.region[reuse_dim].extent), C.as_int(src.ty.shape[reuse_dim])
+    return (bool(blocks) and all(x is not None for x in blocks) and None not in (extent, total)
+            and math.prod(blocks) * extent >= 2 * total)
+
+
+def _hoisted(buf: Any, pack: Any) -> list[Any]:
+    import tvm
+    from tvm import tirx
+
+    return [tirx.AllocBuffer(buf, annotations={HOIST: 1}), tirx.AttrStmt(buf.data, HOIST, tvm.tirx.const(0, "int32"),
+                                                                          pack)]
+
+
+def whole_a_fp32(ctx: Any, a: Any) -> tuple[list[Any], Any] | None:
+    """``(statements, region)``: a half-precision A converted to fp32 once before the grid (same shape, so the
+    region keeps its indices), or None (fp32 A, or the conditions of the module docstring fail)."""
+    from tvm import tirx
+
+    from tilelang.tileop._util import cast
+    from tilelang.transform import _common as C
+
+    src = a.source
+    if str(src.ty.dtype) == "float32" or len(src.ty.shape) != 2:
+        return None
+    rows, cols = (C.as_int(s) for s in src.ty.shape)
+    if rows is None or cols is None or not _eligible(ctx, a, -2, rows * cols * 4):
+        return None
+    wide = tirx.decl_buffer([rows, cols], "float32", name=f"{src.name}_fp32", scope="global", data_alignment=64)
+    task, r, j = (tirx.Var(x, "int32") for x in ("task", "r", "j"))
+    row = task * _ROWS_PER_TASK + r
+    body = tirx.BufferStore(wide, cast("float32", tirx.BufferLoad(src, [row, j])), [row, j])
+    tasks, extra = divmod(rows, _ROWS_PER_TASK)
+    if extra:
+        tasks += 1
+        body = tirx.IfThenElse(row < rows, body, None)
+    serial = tirx.ForKind.SERIAL
+    pack = tirx.For(task, 0, tasks, serial, tirx.For(r, 0, _ROWS_PER_TASK, serial, tirx.For(j, 0, cols, serial,
+                                                                                              body)))
+    return _hoisted(wide, pack), tirx.BufferRegion(wide, list(a.region))
 
 
 def whole_b_panels(ctx: Any, b: Any, trans: bool, k: int, nr: int, vector: bool, strips: int,
@@ -47,30 +95,20 @@ def whole_b_panels(ctx: Any, b: Any, trans: bool, k: int, nr: int, vector: bool,
     docstring fail. ``b_at(j0, j, kk, width)`` addresses ``op(B)[kk, j0 + j]`` of the call's region in the packed
     copy; the prefetch brings the slice of panels the call reads next (the next panel, or the first one of the
     next K step) into L2 while the `strips` row strips of the current panel run."""
-    import tvm
     from tvm import tirx
 
     from tilelang.transform import _common as C
-    from tilelang_cpu.elide_copies import _Uses
-    from tilelang_cpu.gemm_plan import _config
+    from tilelang_cpu.gemm_prefetch import next_panel_slice
 
-    limit = int(_config(PREPACK_LIMIT, 64 << 20))
     src = b.source
-    func = ctx.func
-    if limit <= 0 or func is None or len(src.ty.shape) != 2 or C.scope_of(src) != "global":
-        return None
-    if not any(p.same_as(src) for p in func.params) or _Uses(func.body).written(src):
+    if len(src.ty.shape) != 2:
         return None
     rows, cols = (C.as_int(s) for s in src.ty.shape)
     if rows is None or cols is None:
         return None
     k_total, n_total = (cols, rows) if trans else (rows, cols)
     panels = -(-n_total // nr)
-    if panels * nr * k_total * 4 > limit:
-        return None
-    blocks = [C.as_int(e) for t, (_, e) in C.launch_extents(func).items() if t.startswith("blockIdx")]
-    n = C.as_int(b.region[-2 if trans else -1].extent)
-    if not blocks or any(x is None for x in blocks) or math.prod(blocks) * n < 2 * n_total:
+    if not _eligible(ctx, b, -2 if trans else -1, panels * nr * k_total * 4):
         return None
     nmin = b.region[-2 if trans else -1].min
     kmin = b.region[-1 if trans else -2].min
@@ -79,41 +117,13 @@ def whole_b_panels(ctx: Any, b: Any, trans: bool, k: int, nr: int, vector: bool,
 
     packed = tirx.decl_buffer([panels * k_total * nr], "float32", name=f"{src.name}_panels", scope="global",
                               data_alignment=64)
-    pack = _pack_all(src, trans, k_total, n_total, nr, packed, vector)
-    stmts = [tirx.AllocBuffer(packed, annotations={HOIST: 1}),
-             tirx.AttrStmt(packed.data, HOIST, tvm.tirx.const(0, "int32"), pack)]
+    stmts = _hoisted(packed, _pack_all(src, trans, k_total, n_total, nr, packed, vector))
 
     def b_at(j0: Any, j: Any, kk: Any, width: int) -> Any:
         panel = tirx.floordiv(nmin + j0, nr)
         return packed, [panel * (k_total * nr) + (kmin + kk) * nr + j]
 
-    return WholeB(stmts, b_at, _next_slice(packed, nmin, kmin, k, nr, k_total, strips, panels_in_call))
-
-
-def _next_slice(packed: Any, nmin: Any, kmin: Any, k: int, nr: int, k_total: int, strips: int,
-                panels: int) -> Prefetch:
-    """Prefetch (to L2) of the ``k x nr`` slice of the packed panels read after the current one, one 64-byte
-    line per slot, the slots of a panel's `strips` micro tiles together covering the slice once."""
-    from tvm import tirx
-
-    lines = -(-k * nr // 16)
-    every = 1
-    while k % (every * 2) == 0 and strips * k // (every * 2) >= lines:
-        every *= 2
-    slots = k // every
-    size = int(packed.ty.shape[0])
-
-    def fetch(tile: Any, slot: Any) -> Any:
-        q, s = tirx.floordiv(tile, strips), tirx.floormod(tile, strips)
-        last = q >= panels - 1
-        panel = tirx.floordiv(nmin, nr) + tirx.Select(last, 0, q + 1)
-        row = kmin + tirx.Select(last, k, 0)
-        line = tirx.floormod(s * slots + slot, lines)
-        offset = tirx.min(panel * (k_total * nr) + row * nr + line * 16, size - 1)
-        address = tirx.call_intrin("handle", "tirx.address_of", tirx.BufferLoad(packed, [offset]))
-        return tirx.Evaluate(tirx.call_intrin("void", "tirx.prefetch", address, 0, 2, 1))
-
-    return Prefetch(fetch, every)
+    return WholeB(stmts, b_at, next_panel_slice(packed, nmin, kmin, k, nr, k_total, strips, panels_in_call))
 
 
 def _pack_all(src: Any, trans: bool, k_total: int, n_total: int, nr: int, dst: Any, vector: bool) -> Any:
@@ -138,13 +148,19 @@ def _pack_all(src: Any, trans: bool, k_total: int, n_total: int, nr: int, dst: A
         return tirx.BufferStore(dst, cast("float32", value), [panel * (k_total * nr) + kr * nr + j])
 
     if trans:
-        p, j, kr = (tirx.Var(x, "int32") for x in ("p", "j", "kr"))
-        width = tirx.min(nr, n_total - p * nr) if tail else nr
-        inner = loop(j, nr, serial, tirx.IfThenElse(j < width, loop(kr, k_total, serial,
-                                                                        element(kr, p * nr + j, p, j)), None))
-        if not tail:
-            inner = loop(j, nr, serial, loop(kr, k_total, serial, element(kr, p * nr + j, p, j)))
-        return loop(p, full + (1 if tail else 0), serial, inner)
+        # one task per panel; K in blocks of one cache line, so both the reads (rows of B along K) and the
+        # writes (a block of the panel) stay within a few lines at a time
+        p, j, kb, kr = (tirx.Var(x, "int32") for x in ("p", "j", "kb", "kr"))
+        step = 16
+        kblocks = -(-k_total // step)
+        col = p * nr + j
+        krow = kb * step + kr
+        conds = [c for c, needed in ((col < n_total, bool(tail)), (krow < k_total, k_total % step != 0)) if needed]
+        body = element(krow, col, p, j)
+        for cond in conds:
+            body = tirx.IfThenElse(cond, body, None)
+        return loop(p, full + (1 if tail else 0), serial,
+                    loop(kb, kblocks, serial, loop(j, nr, serial, loop(kr, step, serial, body))))
 
     task, r = tirx.Var("task", "int32"), tirx.Var("r", "int32")
     kr = task * _ROWS_PER_TASK + r

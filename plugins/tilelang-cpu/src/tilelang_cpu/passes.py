@@ -121,11 +121,11 @@ def emulate_threads(stmt: Any, tvars: list[Any], extents: list[int], per_thread:
     return thread_loop(stmt)
 
 
-def spill_binds_across_barriers(body: Any, tvars: list[Any]) -> Any:
+def spill_binds_across_barriers(body: Any, tvars: list[Any], per_thread: set[Any]) -> Any:
     """Per-thread values bound before a barrier and read after it live in a per-thread ``local`` scalar.
 
     `emulate_threads` splits the thread loops at each barrier; a ``Bind`` of a per-thread value (one that reads a
-    thread index) would end with its loop, so its later uses read it from a ``local`` buffer instead (which
+    thread index or a per-thread buffer) would end with its loop, so its later uses read it from a ``local`` buffer instead (which
     `_widen_thread_locals` then gives a thread dimension).
     """
     import tvm_ffi
@@ -141,7 +141,8 @@ def spill_binds_across_barriers(body: Any, tvars: list[Any]) -> Any:
         items = list(seq.seq)
         changed = False
         for i, stmt in enumerate(items):
-            if not isinstance(stmt, tirx.Bind) or not C.uses_var(stmt.value, tvars):
+            if not isinstance(stmt, tirx.Bind) or not (C.uses_var(stmt.value, tvars)
+                                                        or _touches(tirx.Evaluate(stmt.value), per_thread)):
                 continue
             rest = items[i + 1:]
             first_barrier = next((k for k, r in enumerate(rest) if _has_barrier(r)), None)
@@ -340,7 +341,7 @@ def LowerLaunchToCPU(target: Any = None) -> Any:
 
         def lower_blocks(body: Any) -> Any:
             body = tvm_ffi.structural_map(body, (tirx.AttrStmt, strip))
-            body = spill_binds_across_barriers(body, tvars)
+            body = spill_binds_across_barriers(body, tvars, per_thread_buffers(body))
             body = emulate_threads(body, tvars, textents, per_thread_buffers(body))
             body = _widen_thread_locals(body, tvars, textents)
             body = tvm_ffi.structural_map(body, (tirx.Evaluate, drop_barrier))

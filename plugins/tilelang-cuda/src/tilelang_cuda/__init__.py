@@ -1,3 +1,5 @@
 """TileLang's CUDA backend (target kind ``cuda``); loaded by tilelang-core through entry points."""
 
-__version__ = "0.1.0"
+from tilelang_cuda._version import __version__  # one version for every distribution (a link to core's)
+
+__all__ = ["__version__"]

@@ -1,4 +1,4 @@
-"""The plugin's CUDA device intrinsics: a header of inline-PTX helpers prepended to every generated kernel.
+"""The inline-PTX helper header prepended to every generated CUDA kernel.
 
 Lowering emits ``call_extern("tl_...", ...)`` on these helpers (tensor-core MMA, ldmatrix, cp.async, warp
 shuffles, float atomics); `with_header` puts their definitions in front of TVM's CUDA source. Helpers whose
@@ -8,8 +8,6 @@ operand count depends on a shape (wgmma's accumulator list) are generated for th
 from __future__ import annotations
 
 import re
-
-from tilelang.layout.swizzle import get_swizzle_layout, make_mma_swizzle_layout  # noqa: F401 - reference names
 
 HEADER_GUARD = "TILELANG_CUDA_INTRINSICS"
 
@@ -231,13 +229,16 @@ def wgmma_ss_helper(n: int, ab: str, trans_a: int, trans_b: int) -> str:
 
 
 def header_for(source: str) -> str:
-    """The intrinsics header with the shape-specific helpers `source` calls."""
+    """The intrinsics header with the shape-specific helpers and the dialect helpers
+    (`tilelang_cuda.intrinsics.device`) that `source` calls."""
     wanted = sorted({(int(n), ab) for n, ab in _WGMMA_NAME.findall(source)})
     wanted_ss = sorted({(int(n), ab, int(ta), int(tb)) for n, ab, ta, tb in _WGMMA_SS_NAME.findall(source)})
     wanted_rs = sorted({(int(n), ab, int(tb)) for n, ab, tb in _WGMMA_RS_NAME.findall(source)})
+    from tilelang_cuda.intrinsics.device import snippets_for
+
     return (_COMMON + _HOPPER + "".join(wgmma_helper(n, ab) for n, ab in wanted)
             + "".join(wgmma_helper(*w) for w in wanted_rs) + "".join(wgmma_ss_helper(*w) for w in wanted_ss)
-            + _END)
+            + snippets_for(source) + _END)
 
 
 def with_header(source: str) -> str:

@@ -1,0 +1,1 @@
+../../../../core/src/tilelang/_version.py
