@@ -143,6 +143,21 @@ def _add_expr_dtype(tirx: Any) -> None:
         Var.dtype = property(var_dtype)
 
 
+def _simplify_pass() -> Any:
+    """``tvm.tirx.transform.Simplify()``: the fork's name of 0.27's ``StmtSimplify``, as one pass named
+    ``tirx.Simplify`` (the inner pass runs in a context without instruments, so it is not reported twice)."""
+    import tvm
+
+    @tvm.transform.module_pass(opt_level=0, name="tirx.Simplify")
+    def simplify(mod: Any, ctx: Any) -> Any:
+        from tvm import tirx
+
+        with tvm.transform.PassContext(opt_level=ctx.opt_level, config=dict(ctx.config)):
+            return tirx.transform.StmtSimplify()(mod)
+
+    return simplify
+
+
 def _patch_tirx(tirx: Any) -> None:
     if not hasattr(tirx, "PrimExpr"):
         from tvm.ir import Expr
@@ -161,7 +176,13 @@ def _patch_tirx(tirx: Any) -> None:
         sys.modules.setdefault("tvm.tirx.stmt_functor", module)
 
 
-_PATCHES: dict[str, Callable[[Any], None]] = {"tvm": _patch_tvm, "tvm.ir": _patch_ir, "tvm.tirx": _patch_tirx}
+def _patch_tirx_transform(transform: Any) -> None:
+    if not hasattr(transform, "Simplify"):
+        transform.Simplify = _simplify_pass
+
+
+_PATCHES: dict[str, Callable[[Any], None]] = {"tvm": _patch_tvm, "tvm.ir": _patch_ir, "tvm.tirx": _patch_tirx,
+                                              "tvm.tirx.transform": _patch_tirx_transform}
 
 
 def _apply(name: str) -> None:
@@ -186,9 +207,9 @@ class _PatchingLoader(importlib.abc.Loader):
     def exec_module(self, module: types.ModuleType) -> None:
         self.inner.exec_module(module)
         _apply(self.name)
-        if self.name == "tvm":  # tvm imports tvm.ir and tvm.tirx itself, before it finishes
-            _apply("tvm.ir")
-            _apply("tvm.tirx")
+        if self.name == "tvm":  # tvm imports its submodules itself, before it finishes
+            for name in _PATCHES:
+                _apply(name)
 
 
 class _TVMCompatFinder(importlib.abc.MetaPathFinder):

@@ -31,6 +31,7 @@ they are also methods of ``env``.
 | ``TILELANG_PASS_DIFF`` / ``TILELANG_PASS_DIFF_OUTPUT`` | per-pass IR diffs (terminal, html, both) / where | off |
 | ``TL_LOWER_TRACE`` / ``TL_LOWER_TRACE_DIR`` | per-pass IR snapshots (html, terminal, both) / where | off |
 | ``TILELANG_ENABLE_IR_SPAN`` | source spans in the IR (error locations) | ``1`` |
+| ``TL_IKET_OUTPUT_DIR`` | where IKET profiling sessions write their traces | the session's choice |
 | ``TILELANG_LAYOUT_COST_MODEL`` | default of the ``tl.layout_cost_model`` pass config | unset |
 | ``TILELANG_DISABLE_PLUGIN_AUTOLOAD`` | ``1`` ignores every installed backend | off |
 | ``TILELANG_BLOCK_PLUGINS`` | ignore some backends (names or target kinds, comma-separated) | none |
@@ -232,6 +233,7 @@ class Environment:
     TILELANG_PASS_PROFILE = EnvVar("TILELANG_PASS_PROFILE", "0")
     TILELANG_PASS_PROFILE_THRESHOLD_MS = EnvVar("TILELANG_PASS_PROFILE_THRESHOLD_MS", "0")
     TILELANG_ENABLE_IR_SPAN = EnvVar("TILELANG_ENABLE_IR_SPAN", "1")
+    TL_IKET_OUTPUT_DIR = EnvVar("TL_IKET_OUTPUT_DIR", None)
 
     TILELANG_NUM_THREADS = EnvVar("TILELANG_NUM_THREADS", None)
     TILELANG_AUTOTUNE_WORKERS = EnvVar("TILELANG_AUTOTUNE_WORKERS", None)

@@ -329,7 +329,7 @@ def test_encode_arguments_for_row_major_tensors():
     ((64, 64), (1, 64), "float16", [64, 64], "contiguous last dimension"),
     ((64, 512), (512, 1), "float16", [64, 512], "dims in 1..256"),
     ((64, 64), (64, 1), "float16", [64, 4], "multiple of 16 bytes"),
-    ((4, 64, 64), (4096, 64, 1), "float16", [64, 64], "2-D"),
+    ((4, 64, 64), (4096, 64, 1), "float16", [64, 64], "same rank"),
     ((64, 64), (64, 1), "complex64", [64, 64], "cannot copy dtype"),
 ])
 def test_encode_arguments_reject_what_tma_cannot_copy(shape, strides, dtype, box, match):

@@ -61,6 +61,22 @@ class KernelCache:
     def _get_staging_root(self) -> str:
         return str(self._store().tmp_dir)
 
+    # ------------------------------------------------------------------------------------------ keys
+    def _generate_key(self, func: Any, out_idx: Any, execution_backend: str = "tvm_ffi", args: Any = None,
+                      target: Any = "auto", target_host: Any = None, pass_configs: dict[str, Any] | None = None,
+                      compile_flags: Any = None) -> str:
+        """The cache key of compiling `func` this way: the program's text (attributes and metadata included),
+        the output indices, call arguments, target, host, execution backend, pass configs, compile flags and
+        the versions of everything that lowers it (the same key `tilelang.compile` uses, plus out_idx/args)."""
+        from tilelang.cache.keys import digest, program_text
+        from tilelang.jit.compiler import CompileOptions
+
+        options = CompileOptions(out_idx, target, target_host, execution_backend, pass_configs or {}, compile_flags)
+        resolved = options.resolved_target()
+        out = tuple(out_idx) if isinstance(out_idx, (list, tuple)) else (out_idx,)
+        return digest("program", program_text(func), options.fingerprint(resolved), list(out),
+                      [repr(a) for a in (args or ())], execution_backend)
+
     # ------------------------------------------------------------------------------------------ compile
     def cached(self, func: Any = None, out_idx: Any = None, *args: Any, target: Any = "auto", target_host: Any = None,
                execution_backend: str = "auto", verbose: bool = False, pass_configs: dict[str, Any] | None = None,

@@ -89,7 +89,13 @@ class JITKernel:
     @property
     def execution_backend(self) -> str | None:
         """The name of the execution backend that runs this kernel (None when none can run here)."""
-        return self._backend.name if self._backend is not None else None
+        backend = getattr(self, "_backend", None)
+        return backend.name if backend is not None else getattr(self, "_requested_backend", None)
+
+    @execution_backend.setter
+    def execution_backend(self, name: str | None) -> None:
+        """The execution backend to use when this kernel is (re)bound (the reference sets it before compiling)."""
+        self._requested_backend = name
 
     @property
     def backend(self) -> ExecutionBackend:
@@ -230,6 +236,39 @@ class JITKernel:
         if func is None:
             raise TileLangError("JITKernel.from_database: no stored kernel under this key and no func to compile")
         return compile_with(func, options)
+
+    # ------------------------------------------------------------------------------------------ reference stages
+    def _compile_and_create_adapter(self, tilelang_func: Any, out_idx: Any) -> Any:
+        """Compile `tilelang_func` and set this kernel up to run it, in one pass-instrumentation session (pass
+        timing from ``tl.pass_profile`` covers both stages)."""
+        from tilelang.instrumentation.session import compile_pass_instrumentation
+        from tilelang.tools.pass_timing import create_pass_timing_tool
+
+        attrs = getattr(tilelang_func, "attrs", None)
+        name = str(attrs["global_symbol"]) if attrs is not None and "global_symbol" in attrs else "<unknown>"
+        pass_configs = dict(self.pass_configs or {})
+        flags = getattr(self, "compile_flags", None)
+        if flags:
+            flags = [flags] if isinstance(flags, str) else list(flags)
+            pass_configs["tl.device_compile_flags"] = list(pass_configs.get("tl.device_compile_flags") or []) + flags
+        tool = create_pass_timing_tool(pass_configs)
+        context = {"kernel": name, "target": str(self.target), "backend": getattr(self, "execution_backend", None)}
+        with compile_pass_instrumentation(name=name, tools=[tool] if tool is not None else []):
+            self.artifact = self._compile_artifact(tilelang_func, pass_configs, context)
+            return self._create_adapter_from_artifact(tilelang_func, out_idx, self.artifact, pass_configs, context)
+
+    def _compile_artifact(self, tilelang_func: Any, pass_configs: dict[str, Any], phase_context: Any) -> Any:
+        from tilelang.engine import lower
+
+        return lower(tilelang_func, target=self.target, target_host=getattr(self, "target_host", None),
+                     pass_configs=pass_configs)
+
+    def _create_adapter_from_artifact(self, tilelang_func: Any, out_idx: Any, artifact: CompiledArtifact,
+                                      pass_configs: dict[str, Any], phase_context: Any) -> Any:
+        """Bind `artifact` to this kernel's execution backend; returns the callable that runs it."""
+        backend = getattr(self, "_requested_backend", None) or "auto"
+        JITKernel.__init__(self, artifact, out_idx, backend, prim_func=tilelang_func, pass_configs=pass_configs)
+        return self._call
 
     @classmethod
     def from_tilelang_function(cls, tilelang_func: Any, **kwargs: Any) -> JITKernel:

@@ -47,14 +47,17 @@ def _normalize_threads(threads: int | list[int] | tuple | None) -> list[Any]:
 
 
 class Kernel:
-    """A kernel launch over a grid of 1-3 dims; entering it yields the block indices (one Var or a tuple).
+    """A kernel launch over a grid of 1-3 dims (none: a grid of one block); entering it yields the block indices
+    (one Var or a tuple).
 
     ``threads`` is an int or a tuple of up to 3 ints (default 128); ``is_cpu=True`` means one thread per block.
     """
 
     def __init__(self, *grid: Any, threads: Any = None, is_cpu: bool = False, prelude: Any = None,
                  **_ignored: Any):
-        if not 1 <= len(grid) <= 3:
+        if not grid:
+            grid = (1,)  # T.Kernel(threads=N) alone: one block, as in the reference
+        if len(grid) > 3:
             raise KernelTypeError(f"T.Kernel takes 1 to 3 grid extents, got {len(grid)}")
         self.grid = [_extent(g, f"grid extent {i}") for i, g in enumerate(grid)]
         if threads is None:

@@ -23,6 +23,7 @@ _PASSES = {
     "FinalizeTileIR": "finalize_tile_ir",
     "InsertBarriers": "insert_barriers",
     "HostChecks": "host_checks",
+    "ThreadSync": "thread_sync",
     "PassConfigKey": "config",
 }
 

@@ -169,13 +169,13 @@ def _gemm_reads_in_place(call: Any, pos: int, isa: Any) -> bool:
     """
     from tilelang.ir.region import buffer_of
     from tilelang.transform import _common as C
-    from tilelang_cpu.gemm_plan import b_in_place
+    from tilelang_cpu.gemm_plan import packs_b
 
     if pos == 0:
         return True
     if pos == 1:
         trans_b = C.as_int(call.args[4]) if len(call.args) > 4 else 0
-        return b_in_place(isa, bool(trans_b), str(buffer_of(call.args[1]).ty.dtype))
+        return packs_b(isa, bool(trans_b), str(buffer_of(call.args[1]).ty.dtype))
     return False
 
 
@@ -292,10 +292,11 @@ def elide_tile_copies(func: Any, target: Any = None) -> Any:
     from tvm import tirx
 
     from tilelang.transform import _common as C
-    from tilelang_cpu.gemm_plan import ELIDE_COPIES, _config
+    from tilelang_cpu.gemm_plan import ELIDE_COPIES, check_configs, config
     from tilelang_cpu.isa import vector_isa
 
-    if not _config(ELIDE_COPIES, True):
+    check_configs()
+    if not config(ELIDE_COPIES, True):
         return func
     if target is None:
         target = (func.attrs.get("target") if func.attrs else None) or {"kind": "llvm"}

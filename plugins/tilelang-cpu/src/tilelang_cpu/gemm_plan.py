@@ -1,31 +1,39 @@
-"""How a CPU ``tl.gemm`` is blocked on a given vector ISA: micro-tile, packing, K step.
+"""How a CPU ``tl.gemm`` is blocked on a given vector ISA: micro-tile, packing, K step; the ``tl.cpu.*`` configs.
 
-The defaults come from the target's `VectorISA` (register width and count), not from the CPU's vendor or name;
-pass configs override them per compile, and being pass configs they are part of the kernel cache key:
+The defaults come from the target's `VectorISA` (register width and count), never from the CPU's vendor or name.
+Pass configs override them per compile (``tilelang.compile(..., pass_configs={...})``); being pass configs, they
+are part of the kernel cache key:
 
 =============================  ========================================================================
-``tl.cpu.gemm_micro_tile``     ``"MRxNR"`` rows x columns of C held in vector registers (NR a multiple of
-                               the vector lanes), e.g. ``"6x16"``; default: `micro_shape` for the ISA
-``tl.cpu.gemm_pack_b``         copy fp32 B into contiguous ``K x NR`` column panels (bool)
-``tl.cpu.gemm_pack_a``         copy A into contiguous ``MR x K`` row strips, k-major (bool)
-``tl.cpu.gemm_k_block``        K per gemm call after `MergeGemmKSteps` merges the K loop's steps (int)
-``tl.cpu.gemm_prefetch``       prefetch the next K step's B tile during the micro-kernel (bool, default true)
-``tl.cpu.elide_copies``        run `ElideTileCopies` (bool, default true)
+``tl.cpu.gemm_micro_tile``     ``"MRxNR"``: rows x columns of C held in vector registers; NR is 1, 2, 4 or
+                               8 vectors (e.g. ``"6x16"``); default `micro_shape` of the ISA
+``tl.cpu.gemm_pack_b``         read fp32 B from ``K x NR`` column panels (default true; transposed or
+                               half-precision B always are)
+``tl.cpu.gemm_k_block``        K per gemm call once `MergeGemmKSteps` merged the K loop's steps (int;
+                               default `k_block` of the ISA; 1 keeps the program's steps)
+``tl.cpu.gemm_prepack_limit``  bytes up to which B (and a half-precision A) is packed once per call before
+                               the block grid (`tilelang_cpu.gemm_prepack`; default 64 MiB; 0: never)
+``tl.cpu.gemm_prefetch``       software prefetches in the micro-kernel (`tilelang_cpu.gemm_prefetch`;
+                               default true)
+``tl.cpu.elide_copies``        run `ElideTileCopies` (default true)
 =============================  ========================================================================
 """
 
 from __future__ import annotations
 
+import difflib
 from typing import Any, NamedTuple
 
 from tilelang_cpu.isa import VectorISA
 
 MICRO_TILE = "tl.cpu.gemm_micro_tile"
-PACK_A = "tl.cpu.gemm_pack_a"
 PACK_B = "tl.cpu.gemm_pack_b"
 K_BLOCK = "tl.cpu.gemm_k_block"
+PREPACK_LIMIT = "tl.cpu.gemm_prepack_limit"
 PREFETCH = "tl.cpu.gemm_prefetch"
 ELIDE_COPIES = "tl.cpu.elide_copies"
+CONFIG_KEYS = (MICRO_TILE, PACK_B, K_BLOCK, PREPACK_LIMIT, PREFETCH, ELIDE_COPIES)
+_B_SLICE_BYTES = 64 << 10  # a K-step slice of one B panel: half of a small (512 KiB) L2's share per core
 
 
 class MicroShape(NamedTuple):
@@ -36,7 +44,7 @@ class MicroShape(NamedTuple):
 
 
 class GemmPlan(NamedTuple):
-    """The blocking of one gemm call: micro tile, and which operands are packed first."""
+    """The blocking of one gemm call: micro tile, and which operands are copied to fp32 tiles first."""
 
     mr: int
     nr: int
@@ -44,15 +52,28 @@ class GemmPlan(NamedTuple):
     pack_b: bool
 
 
-def _config(key: str, default: Any) -> Any:
+def config(key: str, default: Any) -> Any:
+    """The value of pass config `key` in the compile being run (`default` when unset)."""
     from tilelang.transform.config import current_tl_config
 
     value = current_tl_config(key, None)
     return default if value is None else value
 
 
+def check_configs() -> None:
+    """Raise for a ``tl.cpu.*`` pass config of the current compile that this backend does not know."""
+    from tilelang.transform.config import _TL_CONFIGS
+
+    for key in _TL_CONFIGS.get() or {}:
+        if str(key).startswith("tl.cpu.") and key not in CONFIG_KEYS:
+            close = difflib.get_close_matches(key, CONFIG_KEYS, n=1, cutoff=0.5)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ValueError(f"unknown CPU pass config {key!r}{hint} (known: {', '.join(CONFIG_KEYS)})")
+
+
 def micro_shape(m: int, n: int, lanes: int, regs: int) -> MicroShape:
-    """The micro tile for an ``m x n`` C tile: up to 4 vectors wide, as many rows as the registers allow."""
+    """The micro tile for an ``m x n`` C tile: up to 4 vectors wide (2 with 16 registers), as many rows as the
+    registers left after one row of B and a broadcast of A allow."""
     vectors = max(1, min(4, -(-n // lanes)))
     if regs <= 16:
         vectors = min(vectors, 2)
@@ -60,44 +81,43 @@ def micro_shape(m: int, n: int, lanes: int, regs: int) -> MicroShape:
     return MicroShape(rows, vectors * lanes)
 
 
-def parse_micro_tile(text: str, lanes: int) -> MicroShape:
-    """``"MRxNR"`` as a `MicroShape`; NR must be a multiple of `lanes`."""
+def parse_micro_tile(text: str, isa: VectorISA) -> MicroShape:
+    """``"MRxNR"`` as a `MicroShape`, checked against `isa` (NR of 1, 2, 4 or 8 vectors; the accumulators plus
+    one row of B and a broadcast must fit the vector registers)."""
+    lanes = isa.lanes(32)
     try:
         mr, nr = (int(x) for x in str(text).lower().split("x"))
     except ValueError:
         raise ValueError(f"{MICRO_TILE} must read 'MRxNR' (e.g. '6x16'), got {text!r}") from None
-    if mr < 1 or nr < 1 or nr % lanes:
-        raise ValueError(f"{MICRO_TILE}={text!r}: MR >= 1 and NR a positive multiple of the {lanes} vector "
-                         f"lanes are required")
+    vectors = nr // lanes if nr % lanes == 0 else 0
+    if mr < 1 or vectors not in (1, 2, 4, 8):
+        raise ValueError(f"{MICRO_TILE}={text!r}: NR must be 1, 2, 4 or 8 vectors of {lanes} fp32 lanes "
+                         f"({isa.name}), MR at least 1")
+    if (mr + 1) * vectors + 1 > isa.registers:
+        raise ValueError(f"{MICRO_TILE}={text!r} needs {(mr + 1) * vectors + 1} vector registers; {isa.name} has "
+                         f"{isa.registers}")
     return MicroShape(mr, nr)
 
 
-def pack_b_default(isa: VectorISA) -> bool:
-    """Whether fp32 B is packed into panels by default on `isa` (transposed / half B always are)."""
-    return isa.name != "scalar"
-
-
 def k_block(isa: VectorISA) -> int:
-    """K per merged gemm step on `isa` (`tl.cpu.gemm_k_block` overrides)."""
-    return int(_config(K_BLOCK, 256))
+    """K per merged gemm step on `isa`: a ``K x NR`` slice of one B panel (NR of the ISA's widest micro tile) of
+    about 64 KiB, between 128 and 512 (`tl.cpu.gemm_k_block` overrides): 256 on AVX-512, 512 on AVX2 and NEON."""
+    nr = isa.lanes(32) * (4 if isa.registers >= 32 else 2)
+    default = max(128, min(512, _B_SLICE_BYTES // (4 * nr)))
+    return int(config(K_BLOCK, default))
 
 
 def packs_b(isa: VectorISA, trans_b: bool, dtype_b: str) -> bool:
-    """Whether the micro-kernel copies B into panels (so B may be read in place from global memory)."""
-    return trans_b or dtype_b != "float32" or bool(_config(PACK_B, pack_b_default(isa)))
-
-
-def b_in_place(isa: VectorISA, trans_b: bool, dtype_b: str) -> bool:
-    """Whether gemm operand B may be read straight from global memory (EXPERIMENT)."""
-    return packs_b(isa, trans_b, dtype_b) or bool(_config("tl.cpu.gemm_b_in_place", False))
+    """Whether the micro-kernel reads B from its own panels (so B may be read in place from global memory)."""
+    return trans_b or dtype_b != "float32" or (isa.name != "scalar" and bool(config(PACK_B, True)))
 
 
 def gemm_plan(isa: VectorISA, m: int, n: int, k: int, dtype_a: str, dtype_b: str, trans_b: bool) -> GemmPlan:
     """The plan for one ``m x n x k`` gemm call on `isa` (pass configs of the module docstring applied)."""
-    lanes = isa.lanes(32)
-    text = _config(MICRO_TILE, None)
-    shape = parse_micro_tile(text, lanes) if text else micro_shape(m, n, lanes, isa.registers)
+    text = config(MICRO_TILE, None)
+    shape = parse_micro_tile(text, isa) if text and isa.name != "scalar" else micro_shape(m, n, isa.lanes(32),
+                                                                                           isa.registers)
     mr = min(shape.mr, m)
-    pack_b = packs_b(isa, trans_b, dtype_b) and (trans_b or dtype_b != "float32" or (m > mr and n > 1))
-    pack_a = dtype_a != "float32" or bool(_config(PACK_A, False))
-    return GemmPlan(mr, shape.nr, pack_a, pack_b)
+    # an fp32 B read by a single row strip is used once: packing it would only add a copy
+    pack_b = packs_b(isa, trans_b, dtype_b) and (trans_b or dtype_b != "float32" or m > mr)
+    return GemmPlan(mr, shape.nr, dtype_a != "float32", pack_b)

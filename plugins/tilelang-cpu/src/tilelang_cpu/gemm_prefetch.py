@@ -147,19 +147,17 @@ def output_tile(dst: Any, m: int, n: int, tiles: int, k: int, every: int) -> Any
     if tiles * slots < lines:
         return None
     rmin, cmin = dst.region[-2].min, dst.region[-1].min
-    lead = [r.min for r in dst.region[:-2]]
-    rows, cols = (C.as_int(s) for s in dst.source.ty.shape[-2:])
+    shape = [C.as_int(s) for s in dst.source.ty.shape]
+
+    def inside(index: list[Any]) -> list[Any]:
+        """Each index clamped into the tensor (a tile past its edge is never copied out, nor fetched from)."""
+        return [i if s is None else tirx.max(0, tirx.min(i, s - 1)) for i, s in zip(index, shape)]
 
     def fetch(tile: Any, slot: Any) -> Any:
         line = tirx.floormod(tile * slots + slot, lines)
         r, c = tirx.floordiv(line, chunks), tirx.floormod(line, chunks)
         col = tirx.min(cmin + c * per_line, cmin + (n - 1))
-        row = rmin + r
-        if rows is not None:
-            row = tirx.min(row, rows - 1)
-        if cols is not None:
-            col = tirx.min(col, cols - 1)
-        return _prefetch(dst.source, [*lead, row, col])
+        return _prefetch(dst.source, inside([*(lead.min for lead in dst.region[:-2]), rmin + r, col]))
 
     return fetch
 

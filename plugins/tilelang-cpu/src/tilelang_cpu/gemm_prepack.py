@@ -21,7 +21,6 @@ import math
 from typing import Any, NamedTuple
 
 HOIST = "tl_cpu.hoist_out_of_blocks"  # AttrStmt key / AllocBuffer annotation: run once, before the block loop
-PREPACK_LIMIT = "tl.cpu.gemm_prepack_limit"
 _ROWS_PER_TASK = 16  # rows of B per parallel task of the pack
 
 
@@ -39,9 +38,9 @@ def _eligible(ctx: Any, region: Any, reuse_dim: int, packed_bytes: int) -> bool:
     along `reuse_dim` (blocks x region extent >= 2 x tensor extent), a copy of at most the configured limit."""
     from tilelang.transform import _common as C
     from tilelang_cpu.elide_copies import _Uses
-    from tilelang_cpu.gemm_plan import _config
+    from tilelang_cpu.gemm_plan import PREPACK_LIMIT, config
 
-    limit = int(_config(PREPACK_LIMIT, 64 << 20))
+    limit = int(config(PREPACK_LIMIT, 64 << 20))
     src, func = region.source, ctx.func
     if limit <= 0 or packed_bytes > limit or func is None or len(src.ty.shape) != 2 or C.scope_of(src) != "global":
         return False
@@ -191,22 +190,21 @@ def hoist_block_invariants(body: Any, bound: list[Any]) -> tuple[Any, list[Any]]
 
     from tilelang.transform import _common as C
 
+    marked = C.collect(body, tirx.AttrStmt, lambda s: str(s.attr_key) == HOIST)
+    if not marked:
+        return body, []
     bound = bound + [lp.loop_var for lp in C.collect(body, tirx.For)]
     bound += [b.var for b in C.collect(body, tirx.Bind)]
     moved: list[Any] = []
-    keep: list[Any] = []
-    for attr in C.collect(body, tirx.AttrStmt, lambda s: str(s.attr_key) == HOIST):
-        own = {lp.loop_var for lp in C.collect(attr.body, tirx.For)} | {b.var for b in C.collect(attr.body, tirx.Bind)}
-        if C.uses_var(attr.body, [v for v in bound if v not in own]):
-            keep.append(attr)
+    for attr in marked:
+        own = [lp.loop_var for lp in C.collect(attr.body, tirx.For)] + [b.var for b in C.collect(attr.body, tirx.Bind)]
+        if C.uses_var(attr.body, [v for v in bound if not any(v.same_as(o) for o in own)]):
             continue
         pack = attr.body
         if isinstance(pack, tirx.For):
             pack = tirx.For(pack.loop_var, pack.min, pack.extent, tirx.ForKind.PARALLEL, pack.body,
                             pack.thread_binding, pack.annotations)
         moved.append((attr, pack))
-    if not moved and not keep:
-        return body, []
     # the pack's destination: its AttrStmt node may no longer be the allocation's data var after earlier passes
     written = [st.buffer for _, pack in moved for st in C.collect(pack, tirx.BufferStore)]
 

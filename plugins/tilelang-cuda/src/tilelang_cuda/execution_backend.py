@@ -22,7 +22,8 @@ _SCALAR_CTYPES = {"int32": ctypes.c_int32, "int64": ctypes.c_int64, "float32": c
 
 def device_signature(source: str, name: str) -> list[tuple[str, str]]:
     """``[(param name, C type)]`` of the ``__global__`` function `name` (or the first one) in CUDA `source`."""
-    pattern = re.compile(r'extern "C" __global__ void(?: __launch_bounds__\(\d+\))? (\w+)\(([^)]*)\)\s*\{')
+    pattern = re.compile(r'extern "C" __global__ void(?: __cluster_dims__\([\d, ]+\))?'
+                         r'(?: __launch_bounds__\([\d, ]+\))? (\w+)\(([^)]*)\)\s*\{')
     found = pattern.findall(source)
     if not found:
         raise TileLangError("no __global__ function found in the CUDA source")

@@ -10,14 +10,16 @@ from tilelang.backend import hookimpl, kind_of
 @hookimpl
 def tilelang_postprocess_kernel_source(source: str, target: Any) -> str | None:
     """CUDA sources get the plugin's inline-PTX helpers (`tilelang_cuda.intrinsics`) in front (and TVM's bare
-    special-float constants repaired: `tilelang_cuda.source_fixes`)."""
+    special-float constants repaired: `tilelang_cuda.source_fixes`; tensor-map parameters: `tilelang_cuda.tma`;
+    launch attributes: `tilelang_cuda.launch_markers`)."""
     if kind_of(target) != "cuda" or not source:
         return None
+    from tilelang_cuda import launch_markers
     from tilelang_cuda.intrinsics import with_header
     from tilelang_cuda.source_fixes import fix_special_floats
     from tilelang_cuda.tma import rewrite_source
 
-    return with_header(rewrite_source(fix_special_floats(source)))
+    return launch_markers.apply(with_header(rewrite_source(fix_special_floats(source))))
 
 
 @hookimpl

@@ -43,9 +43,16 @@ def _share_scratch(target: Any) -> Any:
     return ShareScratchTiles(target)
 
 
+def _dialect_scopes(target: Any) -> Any:
+    from tilelang_cuda.passes.dialect_scopes import DialectScopes
+
+    return DialectScopes(target)
+
+
 PASSES = (
     PipelinePass("cuda.mma_accumulators", "pre_layout", _mma_accumulators),
     PipelinePass("cuda.mark_pipeline_stages", "post_layout", _mark_pipeline),
+    PipelinePass("cuda.dialect_scopes", "post_layout", _dialect_scopes),
     PipelinePass("cuda.async_copy_pipeline", "post_tile_lowering", _async_pipeline),
     PipelinePass("cuda.swizzle_shared_operands", "post_tile_lowering", _swizzle),
     PipelinePass("cuda.share_scratch_tiles", "post_tile_lowering", _share_scratch),

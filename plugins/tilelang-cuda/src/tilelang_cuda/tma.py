@@ -36,10 +36,16 @@ SWIZZLE_NONE = 0
 L2_PROMOTION_128B = 2
 OOB_FILL_NONE = 0
 
-HEADER = r"""
+MAP_TYPE = r"""
+#ifndef TILELANG_CUDA_TMAP
+#define TILELANG_CUDA_TMAP
+struct __align__(64) tl_tensor_map_t { unsigned long long opaque[16]; };  // layout of the driver's CUtensorMap
+#endif
+"""
+
+HEADER = MAP_TYPE + r"""
 #ifndef TILELANG_CUDA_TMA
 #define TILELANG_CUDA_TMA
-struct __align__(64) tl_tensor_map_t { unsigned long long opaque[16]; };  // layout of the driver's CUtensorMap
 __shared__ __align__(8) unsigned long long tl_tma_bar[""" + str(SLOTS) + r"""];
 
 __device__ __forceinline__ void tl_tma_init() {
@@ -84,8 +90,45 @@ def uses_tma(source: str) -> bool:
     return "tl_tma_load_2d(" in source
 
 
+_TOKEN = re.compile(r'"tl_tmap:(\w+):([0-9x]+):(\d+)"')
+_TOKEN_PARAM = re.compile(r"\btl_tensor_map_t (tl_tmap_(\w+?)_b([0-9x]+)_s(\d+))\b")
+
+
+def token_param(name: str, box: str, swizzle: str) -> str:
+    """The kernel parameter a ``"tl_tmap:<name>:<box>:<swizzle>"`` token becomes."""
+    return f"tl_tmap_{name}_b{box}_s{swizzle}"
+
+
+def rewrite_map_tokens(source: str) -> str:
+    """Each kernel's ``"tl_tmap:..."`` tokens (`tilelang_cuda.tileops.dialect_tma.map_token`) become pointers to
+    ``const __grid_constant__ tl_tensor_map_t`` parameters of that kernel."""
+    if not _TOKEN.search(source):
+        return source
+    out, pos, extra = [], 0, {}
+    kernels = list(_KERNEL.finditer(source))
+    for i, m in enumerate(kernels):
+        end = kernels[i + 1].start() if i + 1 < len(kernels) else len(source)
+        body = source[m.end():end]
+        params = list(dict.fromkeys(token_param(*t) for t in _TOKEN.findall(body)))
+        out.append(source[pos:m.start()])
+        if params:
+            extra[m.group(2)] = "".join(f", const __grid_constant__ tl_tensor_map_t {p}" for p in params)
+            out.append(m.group(1) + m.group(3) + extra[m.group(2)] + m.group(4))
+            out.append(_TOKEN.sub(lambda t: f"(&{token_param(*t.groups())})", body))
+        else:
+            out.append(m.group(0) + body)
+        pos = end
+    out.append(source[pos:])
+    text = "".join(out)
+    for name, params in extra.items():  # forward declarations
+        text = re.sub(_DECLARATION.format(name), lambda d, p=params: d.group(1) + d.group(2) + p + d.group(3), text)
+    text = re.sub(r"extern __shared__ __align__\(\d+\) ", "extern __shared__ __align__(1024) ", text)
+    return MAP_TYPE + text
+
+
 def rewrite_source(source: str) -> str:
     """Tensor-map parameters, barrier set-up and phase register for the kernels of `source` that use TMA."""
+    source = rewrite_map_tokens(source)
     if not _CALL.search(source):
         return source
     out, pos, extra = [], 0, {}
@@ -119,6 +162,8 @@ def tensor_maps_of(source: str) -> dict[str, dict[str, Any]]:
     """``{parameter: {"buffer", "box"}}`` for the tensor maps a rewritten kernel source takes (``box`` in
     row-major order: rows, columns)."""
     maps: dict[str, dict[str, Any]] = {}
+    for param, name, box, swizzle in _TOKEN_PARAM.findall(source):
+        maps[param] = {"buffer": name, "box": [int(b) for b in box.split("x")], "swizzle": int(swizzle)}
     for name, rows, cols in _REWRITTEN.findall(source):
         box = [int(rows), int(cols)]
         prev = maps.setdefault(f"tl_tmap_{name}", {"buffer": name, "box": box, "swizzle": SWIZZLE_NONE})
@@ -129,20 +174,22 @@ def tensor_maps_of(source: str) -> dict[str, dict[str, Any]]:
 
 def encode_arguments(shape: tuple[int, ...] | list[int], strides: tuple[int, ...] | list[int], dtype: str,
                      element_bytes: int, box: list[int], swizzle: int = SWIZZLE_NONE) -> dict[str, Any]:
-    """The ``cuTensorMapEncodeTiled`` arguments for a row-major 2-D tensor (`shape`, `strides` in elements, as
-    torch gives them) and a `box` of ``[rows, cols]``: dims and boxes innermost first, strides in bytes."""
-    if len(shape) != 2 or len(box) != 2:
-        raise TileLangError(f"TMA tensor maps here are 2-D; got a tensor of shape {list(shape)} and box {box}")
+    """The ``cuTensorMapEncodeTiled`` arguments for a row-major 1..5-D tensor (`shape`, `strides` in elements, as
+    torch gives them) and a `box` in the same order (outermost first): dims and boxes innermost first, strides
+    of the outer dims in bytes."""
+    rank = len(shape)
+    if not 1 <= rank <= 5 or len(box) != rank:
+        raise TileLangError(f"TMA maps a 1-5-D tensor with a box of the same rank; got shape {list(shape)}, box {box}")
     if dtype not in DATA_TYPES:
         raise TileLangError(f"TMA cannot copy dtype {dtype!r}; supported: {', '.join(sorted(DATA_TYPES))}")
-    if int(strides[1]) != 1:
+    if int(strides[-1]) != 1:
         raise TileLangError(f"TMA needs a contiguous last dimension; the tensor's strides are {list(strides)}")
-    row_bytes = int(strides[0]) * element_bytes
-    if row_bytes % 16:
-        raise TileLangError(f"TMA needs 16-byte aligned row strides; this tensor's is {row_bytes} bytes")
-    if not all(1 <= b <= MAX_BOX for b in box) or (box[1] * element_bytes) % 16:
+    outer = [int(st) * element_bytes for st in strides[:-1]]
+    if any(b % 16 for b in outer):
+        raise TileLangError(f"TMA needs 16-byte aligned row strides; this tensor's are {outer} bytes")
+    if not all(1 <= b <= MAX_BOX for b in box) or (box[-1] * element_bytes) % 16:
         raise TileLangError(f"TMA box {box} must have dims in 1..{MAX_BOX} and rows of a multiple of 16 bytes")
-    return {"data_type": DATA_TYPES[dtype], "rank": 2, "global_dim": [int(shape[1]), int(shape[0])],
-            "global_strides": [row_bytes], "box_dim": [int(box[1]), int(box[0])], "element_strides": [1, 1],
-            "interleave": INTERLEAVE_NONE, "swizzle": swizzle, "l2_promotion": L2_PROMOTION_128B,
-            "oob_fill": OOB_FILL_NONE}
+    return {"data_type": DATA_TYPES[dtype], "rank": rank, "global_dim": [int(d) for d in reversed(shape)],
+            "global_strides": list(reversed(outer)), "box_dim": [int(b) for b in reversed(box)],
+            "element_strides": [1] * rank, "interleave": INTERLEAVE_NONE, "swizzle": swizzle,
+            "l2_promotion": L2_PROMOTION_128B, "oob_fill": OOB_FILL_NONE}

@@ -31,9 +31,12 @@ __device__ __forceinline__ void tl_fence_barrier_init() {
 }""")
 _helper("tl_mbarrier_arrive", r"""
 __device__ __forceinline__ void tl_mbarrier_arrive(void* bar) {
-  unsigned long long state;
-  asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1];\n" : "=l"(state) : "r"(tl_smem_addr(bar)) : "memory");
-  (void)state;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(tl_smem_addr(bar)) : "memory");
+#else
+  asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.shared.b64 state, [%0];\n}\n" :: "r"(tl_smem_addr(bar))
+               : "memory");
+#endif
 }""")
 _helper("tl_mbarrier_expect_tx", r"""
 __device__ __forceinline__ void tl_mbarrier_expect_tx(void* bar, int bytes) {
@@ -86,9 +89,9 @@ __device__ __forceinline__ void tl_cp_async_{_n}(void* smem, const void* gmem, i
 }}""")
 _helper("tl_cp_async_commit_group", r"""
 __device__ __forceinline__ void tl_cp_async_commit_group() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }""")
-_helper("tl_cp_async_wait_n", r"""
-template <int N> __device__ __forceinline__ void tl_cp_async_wait_n() {
-  asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
+_helper("tl_cp_async_mbarrier_arrive", r"""
+__device__ __forceinline__ void tl_cp_async_mbarrier_arrive(void* bar) {
+  asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];\n" :: "r"(tl_smem_addr(bar)) : "memory");
 }""")
 
 # ------------------------------------------------------------------------------------------------ fences, registers
@@ -96,14 +99,16 @@ _helper("tl_fence_proxy_async_all", r"""
 __device__ __forceinline__ void tl_fence_proxy_async_all() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }""")
-_helper("tl_setmaxnreg_inc", r"""
+_helper("tl_set_max_nreg_inc", r"""
 template <int N> __device__ __forceinline__ void tl_setmaxnreg_inc() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(N));
-}""")
-_helper("tl_setmaxnreg_dec", r"""
+}
+#define tl_set_max_nreg_inc(n) tl_setmaxnreg_inc<n>()""")
+_helper("tl_set_max_nreg_dec", r"""
 template <int N> __device__ __forceinline__ void tl_setmaxnreg_dec() {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" :: "n"(N));
-}""")
+}
+#define tl_set_max_nreg_dec(n) tl_setmaxnreg_dec<n>()""")
 
 # ------------------------------------------------------------------------------------------------ PDL, clusters
 _helper("tl_griddepcontrol_launch_dependents", r"""
@@ -171,7 +176,7 @@ __device__ __forceinline__ bool tl_elect_one() {
   return (threadIdx.x % 32) == 0;
 #endif
 }""")
-_helper("tl_shuffle_elect", r"""
+_helper("tl_shuffle_elect_n", r"""
 // one thread per group of `Extent` consecutive threads (0: the whole block): an elected lane of the group's first
 // warp (groups narrower than a warp elect their first thread)
 template <int Extent> __device__ __forceinline__ bool tl_shuffle_elect(int linear_tid) {
@@ -179,7 +184,8 @@ template <int Extent> __device__ __forceinline__ bool tl_shuffle_elect(int linea
   int warp = __shfl_sync(0xffffffffu, linear_tid / 32, 0);
   bool first = Extent == 0 ? warp == 0 : warp % (Extent / 32) == 0;
   return first && tl_elect_one();
-}""", "tl_elect_one")
+}
+#define tl_shuffle_elect_n(extent, tid) tl_shuffle_elect<extent>(tid)""", "tl_elect_one")
 _helper("tl_fns", r"""
 __device__ __forceinline__ unsigned tl_fns(unsigned mask, unsigned base, int offset) {
   return __fns(mask, base, offset);
@@ -242,10 +248,11 @@ _helper("tl_warpgroup_commit_batch", r"""
 __device__ __forceinline__ void tl_warpgroup_commit_batch() {
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }""")
-_helper("tl_warpgroup_wait", r"""
+_helper("tl_warpgroup_wait_n", r"""
 template <int N> __device__ __forceinline__ void tl_warpgroup_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" :: "n"(N) : "memory");
-}""")
+}
+#define tl_warpgroup_wait_n(n) tl_warpgroup_wait<n>()""")
 _helper("tl_warpgroup_fence_operand", r"""
 // each register of the accumulator as an operand of an empty asm: no use of it moves across the wgmma batch
 template <typename T> __device__ __forceinline__ void tl_warpgroup_fence_operand(T* regs, int count) {
@@ -254,31 +261,37 @@ template <typename T> __device__ __forceinline__ void tl_warpgroup_fence_operand
   for (int i = 0; i < count; ++i) asm volatile("" : "+r"(r[i]) :: "memory");
 }""")
 
-# ------------------------------------------------------------------------------------------------ TMA (user barriers)
-_helper("tl_tma_load_mbar", r"""
-// one tiled bulk copy of a 1..5-D box into shared memory, completing `bytes` on the user's mbarrier
-template <int Rank> __device__ __forceinline__ void tl_tma_load_mbar(const void* map, void* dst, void* bar,
-                                                                     int c0, int c1 = 0, int c2 = 0, int c3 = 0,
-                                                                     int c4 = 0) {
-  unsigned d = tl_smem_addr(dst), b = tl_smem_addr(bar);
-  unsigned long long m = reinterpret_cast<unsigned long long>(map);
-  if (Rank == 1)
-    asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2}], [%3];\n"
-                 :: "r"(d), "l"(m), "r"(c0), "r"(b) : "memory");
-  else if (Rank == 2)
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], "
-                 "[%4];\n" :: "r"(d), "l"(m), "r"(c0), "r"(c1), "r"(b) : "memory");
-  else if (Rank == 3)
-    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}],"
-                 " [%5];\n" :: "r"(d), "l"(m), "r"(c0), "r"(c1), "r"(c2), "r"(b) : "memory");
-  else if (Rank == 4)
-    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, "
-                 "%5}], [%6];\n" :: "r"(d), "l"(m), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(b) : "memory");
-  else
-    asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, "
-                 "%5, %6}], [%7];\n" :: "r"(d), "l"(m), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(b)
-                 : "memory");
+_helper("tl_wgmma_desc_user", r"""
+// a wgmma matrix descriptor of a tile whose (bank-swizzled) layout the kernel chose itself: start, LBO, SBO in
+// bytes, swizzle mode (0 none, 1 128B, 2 64B, 3 32B); base offset 0 (the tile starts on a swizzle repeat)
+__device__ __forceinline__ unsigned long long tl_wgmma_desc_user(const void* smem, int lbo, int sbo, int mode) {
+  unsigned long long d = 0;
+  d |= (unsigned long long)((tl_smem_addr(smem) & 0x3FFFF) >> 4);
+  d |= (unsigned long long)((lbo & 0x3FFFF) >> 4) << 16;
+  d |= (unsigned long long)((sbo & 0x3FFFF) >> 4) << 32;
+  d |= (unsigned long long)(mode & 3) << 62;
+  return d;
 }""")
+
+# ------------------------------------------------------------------------------------------------ TMA (user barriers)
+for _r in range(1, 6):
+    _coords = ", ".join(f"int c{i}" for i in range(_r))
+    _slots = ", ".join(f"%{i + 2}" for i in range(_r))
+    _cvals = ", ".join(f'"r"(c{i})' for i in range(_r))
+    # one tiled bulk copy of a box into shared memory, completing its bytes on the user's mbarrier
+    _helper(f"tl_tma_copy_load_{_r}d", rf"""
+__device__ __forceinline__ void tl_tma_copy_load_{_r}d(const void* map, void* dst, void* bar, {_coords}) {{
+  asm volatile("cp.async.bulk.tensor.{_r}d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {{{_slots}}}], "
+               "[%{_r + 2}];\n" :: "r"(tl_smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(map)), {_cvals},
+               "r"(tl_smem_addr(bar)) : "memory");
+}}""")
+    _sslots = ", ".join(f"%{i + 1}" for i in range(_r))
+    # one tiled bulk copy of a shared box to global memory, in the current bulk group
+    _helper(f"tl_tma_copy_store_{_r}d", rf"""
+__device__ __forceinline__ void tl_tma_copy_store_{_r}d(const void* map, const void* src, {_coords}) {{
+  asm volatile("cp.async.bulk.tensor.{_r}d.global.shared::cta.bulk_group [%0, {{{_sslots}}}], [%{_r + 1}];\n"
+               :: "l"(reinterpret_cast<unsigned long long>(map)), {_cvals}, "r"(tl_smem_addr(src)) : "memory");
+}}""")
 _helper("tl_tma_load_multicast", r"""
 // a 2-D box multicast to the CTAs of `mask` in the cluster (each completes `bytes` on its own copy of `bar`)
 __device__ __forceinline__ void tl_tma_load_multicast(const void* map, void* dst, void* bar, unsigned short mask,
@@ -288,37 +301,16 @@ __device__ __forceinline__ void tl_tma_load_multicast(const void* map, void* dst
                :: "r"(tl_smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1),
                   "r"(tl_smem_addr(bar)), "h"(mask) : "memory");
 }""")
-_helper("tl_tma_store", r"""
-// one tiled bulk copy of a shared box to global memory (bulk-group completion: tl_tma_store_arrive / _wait)
-template <int Rank> __device__ __forceinline__ void tl_tma_store(const void* map, const void* src, int c0, int c1 = 0,
-                                                                 int c2 = 0, int c3 = 0, int c4 = 0) {
-  unsigned s = tl_smem_addr(src);
-  unsigned long long m = reinterpret_cast<unsigned long long>(map);
-  if (Rank == 1)
-    asm volatile("cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [%0, {%1}], [%2];\n"
-                 :: "l"(m), "r"(c0), "r"(s) : "memory");
-  else if (Rank == 2)
-    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
-                 :: "l"(m), "r"(c0), "r"(c1), "r"(s) : "memory");
-  else if (Rank == 3)
-    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n"
-                 :: "l"(m), "r"(c0), "r"(c1), "r"(c2), "r"(s) : "memory");
-  else if (Rank == 4)
-    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4}], [%5];\n"
-                 :: "l"(m), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(s) : "memory");
-  else
-    asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4, %5}], [%6];\n"
-                 :: "l"(m), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(s) : "memory");
-}""")
 _helper("tl_tma_store_arrive", r"""
 __device__ __forceinline__ void tl_tma_store_arrive() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }""")
-_helper("tl_tma_store_wait", r"""
+_helper("tl_tma_store_wait_n", r"""
 template <int N, bool Read> __device__ __forceinline__ void tl_tma_store_wait() {
   if (Read)
     asm volatile("cp.async.bulk.wait_group.read %0;\n" :: "n"(N) : "memory");
   else
     asm volatile("cp.async.bulk.wait_group %0;\n" :: "n"(N) : "memory");
-}""")
+}
+#define tl_tma_store_wait_n(n, read) tl_tma_store_wait<n, read>()""")
 _helper("tl_prefetch_tma_descriptor", r"""
 __device__ __forceinline__ void tl_prefetch_tma_descriptor(const void* map) {
   asm volatile("prefetch.tensormap [%0];\n" :: "l"(reinterpret_cast<unsigned long long>(map)) : "memory");
@@ -398,7 +390,7 @@ __device__ __forceinline__ void tl_tcgen05_mma_ts(unsigned d_tmem, unsigned a_tm
                " tcgen05.mma.cta_group::1.kind::f16 [%0], [%1], %2, %3, p;\n}\n"
                :: "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(accumulate) : "memory");
 }""")
-_helper("tl_tcgen05_ld_32x32b", r"""
+_helper("tl_tcgen05_ld_32x32b_n", r"""
 // each thread of a warp reads `N` consecutive 32-bit columns of its datapath (warp w of the warpgroup: rows 32w..)
 template <int N> __device__ __forceinline__ void tl_tcgen05_ld_32x32b(unsigned taddr, void* regs) {
   unsigned* r = reinterpret_cast<unsigned*>(regs);
@@ -406,15 +398,17 @@ template <int N> __device__ __forceinline__ void tl_tcgen05_ld_32x32b(unsigned t
   for (int i = 0; i < N; ++i)
     asm volatile("tcgen05.ld.sync.aligned.32x32b.x1.b32 {%0}, [%1];\n" : "=r"(r[i]) : "r"(taddr + i) : "memory");
   asm volatile("tcgen05.wait::ld.sync.aligned;\n" ::: "memory");
-}""")
-_helper("tl_tcgen05_st_32x32b", r"""
+}
+#define tl_tcgen05_ld_32x32b_n(n, taddr, regs) tl_tcgen05_ld_32x32b<n>(taddr, regs)""")
+_helper("tl_tcgen05_st_32x32b_n", r"""
 template <int N> __device__ __forceinline__ void tl_tcgen05_st_32x32b(unsigned taddr, const void* regs) {
   const unsigned* r = reinterpret_cast<const unsigned*>(regs);
 #pragma unroll
   for (int i = 0; i < N; ++i)
     asm volatile("tcgen05.st.sync.aligned.32x32b.x1.b32 [%0], {%1};\n" :: "r"(taddr + i), "r"(r[i]) : "memory");
   asm volatile("tcgen05.wait::st.sync.aligned;\n" ::: "memory");
-}""")
+}
+#define tl_tcgen05_st_32x32b_n(n, taddr, regs) tl_tcgen05_st_32x32b<n>(taddr, regs)""")
 _helper("tl_tcgen05_cp_warpx4", r"""
 // 128 words of packed scale factors: shared -> TMEM, four warps' datapaths (32x128b.warpx4)
 __device__ __forceinline__ void tl_tcgen05_cp_warpx4(const void* smem, unsigned tmem) {
@@ -476,11 +470,29 @@ __device__ __forceinline__ unsigned tl_rng_rand(void* state) {
   if (s.used == 4) tl_philox(s);
   return s.buf[s.used++];
 }""", "tl_philox")
-_helper("tl_rng_rand_float", r"""
-// uniform in (0, 1]: (x + 1) * 2^-32 rounded to float, as curand_uniform
-__device__ __forceinline__ float tl_rng_rand_float(void* state) {
+_helper("tl_rng_uniform_f32", r"""
+// uniform in (0, 1] as curand_uniform: x * 2^-32 + 2^-33
+__device__ __forceinline__ float tl_rng_uniform_f32(void* state) {
   return (float)tl_rng_rand(state) * 2.3283064e-10f + 1.1641532e-10f;
 }""", "tl_rng_rand")
+_helper("tl_rng_uniform_f64", r"""
+// uniform in (0, 1] from two words (53 random bits), as curand_uniform_double
+__device__ __forceinline__ double tl_rng_uniform_f64(void* state) {
+  unsigned long long hi = tl_rng_rand(state), lo = tl_rng_rand(state);
+  unsigned long long z = (hi << 21) ^ lo;
+  return (double)(z & ((1ull << 53) - 1)) * 1.1102230246251565e-16 + 5.551115123125783e-17;
+}""", "tl_rng_rand")
+_helper("tl_rng_normal_f32", r"""
+// standard normal by Box-Muller on two uniforms
+__device__ __forceinline__ float tl_rng_normal_f32(void* state) {
+  float u = tl_rng_uniform_f32(state), v = tl_rng_uniform_f32(state);
+  return sqrtf(-2.0f * logf(u)) * cospif(2.0f * v);
+}""", "tl_rng_uniform_f32")
+_helper("tl_rng_normal_f64", r"""
+__device__ __forceinline__ double tl_rng_normal_f64(void* state) {
+  double u = tl_rng_uniform_f64(state), v = tl_rng_uniform_f64(state);
+  return sqrt(-2.0 * log(u)) * cospi(2.0 * v);
+}""", "tl_rng_uniform_f64")
 
 _CALLED = re.compile(r"\b(tl_[A-Za-z0-9_]+)\b")
 

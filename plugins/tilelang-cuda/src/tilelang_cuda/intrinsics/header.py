@@ -228,17 +228,45 @@ def wgmma_ss_helper(n: int, ab: str, trans_a: int, trans_b: int) -> str:
     )
 
 
+_WGMMA_SD_NAME = re.compile(r"\btl_wgmma_ss_m64n(\d+)k16_(f16|bf16)_t([01])([01])_sd\b")
+
+
+def wgmma_ss_scaled_helper(n: int, ab: str, trans_a: int, trans_b: int) -> str:
+    """``tl_wgmma_ss_m64n{n}k16_{ab}_t{ta}{tb}_sd(acc, a_desc, b_desc, scale_d)``: `wgmma_ss_helper` whose
+    accumulate flag is an operand (``scale_d`` 0: D = A * B, overwriting the accumulators)."""
+    regs = n // 2
+    acc = ", ".join(f"%{i}" for i in range(regs))
+    outs = ", ".join(f'"+f"(c[{i}])' for i in range(regs))
+    ptx = ("{\\n.reg .pred p;\\n"
+           f"setp.ne.b32 p, %{regs + 2}, 0;\\n"
+           f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{_PTX_TYPE[ab]}.{_PTX_TYPE[ab]} "
+           f"{{{acc}}}, %{regs}, %{regs + 1}, p, 1, 1, {trans_a}, {trans_b};\\n}}\\n")
+    return (
+        "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n"
+        f"__device__ __forceinline__ void tl_wgmma_ss_m64n{n}k16_{ab}_t{trans_a}{trans_b}_sd(void* acc, "
+        "unsigned long long a_desc, unsigned long long b_desc, int scale_d) {\n"
+        "  float* c = reinterpret_cast<float*>(acc);\n"
+        f'  asm volatile("{ptx}"\n'
+        f"               : {outs}\n"
+        '               : "l"(a_desc), "l"(b_desc), "r"(scale_d));\n'
+        "}\n#endif\n"
+    )
+
+
 def header_for(source: str) -> str:
     """The intrinsics header with the shape-specific helpers and the dialect helpers
     (`tilelang_cuda.intrinsics.device`) that `source` calls."""
     wanted = sorted({(int(n), ab) for n, ab in _WGMMA_NAME.findall(source)})
     wanted_ss = sorted({(int(n), ab, int(ta), int(tb)) for n, ab, ta, tb in _WGMMA_SS_NAME.findall(source)})
     wanted_rs = sorted({(int(n), ab, int(tb)) for n, ab, tb in _WGMMA_RS_NAME.findall(source)})
+    wanted_sd = sorted({(int(n), ab, int(ta), int(tb)) for n, ab, ta, tb in _WGMMA_SD_NAME.findall(source)})
     from tilelang_cuda.intrinsics.device import snippets_for
+    from tilelang_cuda.intrinsics.mma_sync import helpers_for
 
     return (_COMMON + _HOPPER + "".join(wgmma_helper(n, ab) for n, ab in wanted)
             + "".join(wgmma_helper(*w) for w in wanted_rs) + "".join(wgmma_ss_helper(*w) for w in wanted_ss)
-            + snippets_for(source) + _END)
+            + "".join(wgmma_ss_scaled_helper(*w) for w in wanted_sd)
+            + helpers_for(source) + snippets_for(source) + _END)
 
 
 def with_header(source: str) -> str:

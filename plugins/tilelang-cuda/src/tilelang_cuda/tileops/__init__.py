@@ -1,7 +1,9 @@
-"""The CUDA backend's tile-operator implementations (priority > 0 beats core's generic ones)."""
+"""The CUDA backend's tile-operator implementations (priority > 0 beats core's generic ones) and the lowerings of
+its language dialect's intrinsics (`tilelang_cuda.tileops.dialect`)."""
 
 from tilelang_cuda.tileops.copy import COPY, TMA_COPY
+from tilelang_cuda.tileops.dialect import IMPLS as DIALECT_IMPLS
 from tilelang_cuda.tileops.gemm import GEMM
 from tilelang_cuda.tileops.reduce import REDUCE
 
-IMPLS = (TMA_COPY, COPY, GEMM, REDUCE)
+IMPLS = (TMA_COPY, COPY, GEMM, REDUCE, *DIALECT_IMPLS)

@@ -38,9 +38,11 @@ def output_dir(default: str | os.PathLike[str] | None = None) -> Path | None:
     """The IKET export directory: `set_output_dir`'s, else ``TL_IKET_OUTPUT_DIR``, else `default`."""
     if _State.output_dir is not None:
         return _State.output_dir
-    env = os.environ.get(_ENV)
-    if env:
-        return Path(env).expanduser().absolute()
+    from tilelang.env import env
+
+    configured = env.TL_IKET_OUTPUT_DIR
+    if configured:
+        return Path(str(configured)).expanduser().absolute()
     return None if default is None else Path(default).expanduser().absolute()
 
 

@@ -394,20 +394,23 @@ def __fns(mask: Any, base: Any, offset: Any) -> Any:
 # ------------------------------------------------------------------------------------------------ annotations
 @public
 def annotate_min_blocks_per_sm(num: int) -> Any:
-    """``__launch_bounds__(threads, num)``: ask the compiler to fit `num` blocks per SM."""
-    from tvm.script.ir_builder import tirx as B
-
-    B.func_attr({"tl.min_blocks_per_sm": const_int(num, "T.annotate_min_blocks_per_sm")})
+    """``__launch_bounds__(threads, num)``: ask the compiler to fit `num` blocks per SM (inside the kernel)."""
+    count = const_int(num, "T.annotate_min_blocks_per_sm")
+    if count < 1:
+        raise KernelTypeError(f"T.annotate_min_blocks_per_sm: num must be positive, got {count}")
+    return call("min_blocks_per_sm", "handle", [count])
 
 
 @public
 def annotate_l2_hit_ratio(buffer: Any, hit_ratio: float) -> Any:
     """Record an L2 persistence hint for `buffer` (``cudaAccessPolicyWindow`` hit ratio in [0, 1]); the launch
     applies it where the driver supports access policy windows."""
-    from tvm.script.ir_builder import tirx as B
-
+    from tilelang.frontend import state as _state
     from tilelang.ir import region as R
 
+    st = _state.require("T.annotate_l2_hit_ratio")
     if not (0.0 <= float(hit_ratio) <= 1.0):
         raise ValueError(f"T.annotate_l2_hit_ratio: hit_ratio must be in [0, 1], got {hit_ratio}")
-    B.func_attr({"tl.l2_hit_ratio": {R.buffer_name(R.buffer_of(buffer)): float(hit_ratio)}})
+    ratios = dict(st.func_attrs.get("tl.l2_hit_ratio", {}))
+    ratios[R.buffer_name(R.buffer_of(buffer))] = float(hit_ratio)
+    st.func_attrs["tl.l2_hit_ratio"] = ratios

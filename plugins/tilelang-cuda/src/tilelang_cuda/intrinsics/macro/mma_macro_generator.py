@@ -1,0 +1,430 @@
+"""`TensorCoreIntrinEmitter`: writes a warp-level ``mma.sync`` GEMM into a kernel body, for hand-written
+tensor-core kernels (the reference's intrinsic emitter).
+
+The block computes a ``(block_row_warps * warp_row_tiles) x (block_col_warps * warp_col_tiles)`` tile; warp
+``w`` of the block (``lane = tid % 32``, ``warp_m = (tid // 32) % block_row_warps``, ``warp_n = tid // (32 *
+block_row_warps)``) owns ``warp_rows x warp_cols`` atoms of ``micro_size_x x micro_size_y``. Per K step of
+``micro_size_k``:
+
+- `ldmatrix_a` / `ldmatrix_b` load each warp's operand fragments from shared memory (``ldmatrix.x4`` / ``.x2``,
+  ``.trans`` as the operand's storage needs; element-wise loads where ldmatrix cannot serve: 8-bit transposed
+  operands, 64-bit types) into per-thread register buffers (``T.alloc_local``);
+- `mma` issues one ``mma.sync`` per atom (two for a 16-wide n tile: ``n8`` instructions) into the accumulators;
+- `stmatrix` writes the accumulators to a shared or global tile.
+
+The emitter's methods are called inside a kernel body; they emit statements where they are called.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+from tilelang_cuda.intrinsics.layout.mma_layout import (
+    a_fragment,
+    a_fragment_inverse,
+    b_fragment,
+    b_fragment_inverse,
+    c_fragment,
+    mma_store_32x2_to_shared_8x8_layout_fp64,
+)
+from tilelang_cuda.intrinsics.layout.utils import get_ldmatrix_offset
+
+__all__ = ["TensorCoreIntrinEmitter", "TensorCoreIntrinEmitterWithLadderTransform", "TransformKind"]
+
+
+class TransformKind(enum.IntEnum):
+    """Ladder's operand pre-transforms (only `NonTransform` is emitted by this backend)."""
+
+    NonTransform = 0
+    InterWarpTransform = 1
+    IntraWarpTransform = 2
+    LDMatrixTransform = 3
+
+
+def _bits(dtype: Any) -> int:
+    from tilelang.layout.buffers import dtype_bits
+
+    return int(dtype_bits(str(dtype)))
+
+
+def _emit(stmt_or_call: Any) -> None:
+    import tvm
+    from tvm.script.ir_builder import tirx as B
+
+    if isinstance(stmt_or_call, tvm.ir.Expr):
+        B.evaluate(stmt_or_call)
+    else:
+        B.add_to_parent(stmt_or_call)
+
+
+class TensorCoreIntrinEmitter:
+    """Emits ``mma.sync`` GEMM code for one block tile (see the module docstring)."""
+
+    M_DIM = 16
+    n_dim = 16
+    WARP_SIZE = 32
+    dtype_abbrv = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64", "int4": "int4",
+                   "int8": "int8", "uint8": "uint8", "int32": "int32", "float8_e4m3": "e4m3",
+                   "float8_e4m3fn": "e4m3", "float8_e4m3fnuz": "e4m3", "float8_e5m2": "e5m2",
+                   "float8_e5m2fnuz": "e5m2", "float6_e2m3fn": "e2m3", "float6_e3m2fn": "e3m2",
+                   "float4_e2m1fn": "e2m1", "tfloat32": "tf32"}
+    is_m_first: bool = False
+    warp_rows: int = 1
+    warp_cols: int = 1
+
+    def __init__(self, a_dtype: Any = "float16", b_dtype: Any = "float16", accum_dtype: Any = "float16",
+                 a_transposed: bool = False, b_transposed: bool = False, block_row_warps: int = 2,
+                 block_col_warps: int = 2, warp_row_tiles: int = 8, warp_col_tiles: int = 8, chunk: int = 16,
+                 reduce_k: int = 1, num_elems_per_byte: int = 1, is_m_first: bool | None = False,
+                 thread_var: Any = None):
+        self.a_dtype, self.b_dtype, self.accum_dtype = str(a_dtype), str(b_dtype), str(accum_dtype)
+        self.a_transposed, self.b_transposed = a_transposed, b_transposed
+        self.block_row_warps, self.block_col_warps = block_row_warps, block_col_warps
+        self.warp_row_tiles, self.warp_col_tiles = warp_row_tiles, warp_col_tiles
+        self.chunk = chunk
+        self._initialize_k_dim(self.a_dtype)
+        self._initialize_m_dim(self.a_dtype)
+        self._initialize_micro_size(self.M_DIM, self.k_dim)
+        self._initialize_local_size(self.M_DIM, self.n_dim, self.k_dim, self.WARP_SIZE)
+        self._initialize_abbrev(self.a_dtype, self.b_dtype, self.accum_dtype)
+        self._initialize_mma_prefix(self.k_dim)
+        if is_m_first is not None:
+            self.is_m_first = is_m_first
+        self.reduce_k = reduce_k
+        self.threads = self.WARP_SIZE * block_row_warps * block_col_warps * reduce_k
+        self.num_elems_per_byte = num_elems_per_byte
+        self.thread_var = thread_var
+        if self.warp_rows == 0 or self.warp_cols == 0:
+            raise ValueError(f"Invalid threads configuration for this tile shape, {self.warp_rows} x "
+                             f"{self.warp_cols} with threads {self.threads}")
+
+    # ------------------------------------------------------------------------------------ shape policy
+    def _initialize_k_dim(self, a_dtype: str = "float16") -> None:
+        self.k_dim = min(256 // _bits(a_dtype), self.chunk)
+
+    def _initialize_m_dim(self, a_dtype: str = "float16") -> None:
+        if _bits(a_dtype) == 64:
+            self.M_DIM = 8  # m8n8k4
+
+    def _initialize_local_size(self, m_dim: int = 16, n_dim: int = 16, k_dim: int = 16, warp_size: int = 32) -> None:
+        self.local_size_a = m_dim * k_dim // warp_size
+        self.local_size_b = n_dim * k_dim // warp_size
+        self.local_size_out = m_dim * n_dim // warp_size
+
+    def _get_dtype_abbrv(self, dtype: str) -> str:
+        if "float4_e2m1_unpacked" in dtype:
+            return "e2m1"
+        if dtype not in self.dtype_abbrv:
+            raise ValueError(f"Unsupported dtype: {dtype}")
+        return self.dtype_abbrv[dtype]
+
+    @staticmethod
+    def _should_use_tf32_mma_operand(dtype: str, accum_dtype: str) -> bool:
+        return str(dtype) == "float32" and str(accum_dtype) == "float32"
+
+    def _initialize_abbrev(self, a_dtype: str, b_dtype: str, accum_dtype: str) -> None:
+        self.a_dtype_abbrv = self._get_dtype_abbrv(a_dtype)
+        self.b_dtype_abbrv = self._get_dtype_abbrv(b_dtype)
+        self.accum_dtype_abbrv = self._get_dtype_abbrv(accum_dtype)
+        if self._should_use_tf32_mma_operand(a_dtype, accum_dtype):
+            self.a_dtype_abbrv = "tf32"
+        if self._should_use_tf32_mma_operand(b_dtype, accum_dtype):
+            self.b_dtype_abbrv = "tf32"
+
+    _PREFIX = {4: "m8n8k4", 8: "m16n8k8", 16: "m16n8k16", 32: "m16n8k32", 64: "m16n8k64", 128: "m16n8k128",
+               256: "m16n8k256"}
+
+    def _initialize_mma_prefix(self, k_dim: int = 16) -> None:
+        if k_dim not in self._PREFIX:
+            raise ValueError(f"Unsupported k_dim {k_dim}")
+        self.mma_prefix = self._PREFIX[k_dim]
+
+    def _initialize_micro_size(self, m_dim: int = 16, k_dim: int = 16) -> None:
+        if k_dim == 4:  # fp64 m8n8k4
+            if m_dim != 8:
+                raise ValueError(f"For fp64 MMA, m_dim must be 8, got {m_dim}")
+            self.n_dim = self.micro_size_y = 8
+            self.warp_rows = self.warp_row_tiles // m_dim
+            self.warp_cols = self.warp_col_tiles // 8
+        else:
+            if self.warp_row_tiles < 16 or self.warp_row_tiles % 16:
+                raise ValueError(f"warp_row_tiles must be a positive multiple of 16, got {self.warp_row_tiles}")
+            if self.warp_col_tiles < 8 or self.warp_col_tiles % 8:
+                raise ValueError(f"warp_col_tiles must be a positive multiple of 8, got {self.warp_col_tiles}")
+            self.warp_rows = self.warp_row_tiles // m_dim
+            self.n_dim = self.micro_size_y = 16 if self.warp_col_tiles % 16 == 0 else 8
+            self.warp_cols = self.warp_col_tiles // self.n_dim
+        self.micro_size_x = m_dim
+        self.micro_size_k = k_dim
+
+    # ------------------------------------------------------------------------------------ threads
+    def get_thread_binding(self) -> Any:
+        if self.thread_var is not None:
+            return self.thread_var
+        from tilelang.language.kernel import get_thread_binding
+
+        return get_thread_binding()
+
+    def extract_thread_binding(self, thread_id: Any, is_m_first: bool | None = None) -> tuple[Any, Any, Any]:
+        """``(lane, warp_n, warp_m)`` of `thread_id`."""
+        w = self.WARP_SIZE
+        if is_m_first is None:
+            is_m_first = self.is_m_first
+        if is_m_first:
+            return (thread_id % w, (thread_id // w) % self.block_col_warps,
+                    (thread_id // (w * self.block_col_warps)) % self.block_row_warps)
+        return (thread_id % w, (thread_id // (w * self.block_row_warps)) % self.block_col_warps,
+                (thread_id // w) % self.block_row_warps)
+
+    def _use_fp64_store_index_map(self) -> bool:
+        """m8n8 atoms (fp64 and the sm_75 integer shapes) hold two accumulators per lane."""
+        return _bits(self.accum_dtype) == 64 or self.local_size_out == 2
+
+    def _store_map(self) -> Any:
+        if self._use_fp64_store_index_map():
+            return mma_store_32x2_to_shared_8x8_layout_fp64
+        return c_fragment
+
+    def get_store_index_map(self, inverse: bool = False) -> Any:
+        """The ``(lane, value) -> (row, col)`` map of an accumulator atom (IndexMap; `inverse`: the other way)."""
+        from tvm.tirx import IndexMap
+
+        index_map = IndexMap.from_func(self._store_map(), index_dtype="int32")
+        return index_map.inverse([self.WARP_SIZE, self.local_size_out]) if inverse else index_map
+
+    # ------------------------------------------------------------------------------------ operands
+    @staticmethod
+    def _region(obj: Any) -> tuple[Any, list[Any]]:
+        """``(buffer, mins)`` of a buffer, region or element operand."""
+        from tilelang.ir import region as R
+
+        if R.is_region(obj):
+            return obj.source, [r.min for r in obj.region]
+        if R.is_load(obj):
+            return obj.source, list(obj.indices)
+        import tvm
+
+        return obj, [tvm.tirx.IntImm("int32", 0) for _ in R.buffer_shape(obj)]
+
+    def _load(self, matrix: str, local_buf: Any, shared: Any, ki: Any, rk: Any) -> None:
+        import tvm
+        from tvm import tirx
+
+        from tilelang.language.views import access_ptr
+        from tilelang_cuda.language.tir import ptx_ldmatrix
+
+        is_a = matrix == "A"
+        dtype = self.a_dtype if is_a else self.b_dtype
+        bits = _bits(dtype)
+        transposed = self.a_transposed if is_a else self.b_transposed
+        buf, mins = self._region(shared)
+        other, base0, base1 = mins[:-2], mins[-2], mins[-1]
+        lane, warp_n, warp_m = self.extract_thread_binding(self.get_thread_binding())
+        tiles = self.warp_rows if is_a else self.warp_cols
+        micro = self.micro_size_x if is_a else self.micro_size_y
+        warp_tiles = self.warp_row_tiles if is_a else self.warp_col_tiles
+        warp = warp_m if is_a else warp_n
+        local_size = self.local_size_a if is_a else self.local_size_b
+        # storage orders the ldmatrix rows can serve: A row-major, B as [N, K] ("sr" order); 16-bit both ways
+        sr_order = (not transposed) if is_a else transposed
+        use_ldmatrix = bits == 16 or (bits in (8, 32) and sr_order)
+        wk = rk * self.chunk + ki * self.micro_size_k
+        for i in range(tiles):
+            ws = warp * warp_tiles + i * micro
+            if use_ldmatrix:
+                row_off, col_off = get_ldmatrix_offset(matrix, lane, 0, None, dtype, transposed)
+                if sr_order:
+                    idx = [*other, base0 + ws + row_off, base1 + wk + col_off]
+                else:
+                    idx = [*other, base0 + wk + row_off, base1 + ws + col_off]
+                num = 4 if (is_a or self.n_dim == 16) else 2
+                trans = transposed if is_a else not transposed
+                regs = 32 * num // bits  # elements the lane receives
+                _emit(ptx_ldmatrix(trans, num, access_ptr(tirx.BufferLoad(buf, idx), "r", extent=regs),
+                                   access_ptr(tirx.BufferLoad(local_buf, [tvm.tirx.IntImm("int32", i * local_size)]),
+                                              "w", extent=regs)))
+                continue
+            e = max(1, 32 // bits)
+            for v in range(local_size):
+                s, r = (a_fragment(lane, v, e) if is_a else b_fragment(lane, v, e))
+                idx = [*other, base0 + ws + s, base1 + wk + r] if sr_order else [*other, base0 + wk + r, base1 + ws + s]
+                _emit(tirx.BufferStore(local_buf, tirx.BufferLoad(buf, idx), [tirx.IntImm("int32", i * local_size + v)]))
+
+    def ldmatrix_a(self, A_local_buf: Any, A_shared_buf: Any, ki: Any, rk: Any = 0) -> None:
+        """Load this warp's A fragments of K step `ki` (of chunk `rk`) from the shared tile."""
+        self._load("A", A_local_buf, A_shared_buf, ki, rk)
+
+    def ldmatrix_b(self, B_local_buf: Any, B_shared_buf: Any, ki: Any, rk: Any = 0) -> None:
+        """Load this warp's B fragments of K step `ki` (of chunk `rk`) from the shared tile."""
+        self._load("B", B_local_buf, B_shared_buf, ki, rk)
+
+    # ------------------------------------------------------------------------------------ compute
+    @property
+    def mma_num_inst_m(self) -> int:
+        return self.warp_rows
+
+    @property
+    def mma_num_inst_n(self) -> int:
+        return self.warp_cols
+
+    def mma_atom(self, A_local_buf: Any, B_local_buf: Any, C_local_buf: Any, inst_m_idx: Any, inst_n_idx: Any,
+                 k_inner: Any = 0) -> None:
+        """One MMA atom (two ``n8`` instructions for a 16-wide n tile) for tile (`inst_m_idx`, `inst_n_idx`)."""
+        from tilelang_cuda.language.tir import ptx_mma
+
+        a_off = inst_m_idx * self.local_size_a
+        b_off = inst_n_idx * self.local_size_b
+        c_off = (inst_m_idx * self.warp_cols + inst_n_idx) * self.local_size_out
+        halves = 2 if self.n_dim == 16 else 1
+        for h in range(halves):
+            _emit(ptx_mma(self.accum_dtype, self.mma_prefix, "row", "col", self.a_dtype_abbrv, self.b_dtype_abbrv,
+                          self.accum_dtype_abbrv, A_local_buf, a_off, B_local_buf,
+                          b_off + h * (self.local_size_b // halves), C_local_buf,
+                          c_off + h * (self.local_size_out // halves), False))
+
+    def mma(self, A_local_buf: Any, B_local_buf: Any, C_local_buf: Any, k_inner: Any = 0) -> None:
+        """Every atom of the warp: C += A * B for the loaded K step."""
+        for i in range(self.warp_rows):
+            for j in range(self.warp_cols):
+                self.mma_atom(A_local_buf, B_local_buf, C_local_buf, i, j, k_inner)
+
+    def stmatrix(self, C_local_buf: Any, C_buf: Any, pid_m: Any = None, pid_n: Any = None) -> None:
+        """Write the accumulators to `C_buf`: a 2-D tile of the block (or, with `pid_m` / `pid_n`, of the global
+        matrix at that block), or a 4-D ``[block_m atoms, block_n atoms, micro_x, micro_y]`` tile."""
+        from tvm import tirx
+
+        from tilelang.ir import region as R
+
+        dims = len(R.buffer_shape(C_buf))
+        if dims not in (2, 4):
+            raise ValueError("C_buf should be 2D or 4D")
+        lane, warp_n, warp_m = self.extract_thread_binding(self.get_thread_binding())
+        store = self._store_map()
+        block_m_atoms = self.block_row_warps * self.warp_rows
+        block_n_atoms = self.block_col_warps * self.warp_cols
+        for i in range(self.warp_rows):
+            for j in range(self.warp_cols):
+                for v in range(self.local_size_out):
+                    row, col = store(lane, v)
+                    am, an = warp_m * self.warp_rows + i, warp_n * self.warp_cols + j
+                    if pid_m is not None and pid_n is not None:
+                        am, an = pid_m * block_m_atoms + am, pid_n * block_n_atoms + an
+                    if dims == 2:
+                        idx = [am * self.M_DIM + row, an * self.n_dim + col]
+                    else:
+                        idx = [am, an, row, col]
+                    src = tirx.BufferLoad(C_local_buf, [tirx.IntImm("int32", (i * self.warp_cols + j)
+                                                                   * self.local_size_out + v)])
+                    dt = R.buffer_dtype(C_buf)
+                    _emit(tirx.BufferStore(C_buf, src if str(src.ty.dtype) == dt else tirx.Cast(dt, src), idx))
+
+    # ------------------------------------------------------------------------------------ layouts
+    def make_mma_load_layout(self, local_buf: Any, matrix: str = "A") -> Any:
+        """The Fragment of a whole A (M x K) or B tile held in this emitter's operand registers."""
+        from tilelang.layout import Fragment
+        from tilelang.ir import region as R
+
+        if matrix not in ("A", "B"):
+            raise ValueError("matrix should be either A or B")
+        is_a = matrix == "A"
+        bits = _bits(self.a_dtype if is_a else self.b_dtype)
+        e = max(1, 32 // bits)
+        transposed = self.a_transposed if is_a else self.b_transposed
+        sr_order = (not transposed) if is_a else transposed
+        micro_s = self.micro_size_x if is_a else self.micro_size_y
+        micro_r = self.micro_size_k
+        tiles = self.warp_rows if is_a else self.warp_cols
+        local_size = self.local_size_a if is_a else self.local_size_b
+        k_steps = self.chunk // micro_r
+
+        def forward(i: Any, j: Any) -> tuple[Any, Any]:
+            s, r = (i, j) if sr_order else (j, i)
+            lane, v = (a_fragment_inverse(s % micro_s, r % micro_r, e) if is_a
+                       else b_fragment_inverse(s % micro_s, r % micro_r, e))
+            atom = (s // micro_s) % tiles
+            warp = (s // micro_s) // tiles
+            if is_a:
+                thread = warp * self.WARP_SIZE + lane
+            else:
+                thread = warp * self.WARP_SIZE * self.block_row_warps + lane
+            return thread, (r // micro_r) * tiles * local_size + atom * local_size + v
+
+        replicate = self.block_col_warps if is_a else self.block_row_warps
+        frag = Fragment(R.buffer_shape(local_buf), forward_fn=forward)
+        del k_steps
+        return frag.replicate(replicate) if replicate > 1 and hasattr(frag, "replicate") else frag
+
+    def make_mma_store_layout(self, local_buf: Any) -> Any:
+        """The Fragment of the block's accumulator tile in this emitter's registers."""
+        from tilelang.ir import region as R
+        from tilelang.layout import Fragment
+
+        store_inverse = a_fragment_inverse if not self._use_fp64_store_index_map() else None
+        mx, my = self.micro_size_x, self.micro_size_y
+
+        def forward(i: Any, j: Any) -> tuple[Any, Any]:
+            bi, bj = (i // mx) // self.warp_rows, (j // my) // self.warp_cols
+            wi, wj = (i // mx) % self.warp_rows, (j // my) % self.warp_cols
+            mi, mj = i % mx, j % my
+            if store_inverse is not None:
+                lane, v = store_inverse(mi, mj, 2)
+            else:
+                lane, v = 4 * mi + mj // 2, mj % 2
+            if self.is_m_first:
+                thread = bi * (self.block_col_warps * self.WARP_SIZE) + bj * self.WARP_SIZE + lane
+            else:
+                thread = bj * (self.block_row_warps * self.WARP_SIZE) + bi * self.WARP_SIZE + lane
+            return thread, (wi * self.warp_cols + wj) * self.local_size_out + v
+
+        return Fragment(R.buffer_shape(local_buf), forward_fn=forward)
+
+
+class TensorCoreIntrinEmitterWithLadderTransform(TensorCoreIntrinEmitter):
+    """`TensorCoreIntrinEmitter` with Ladder's operand pre-transform kinds recorded (K of one full 256-bit row);
+    this backend emits the untransformed (`TransformKind.NonTransform`) form only."""
+
+    def __init__(self, a_dtype: Any = "float16", b_dtype: Any = "float16", accum_dtype: Any = "float16",
+                 a_transposed: bool = False, b_transposed: bool = False, block_row_warps: int = 2,
+                 block_col_warps: int = 2, warp_row_tiles: int = 8, warp_col_tiles: int = 8, chunk: int = 16,
+                 reduce_k: int = 1, num_elems_per_byte: int = 1, is_m_first: bool | None = False,
+                 transform_kind_a: int | TransformKind = 0, transform_kind_b: int | TransformKind = 0):
+        super().__init__(a_dtype=a_dtype, b_dtype=b_dtype, accum_dtype=accum_dtype, a_transposed=a_transposed,
+                         b_transposed=b_transposed, block_row_warps=block_row_warps,
+                         block_col_warps=block_col_warps, warp_row_tiles=warp_row_tiles,
+                         warp_col_tiles=warp_col_tiles, chunk=chunk, reduce_k=reduce_k,
+                         num_elems_per_byte=num_elems_per_byte, is_m_first=is_m_first)
+        for name, kind in (("transform_kind_a", transform_kind_a), ("transform_kind_b", transform_kind_b)):
+            if int(kind) not in (0, 1, 2, 3):
+                raise ValueError(f"Unsupported {name}: {kind}")
+            setattr(self, name, TransformKind(int(kind)))
+
+    def _initialize_k_dim(self, a_dtype: str = "float16") -> None:
+        self.k_dim = 256 // _bits(a_dtype)
+
+    def _initialize_abbrev(self, a_dtype: str, b_dtype: str, accum_dtype: str) -> None:
+        self.a_dtype_abbrv = self._get_dtype_abbrv(a_dtype)
+        self.b_dtype_abbrv = self._get_dtype_abbrv(b_dtype)
+        self.accum_dtype_abbrv = self._get_dtype_abbrv(accum_dtype)
+
+    def _initialize_mma_prefix(self, k_dim: int = 16) -> None:
+        if k_dim not in (16, 32):
+            raise ValueError("Unsupported k_dim")
+        self.mma_prefix = self._PREFIX[k_dim]
+
+    def _initialize_micro_size(self, m_dim: int = 16, k_dim: int = 16) -> None:
+        super()._initialize_micro_size(m_dim, k_dim)
+        self.micro_size_y = self.n_dim
+
+    def _check_untransformed(self) -> None:
+        if self.transform_kind_a or self.transform_kind_b:
+            raise NotImplementedError("Ladder operand transforms (transform_kind != 0) are not emitted by the "
+                                      "tilelang-cuda backend; store the operands untransformed")
+
+    def ldmatrix_a(self, A_local_buf: Any, A_shared_buf: Any, ki: Any, rk: Any = 0) -> None:
+        self._check_untransformed()
+        super().ldmatrix_a(A_local_buf, A_shared_buf, ki, rk)
+
+    def ldmatrix_b(self, B_local_buf: Any, B_shared_buf: Any, ki: Any, rk: Any = 0) -> None:
+        self._check_untransformed()
+        super().ldmatrix_b(B_local_buf, B_shared_buf, ki, rk)

@@ -1,0 +1,260 @@
+"""Hopper and Blackwell tensor cores in the language: matrix descriptors (``T.alloc_wgmma_desc``,
+``T.initialize_wgmma_descriptor``), tensor memory (``T.alloc_tmem``), ``tcgen05`` synchronisation, and the
+explicit asynchronous GEMMs ``T.wgmma_gemm`` (no implicit wait) and ``T.tcgen05_gemm`` (completion on an
+mbarrier).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilelang.errors import KernelTypeError
+from tilelang.ir.ops import GemmWarpPolicy
+from tilelang_cuda.language._emit import barrier_load, call, const_int, pointer, public
+
+__all__ = ["alloc_descriptor", "alloc_wgmma_desc", "alloc_tcgen05_smem_desc", "alloc_tcgen05_instruction_desc",
+           "alloc_tcgen05_instr_desc", "initialize_wgmma_descriptor", "initialize_tcgen05_descriptor",
+           "increase_descriptor_offset", "alloc_tmem", "deallocate_tmem", "tcgen05_before_thread_sync",
+           "tcgen05_after_thread_sync", "tcgen05_mma_arrive", "tcgen05_cp_warpx4", "tcgen05_sf_warp_transpose",
+           "wgmma_gemm", "tcgen05_gemm", "tcgen05_gemm_blockscaled", "mma_gemm_blockscaled",
+           "make_blockscaled_gemm_layout", "tcgen05_gemm_sp", "wgmma_gemm_sp", "wgmma_mma", "tcgen05_mma",
+           "tcgen05_mma_blockscaled", "TMEM_SCOPE"]
+
+TMEM_SCOPE = "shared.tmem"
+DESCRIPTOR_KINDS = {"wgmma": "uint64", "tcgen05_smem": "uint64", "utcmma": "uint64", "tcgen05_instr": "uint32"}
+
+
+# ------------------------------------------------------------------------------------------------ descriptors
+@public
+def alloc_descriptor(kind: str = "wgmma", dtype: Any = "uint64") -> Any:
+    """A one-element register holding a matrix descriptor (``"wgmma"``, ``"tcgen05_smem"`` / ``"utcmma"``) or a
+    tcgen05 instruction descriptor (``"tcgen05_instr"``)."""
+    from tilelang.language.allocate import alloc_local
+
+    if kind not in DESCRIPTOR_KINDS:
+        raise ValueError(f"alloc_descriptor kind must be one of {', '.join(DESCRIPTOR_KINDS)}, got {kind!r}")
+    return alloc_local((1,), dtype)
+
+
+@public
+def alloc_wgmma_desc(dtype: Any = "uint64") -> Any:
+    return alloc_descriptor("wgmma", dtype)
+
+
+@public
+def alloc_tcgen05_smem_desc(dtype: Any = "uint64") -> Any:
+    return alloc_descriptor("tcgen05_smem", dtype)
+
+
+@public
+def alloc_tcgen05_instruction_desc(dtype: Any = "uint32") -> Any:
+    return alloc_descriptor("tcgen05_instr", dtype)
+
+
+@public
+def alloc_tcgen05_instr_desc(dtype: Any = "uint32") -> Any:
+    return alloc_tcgen05_instruction_desc(dtype)
+
+
+def _descriptor(descriptor: Any, what: str) -> Any:
+    from tvm import tirx
+
+    from tilelang.ir import region as R
+
+    if R.is_load(descriptor):
+        return descriptor
+    if R.is_buffer(descriptor):
+        shape = R.buffer_shape(descriptor)
+        if len(shape) != 1 or const_int(shape[0], "descriptor size") != 1:
+            raise ValueError("Descriptor must be a 1D buffer of size 1.")
+        return tirx.BufferLoad(descriptor, [tirx.IntImm("int32", 0)])
+    raise TypeError(f"{what}: the descriptor must be a buffer from T.alloc_*_desc or its element")
+
+
+@public
+def initialize_wgmma_descriptor(descriptor: Any, start_address: Any, layout_type_: int = 0,
+                                leading_byte_offset: int = 0, stride_byte_offset: int = 0) -> Any:
+    """Fill a wgmma matrix descriptor: shared `start_address`, swizzle `layout_type_` (0 none, 1 128B, 2 64B,
+    3 32B), leading / stride byte offsets."""
+    desc = _descriptor(descriptor, "T.initialize_wgmma_descriptor")
+    return call("initialize_wgmma_descriptor", "handle",
+                [desc, pointer(start_address, "r", "T.initialize_wgmma_descriptor"),
+                 const_int(layout_type_, "layout_type_"), int(leading_byte_offset), int(stride_byte_offset)])
+
+
+@public
+def initialize_tcgen05_descriptor(descriptor: Any, start_address: Any, leading_byte_offset: int,
+                                  stride_byte_offset: int, base_offset: int = 0, leading_is_absolute: bool = False,
+                                  swizzle_mode: int = 0) -> Any:
+    """Fill a tcgen05 shared-memory matrix descriptor (swizzle: 0 none, 2 128B, 4 64B, 6 32B)."""
+    desc = _descriptor(descriptor, "T.initialize_tcgen05_descriptor")
+    if base_offset or leading_is_absolute:
+        raise NotImplementedError("T.initialize_tcgen05_descriptor: base_offset and absolute leading offsets are "
+                                  "not implemented by the tilelang-cuda backend (tiles start on a swizzle repeat)")
+    return call("initialize_tcgen05_descriptor", "handle",
+                [desc, pointer(start_address, "r", "T.initialize_tcgen05_descriptor"), int(leading_byte_offset),
+                 int(stride_byte_offset), const_int(swizzle_mode, "swizzle_mode")])
+
+
+@public
+def increase_descriptor_offset(descriptor: Any, offset: Any) -> Any:
+    """Advance a matrix descriptor's start address by `offset` bytes."""
+    return call("increase_descriptor_offset", "handle", [_descriptor(descriptor, "T.increase_descriptor_offset"),
+                                                         offset])
+
+
+# ------------------------------------------------------------------------------------------------ tensor memory
+@public
+def alloc_tmem(shape: Any, dtype: Any) -> Any:
+    """A tile in Blackwell tensor memory (TMEM: 128 datapaths x 512 32-bit columns; sm_100a): allocated by warp
+    0 of the block (a power-of-two number of columns, at least 32) and released at the end of the kernel unless
+    ``T.deallocate_tmem`` releases it earlier. The last two modes are the matrix (M, N); leading modes repeat it
+    along the columns."""
+    from tvm import tirx
+    from tvm.script.ir_builder import tirx as B
+
+    from tilelang.frontend import state as _state
+    from tilelang.language.dtypes import canonical
+    from tilelang.language.proxy import normalize_shape
+
+    st = _state.require("T.alloc_tmem")
+    shape = normalize_shape(shape, "T.alloc_tmem shape")
+    if len(shape) < 2:
+        raise KernelTypeError("T.alloc_tmem: shape must have at least two modes (M, N)")
+    buf = tirx.decl_buffer(shape, canonical(dtype), name="tmem", scope=TMEM_SCOPE, span=st.span)
+    B.add_to_parent(tirx.AllocBuffer(buf))
+    return st.fresh(buf)
+
+
+def _tmem(x: Any, what: str) -> Any:
+    from tilelang.ir import region as R
+
+    buf = R.buffer_of(x) if (R.is_load(x) or R.is_region(x)) else x
+    if not R.is_buffer(buf) or R.buffer_scope(buf) != TMEM_SCOPE:
+        raise ValueError(f"{what} expects a {TMEM_SCOPE} buffer from T.alloc_tmem, got {x!r}")
+    return buf
+
+
+@public
+def deallocate_tmem(tmem: Any) -> Any:
+    """Release `tmem` here (by the warp that allocated it) instead of at the end of the kernel."""
+    from tvm import tirx
+
+    buf = _tmem(tmem, "T.deallocate_tmem")
+    return call("deallocate_tmem", "handle", [tirx.BufferLoad(buf, [tirx.IntImm("int32", 0)] * len(buf.shape))])
+
+
+@public
+def tcgen05_before_thread_sync() -> Any:
+    """``tcgen05.fence::before_thread_sync``: order this thread's tcgen05 operations before a following barrier."""
+    return call("tcgen05_before_thread_sync", "handle", [])
+
+
+@public
+def tcgen05_after_thread_sync() -> Any:
+    """``tcgen05.fence::after_thread_sync``: order tcgen05 operations after a preceding barrier."""
+    return call("tcgen05_after_thread_sync", "handle", [])
+
+
+@public
+def tcgen05_mma_arrive(mbar: Any, arrive_2cta: bool = False) -> Any:
+    """``tcgen05.commit``: `mbar` gets an arrival once every tcgen05.mma this thread issued has completed."""
+    if arrive_2cta:
+        raise NotImplementedError("T.tcgen05_mma_arrive(arrive_2cta=True) (2-CTA MMA) is not implemented by the "
+                                  "tilelang-cuda backend")
+    return call("tcgen05_mma_arrive", "handle", [barrier_load(mbar, "T.tcgen05_mma_arrive")])
+
+
+def _chunks(smem_src: Any, what: str) -> int:
+    from tilelang.ir import region as R
+
+    extents = R.region_extents(smem_src) if R.is_region(smem_src) else R.buffer_shape(R.buffer_of(smem_src))
+    total = 1
+    for e in extents:
+        total *= const_int(e, f"{what} extent")
+    if total % 128:
+        raise ValueError(f"{what}: packed scale factors come in chunks of 128 words, got {total}")
+    return total // 128
+
+
+@public
+def tcgen05_cp_warpx4(smem_src: Any, tmem_dst: Any, tmem_col_offset: Any = 0, *, use_2cta: bool = False) -> Any:
+    """Copy packed scale factors (chunks of 128 uint32) from shared memory into TMEM columns (4 per chunk) with
+    ``tcgen05.cp.32x128b.warpx4`` (sm_100a)."""
+    from tvm import tirx
+
+    if use_2cta:
+        raise NotImplementedError("T.tcgen05_cp_warpx4(use_2cta=True) is not implemented by the tilelang-cuda backend")
+    buf = _tmem(tmem_dst, "T.tcgen05_cp_warpx4")
+    return call("tcgen05_cp_warpx4", "handle", [pointer(smem_src, "r", "T.tcgen05_cp_warpx4"),
+                                                tirx.BufferLoad(buf, [tirx.IntImm("int32", 0)] * len(buf.shape)),
+                                                tmem_col_offset, _chunks(smem_src, "T.tcgen05_cp_warpx4")])
+
+
+@public
+def tcgen05_sf_warp_transpose(smem_src: Any) -> Any:
+    """One warp transposes each 128-word chunk of packed scale factors in shared memory (4x32 -> 32x4 words)."""
+    return call("tcgen05_sf_warp_transpose", "handle", [pointer(smem_src, "rw", "T.tcgen05_sf_warp_transpose"),
+                                                        _chunks(smem_src, "T.tcgen05_sf_warp_transpose")])
+
+
+# ------------------------------------------------------------------------------------------------ GEMMs
+def _gemm_regions(A: Any, B: Any, C: Any, what: str) -> list[Any]:
+    from tilelang.ir import region as R
+
+    out = []
+    for name, x in (("A", A), ("B", B), ("C", C)):
+        if not (R.is_buffer(x) or R.is_load(x) or R.is_region(x)):
+            raise KernelTypeError(f"{what}: {name} must be a buffer or a region, got {x!r}")
+        out.append(R.to_region(x))
+    return out
+
+
+@public
+def wgmma_gemm(A: Any, B: Any, C: Any, transpose_A: bool = False, transpose_B: bool = False,
+               policy: Any = GemmWarpPolicy.Square, clear_accum: bool = False, annotations: dict | None = None) -> Any:
+    """``C (+)= op(A) @ op(B)`` on Hopper wgmma (sm_90a) without the wait: the warpgroups commit the batch and go
+    on; ``T.wait_wgmma(0)`` (or ``T.warpgroup_wait``) retires it before C is read. Fails on targets or operands
+    wgmma cannot serve instead of falling back."""
+    a, b, c = _gemm_regions(A, B, C, "T.wgmma_gemm")
+    return call("wgmma_gemm", "handle", [a, b, c, bool(transpose_A), bool(transpose_B), int(policy),
+                                         bool(clear_accum)])
+
+
+@public
+def tcgen05_gemm(A: Any, B: Any, C: Any, transpose_A: bool = False, transpose_B: bool = False,
+                 policy: Any = GemmWarpPolicy.Square, clear_accum: Any = False, *, mbar: Any,
+                 use_2cta: bool = False, annotations: dict | None = None) -> Any:
+    """``C[tmem] (+)= op(A) @ op(B)`` with A and B in shared memory on Blackwell ``tcgen05.mma`` (sm_100a), issued
+    by one thread; `mbar` (if not None) gets an arrival when the MMAs complete (``tcgen05.commit``). No wait."""
+    if use_2cta:
+        raise NotImplementedError("T.tcgen05_gemm(use_2cta=True) (CTA-pair MMA) is not implemented by the "
+                                  "tilelang-cuda backend")
+    a, b, c = _gemm_regions(A, B, C, "T.tcgen05_gemm")
+    _tmem(c, "T.tcgen05_gemm C")
+    bar = 0 if mbar is None else barrier_load(mbar, "T.tcgen05_gemm mbar")
+    from tilelang_cuda.language._emit import expr
+
+    return call("tcgen05_gemm", "handle", [a, b, c, bool(transpose_A), bool(transpose_B), expr(clear_accum), bar])
+
+
+def _not_offered(name: str, what: str) -> Any:
+    def not_offered(*args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"T.{name} ({what}) is not implemented by the tilelang-cuda backend; dequantize "
+                                  "the operands and use T.gemm / T.tcgen05_gemm")
+
+    not_offered.__name__ = not_offered.__qualname__ = name
+    not_offered.__doc__ = f"{what}: not offered by this backend (calling it raises NotImplementedError)."
+    not_offered.__module__ = __name__
+    return public(not_offered)
+
+
+tcgen05_gemm_blockscaled = _not_offered("tcgen05_gemm_blockscaled", "block-scaled tcgen05 GEMM")
+mma_gemm_blockscaled = _not_offered("mma_gemm_blockscaled", "sm_120 block-scaled mma GEMM")
+make_blockscaled_gemm_layout = _not_offered("make_blockscaled_gemm_layout", "block-scaled GEMM scale layouts")
+tcgen05_gemm_sp = _not_offered("tcgen05_gemm_sp", "2:4 sparse tcgen05 GEMM")
+wgmma_gemm_sp = _not_offered("wgmma_gemm_sp", "2:4 sparse wgmma GEMM")
+
+wgmma_mma = wgmma_gemm
+tcgen05_mma = tcgen05_gemm
+tcgen05_mma_blockscaled = tcgen05_gemm_blockscaled

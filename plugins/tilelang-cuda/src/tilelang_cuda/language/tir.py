@@ -1,0 +1,243 @@
+"""CUDA's low-level TIR operators (``T.ptx_*``, ``T.mma_store``, ...): one PTX instruction (family) each, on
+register buffers, shared-memory pointers and barriers.
+
+Register operands are a local buffer (or its ``.data``) and an element offset; shared operands are pointers
+(``T.access_ptr``). The lowering checks the architecture and emits the inline-PTX helpers of the header.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from tilelang_cuda.language._emit import barrier_load, call, const_int, public
+
+CUDA_ONLY = ("mma_fill", "mma_store", "ptx_cp_async_bulk", "ptx_fence_barrier_init", "ptx_ldmatrix", "ptx_mma",
+             "ptx_mma_block_scale", "ptx_mma_sp", "ptx_tcgen05_mma_blockscaled_ss", "ptx_tcgen05_mma_ss",
+             "ptx_tcgen05_mma_ts", "ptx_wait_barrier", "ptx_wgmma_rs", "ptx_wgmma_sp_rs", "ptx_wgmma_sp_ss",
+             "ptx_wgmma_ss")
+SHARED_LEGACY = ("ptx_arrive_barrier", "ptx_arrive_barrier_expect_tx", "ptx_commit_group", "ptx_cp_async",
+                 "ptx_cp_async_barrier", "ptx_init_barrier_thread_count", "ptx_wait_group")
+__all__ = tuple(sorted(CUDA_ONLY + SHARED_LEGACY))
+
+
+def _dtype_first(fn: Any) -> Any:
+    """Accept the result dtype as keyword ``dtype=`` too (the reference's TIR operator convention)."""
+    @functools.wraps(fn)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        if "dtype" in kwargs:
+            args = (kwargs.pop("dtype"), *args)
+        return fn(*args, **kwargs)
+
+    return public(wrapped)
+
+
+def register_buffer(x: Any) -> Any:
+    """A register operand given as a buffer or as its ``.data`` (``tirx.buffer_data(buf)``): the buffer."""
+    import tvm
+
+    if isinstance(x, tvm.ir.Call) and isinstance(x.op, tvm.ir.Op) and x.op.name == "tirx.buffer_data":
+        return x.args[0]
+    return x
+
+
+def _regs(x: Any, offset: Any) -> Any:
+    """A register operand: the element `offset` of a 1-D local buffer."""
+    from tvm import tirx
+
+    from tilelang_cuda.language._emit import expr
+
+    return tirx.BufferLoad(register_buffer(x), [expr(offset)])
+
+
+# ------------------------------------------------------------------------------------------------ cp.async
+@public
+def ptx_cp_async(dst_access_ptr: Any, src_access_ptr: Any, num_elems: Any, predicate: Any = None) -> Any:
+    """``cp.async`` of `num_elems` elements (4, 8 or 16 bytes) from global to shared memory (sm_80+); with
+    `predicate` false the destination is zero-filled instead."""
+    args = [dst_access_ptr, src_access_ptr, num_elems]
+    if predicate is not None:
+        args.append(predicate)
+    return call("ptx_cp_async", "handle", args)
+
+
+@public
+def ptx_commit_group() -> Any:
+    """``cp.async.commit_group``: the cp.async copies issued so far form one group."""
+    return call("ptx_commit_group", "handle", [])
+
+
+@public
+def ptx_wait_group(num: int) -> Any:
+    """``cp.async.wait_group num``: wait until at most `num` groups are in flight."""
+    return call("ptx_wait_group", "handle", [const_int(num, "T.ptx_wait_group num")])
+
+
+@public
+def ptx_cp_async_barrier(barrier: Any) -> Any:
+    """``cp.async.mbarrier.arrive``: `barrier` gets one more expected arrival, made when this thread's copies land."""
+    return call("ptx_cp_async_barrier", "handle", [barrier_load(barrier, "T.ptx_cp_async_barrier")])
+
+
+@_dtype_first
+def ptx_cp_async_bulk(dtype: Any, shared_ptr: Any, shared_offset: Any, global_ptr: Any, global_offset: Any,
+                      bytes: Any, barrier: Any) -> Any:  # noqa: A002 - TVM's parameter name
+    """``cp.async.bulk`` of `bytes` (a multiple of 16) from global to shared memory, completing on `barrier`."""
+    from tilelang_cuda.language._emit import expr
+
+    return call("ptx_cp_async_bulk", "handle", [str(dtype), shared_ptr, expr(shared_offset), global_ptr,
+                                                expr(global_offset), bytes, barrier_load(barrier, "barrier")])
+
+
+# ------------------------------------------------------------------------------------------------ mbarriers
+@public
+def ptx_init_barrier_thread_count(barrier: Any, thread_count: Any) -> Any:
+    """``mbarrier.init`` of `barrier` with `thread_count` expected arrivals (one thread)."""
+    return call("ptx_init_barrier_thread_count", "handle",
+                [barrier_load(barrier, "T.ptx_init_barrier_thread_count"), thread_count])
+
+
+@public
+def ptx_arrive_barrier(barrier: Any) -> Any:
+    """``mbarrier.arrive`` on `barrier`."""
+    return call("ptx_arrive_barrier", "handle", [barrier_load(barrier, "T.ptx_arrive_barrier")])
+
+
+@public
+def ptx_arrive_barrier_expect_tx(barrier: Any, byte_count: Any) -> Any:
+    """``mbarrier.arrive.expect_tx``: arrive and expect `byte_count` more bytes of async transactions (sm_90+)."""
+    return call("ptx_arrive_barrier_expect_tx", "handle",
+                [barrier_load(barrier, "T.ptx_arrive_barrier_expect_tx"), byte_count])
+
+
+@public
+def ptx_wait_barrier(barrier: Any, parity: Any = 0) -> Any:
+    """Wait on `barrier` for the phase of `parity` (``mbarrier.try_wait.parity``)."""
+    return call("mbarrier_wait_parity", "handle", [barrier_load(barrier, "T.ptx_wait_barrier"), parity])
+
+
+@public
+def ptx_fence_barrier_init() -> Any:
+    """``fence.mbarrier_init``: make mbarrier initialisations visible to the cluster (sm_90+)."""
+    return call("ptx_fence_barrier_init", "handle", [])
+
+
+# ------------------------------------------------------------------------------------------------ mma.sync
+@public
+def ptx_ldmatrix(trans: Any, num: int, src_access_ptr: Any, dst_access_ptr: Any) -> Any:
+    """``ldmatrix.sync.aligned.m8n8.x{num}[.trans].shared.b16`` (sm_75+): each lane gives one 16-byte row
+    address; the `num` 8x8 matrices land in the registers at `dst_access_ptr`."""
+    n = const_int(num, "T.ptx_ldmatrix num")
+    if n not in (1, 2, 4):
+        raise ValueError(f"T.ptx_ldmatrix loads 1, 2 or 4 matrices, got {n}")
+    return call("ptx_ldmatrix", "handle", [bool(const_int(trans, "T.ptx_ldmatrix trans")), n, src_access_ptr,
+                                           dst_access_ptr])
+
+
+@_dtype_first
+def ptx_mma(dtype: Any, shape: str, A_layout: str, B_layout: str, A_dtype: str, B_dtype: str, C_dtype: str,
+            multiplicand_a: Any, a_index: Any, multiplicand_b: Any, b_index: Any, accumulator: Any, c_index: Any,
+            saturate: Any = False, operator: Any = None) -> Any:
+    """``mma.sync.aligned.{shape}.{A_layout}.{B_layout}`` on register fragments: accumulator[c_index..] +=
+    A[a_index..] * B[b_index..] (sm_80+; m16n8k8 and the m8n8 shapes from sm_75)."""
+    if (str(A_layout), str(B_layout)) != ("row", "col"):
+        raise ValueError(f"T.ptx_mma supports the row.col operand layouts, got {A_layout}.{B_layout}")
+    return call("ptx_mma", "handle", [str(dtype), str(shape), str(A_dtype), str(B_dtype), str(C_dtype),
+                                      _regs(multiplicand_a, a_index), _regs(multiplicand_b, b_index),
+                                      _regs(accumulator, c_index), bool(saturate)])
+
+
+@_dtype_first
+def mma_fill(dtype: Any, local_size: int, local_ptr: Any, offset: Any) -> Any:
+    """Zero `local_size` accumulator registers from element `offset`."""
+    return call("mma_fill", "handle", [str(dtype), const_int(local_size, "T.mma_fill local_size"),
+                                       _regs(local_ptr, offset)])
+
+
+@_dtype_first
+def mma_store(dtype: Any, m: int, n: int, dst_ptr: Any, src_ptr: Any, src_offset: Any, dst_stride: Any) -> Any:
+    """Store an ``m x n`` (16 x 8 per MMA atom, 16 x 16 here) accumulator tile of the warp from registers
+    (`src_ptr` + `src_offset`) to memory at `dst_ptr` with row stride `dst_stride`."""
+    return call("mma_store", "handle", [str(dtype), const_int(m, "m"), const_int(n, "n"), dst_ptr,
+                                        _regs(src_ptr, src_offset), dst_stride])
+
+
+def _unsupported(name: str, what: str, where: str) -> Any:
+    def unsupported(*args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"T.{name} ({what}) is not implemented by the tilelang-cuda backend; {where}")
+
+    unsupported.__name__ = unsupported.__qualname__ = name
+    unsupported.__doc__ = f"{what}: not offered by this backend (calling it raises NotImplementedError)."
+    unsupported.__module__ = __name__
+    return public(unsupported)
+
+
+ptx_mma_sp = _unsupported("ptx_mma_sp", "2:4 sparse mma.sp", "use dense T.gemm / T.ptx_mma")
+ptx_wgmma_sp_ss = _unsupported("ptx_wgmma_sp_ss", "sparse wgmma", "use T.wgmma_gemm on dense operands")
+ptx_wgmma_sp_rs = _unsupported("ptx_wgmma_sp_rs", "sparse wgmma", "use T.wgmma_gemm on dense operands")
+ptx_mma_block_scale = _unsupported("ptx_mma_block_scale", "sm_120 block-scaled mma",
+                                   "dequantize the operands and use T.gemm")
+ptx_tcgen05_mma_blockscaled_ss = _unsupported("ptx_tcgen05_mma_blockscaled_ss", "block-scaled tcgen05.mma",
+                                              "dequantize the operands and use T.tcgen05_gemm")
+
+
+# ------------------------------------------------------------------------------------------------ wgmma, tcgen05
+@_dtype_first
+def ptx_wgmma_ss(dtype: Any, wgmma_prefix: str, a_is_k_major: Any, b_is_k_major: Any, a_dtype_abbrv: str,
+                 b_dtype_abbrv: str, accum_dtype_abbrv: str, A_desc: Any, A_offset: Any, B_desc: Any, B_offset: Any,
+                 C_data: Any, C_offset: Any, scale_out: Any, scale_in_a: Any = 1, scale_in_b: Any = 1) -> Any:
+    """``wgmma.mma_async`` with both operands in shared memory through matrix descriptors (``A_desc`` /
+    ``B_desc``: 64-bit descriptor values, advanced by the byte offsets / 16); accumulates into the warpgroup's
+    registers `C_data` from `C_offset` (sm_90a). `scale_out` 0 overwrites instead of accumulating."""
+    from tilelang_cuda.language._emit import expr
+
+    return call("ptx_wgmma_ss", "handle", [str(dtype), str(wgmma_prefix), bool(a_is_k_major), bool(b_is_k_major),
+                                           str(a_dtype_abbrv), str(b_dtype_abbrv), str(accum_dtype_abbrv),
+                                           A_desc, expr(A_offset), B_desc, expr(B_offset),
+                                           _regs(C_data, C_offset), expr(scale_out), expr(scale_in_a),
+                                           expr(scale_in_b)])
+
+
+@_dtype_first
+def ptx_wgmma_rs(dtype: Any, wgmma_prefix: str, b_is_k_major: Any, a_dtype_abbrv: str, b_dtype_abbrv: str,
+                 accum_dtype_abbrv: str, A_buf: Any, A_offset: Any, B_desc: Any, B_offset: Any, C_data: Any,
+                 C_offset: Any, scale_out: Any, scale_in_a: Any = 1, scale_in_b: Any = 1) -> Any:
+    """``wgmma.mma_async`` with A in registers (`A_buf` from `A_offset`) and B in shared memory (sm_90a)."""
+    from tilelang_cuda.language._emit import expr
+
+    return call("ptx_wgmma_rs", "handle", [str(dtype), str(wgmma_prefix), bool(b_is_k_major), str(a_dtype_abbrv),
+                                           str(b_dtype_abbrv), str(accum_dtype_abbrv), _regs(A_buf, A_offset),
+                                           B_desc, expr(B_offset), _regs(C_data, C_offset), expr(scale_out),
+                                           expr(scale_in_a), expr(scale_in_b)])
+
+
+@_dtype_first
+def ptx_tcgen05_mma_ss(kind_dtype: Any, desc_a: Any, A_offset: Any, desc_b: Any, B_offset: Any, C_ptr: Any,
+                       C_offset: Any, desc_val: Any, scale_out: Any, mask0: Any = 0, mask1: Any = 0, mask2: Any = 0,
+                       mask3: Any = 0, enable_ws: Any = False, enable_2cta: Any = False, ws: Any = None,
+                       warp_specialized: Any = None, variant: Any = None) -> Any:
+    """``tcgen05.mma.cta_group::1.kind::f16`` with A and B in shared memory (descriptors + byte offsets / 16),
+    the accumulator at TMEM address `C_ptr` + `C_offset` and instruction descriptor `desc_val` (sm_100a)."""
+    from tilelang_cuda.language._emit import expr
+
+    if ws is not None or warp_specialized is not None or variant not in (None, "default", "std", "ss"):
+        enable_ws = True
+    if bool(enable_ws) or bool(enable_2cta):
+        raise NotImplementedError("T.ptx_tcgen05_mma_ss: the .ws and cta_group::2 forms are not implemented by "
+                                  "the tilelang-cuda backend; use the one-CTA dense form")
+    return call("ptx_tcgen05_mma_ss", "handle", [str(kind_dtype), desc_a, expr(A_offset), desc_b, expr(B_offset),
+                                                 C_ptr, expr(C_offset), desc_val, expr(scale_out)])
+
+
+@_dtype_first
+def ptx_tcgen05_mma_ts(kind_dtype: Any, A_ptr: Any, A_offset: Any, desc_b: Any, B_offset: Any, C_ptr: Any,
+                       C_offset: Any, desc_val: Any, scale_out: Any, mask0: Any = 0, mask1: Any = 0, mask2: Any = 0,
+                       mask3: Any = 0, enable_2cta: Any = False) -> Any:
+    """``tcgen05.mma`` with A in TMEM (address `A_ptr` + `A_offset`) and B in shared memory (sm_100a)."""
+    from tilelang_cuda.language._emit import expr
+
+    if bool(enable_2cta):
+        raise NotImplementedError("T.ptx_tcgen05_mma_ts: the cta_group::2 form is not implemented by the "
+                                  "tilelang-cuda backend")
+    return call("ptx_tcgen05_mma_ts", "handle", [str(kind_dtype), A_ptr, expr(A_offset), desc_b, expr(B_offset),
+                                                 C_ptr, expr(C_offset), desc_val, expr(scale_out)])

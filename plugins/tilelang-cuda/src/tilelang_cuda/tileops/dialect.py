@@ -1,0 +1,532 @@
+"""Lowerings of the CUDA dialect's intrinsics (`tilelang_cuda.language`) to the inline-PTX helpers of
+`tilelang_cuda.intrinsics.device`, run by core's LowerIntrinsics.
+
+Each construct names the lowest architecture that has its instruction (`REQUIRES`); on an older CUDA target
+the lowering raises a LoweringError naming the construct, the target's arch and that architecture. On any
+other target kind the priority -1 implementations of `elsewhere_impls` raise the same kind of error (they are
+registered for every target when the dialect is first imported).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import tvm
+from tvm import tirx
+
+from tilelang.backend import TileOpImpl
+from tilelang.tileop.intrinsics import Lowered
+from tilelang.transform import _common as C
+from tilelang_cuda.tileops.common import is_cuda
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """The lowest architecture that has a construct: ``sm`` (``90``), arch-specific (``sm_90a``), a feature name."""
+
+    sm: int
+    arch_specific: bool
+    feature: str
+
+    @property
+    def arch(self) -> str:
+        return f"sm_{self.sm}{'a' if self.arch_specific else ''}"
+
+
+def _r(sm: int, feature: str, specific: bool = False) -> Requirement:
+    return Requirement(sm, specific, feature)
+
+
+MBARRIER = _r(80, "mbarrier objects")
+ASYNC_TX = _r(90, "mbarrier transaction counts")
+CP_ASYNC = _r(80, "cp.async")
+CLUSTER = _r(90, "thread-block clusters")
+CLC = _r(100, "cluster launch control")
+TMA = _r(90, "the Tensor Memory Accelerator (TMA)", True)
+GATHER4 = _r(100, "TMA tile::gather4 / scatter4", True)
+WGMMA = _r(90, "wgmma", True)
+SETMAXNREG = _r(90, "setmaxnreg", True)
+TCGEN05 = _r(100, "tcgen05 and tensor memory", True)
+PDL = _r(90, "programmatic dependent launch (griddepcontrol)")
+LDMATRIX = _r(75, "ldmatrix")
+MMA = _r(80, "mma.sync")
+V256 = _r(100, "256-bit global loads and stores")
+BASE = _r(70, "this instruction")
+
+_ARCH_SPECIFIC_SUFFIXES = ("a", "f")
+
+
+def _arch(target: Any) -> tuple[int, bool, str]:
+    arch = str(target.attrs.get("arch", "sm_80")) if hasattr(target, "attrs") else str(target.get("arch", "sm_80"))
+    digits = "".join(ch for ch in arch if ch.isdigit())
+    return int(digits or 80), arch.endswith(_ARCH_SPECIFIC_SUFFIXES), arch
+
+
+def require(ctx: Any, req: Requirement) -> None:
+    """LoweringError unless the target has `req` (an sm_90a construct needs the arch-specific sm_90a / sm_100a
+    targets; a later family member of the same generation counts)."""
+    sm, specific, arch = _arch(ctx.target)
+    ok = sm >= req.sm and (specific or not req.arch_specific)
+    if req.arch_specific and sm >= 120 and req.sm < 100:  # consumer Blackwell lacks the datacenter parts
+        ok = False
+    if not ok:
+        raise ctx.error(f"needs {req.feature}, which {req.arch} and newer have; target arch {arch} does not",
+                        f"compile for {{\"kind\": \"cuda\", \"arch\": \"{req.arch}\"}}")
+
+
+# ------------------------------------------------------------------------------------------------ IR helpers
+def ext(name: str, *args: Any, dtype: str = "void") -> Any:
+    return tirx.call_extern(dtype, name, *args)
+
+
+def stmt(name: str, *args: Any) -> Any:
+    return tirx.Evaluate(ext(name, *args))
+
+
+def addr_of(load: Any) -> Any:
+    """``&buf[idx]`` of a barrier / register element."""
+    return tirx.address_of(load)
+
+
+def is_call(x: Any, name: str) -> bool:
+    return isinstance(x, tvm.ir.Call) and isinstance(x.op, tvm.ir.Op) and x.op.name == name
+
+
+def ptr_dtype(ptr: Any) -> str:
+    """The element dtype a ``tvm_access_ptr`` points at (uint8 for other pointers)."""
+    if is_call(ptr, "tirx.tvm_access_ptr"):
+        return str(ptr.args[0].ty.dtype)
+    if is_call(ptr, "tirx.address_of"):
+        return str(ptr.args[0].ty.dtype)
+    return "uint8"
+
+
+def ptr_scope(ptr: Any) -> str:
+    """The storage scope a pointer points into ("" when unknown)."""
+    buf = None
+    if is_call(ptr, "tirx.tvm_access_ptr"):
+        data = ptr.args[1]
+        buf = data.args[0] if is_call(data, "tirx.buffer_data") else None
+    elif is_call(ptr, "tirx.address_of"):
+        buf = ptr.args[0].source
+    return C.scope_of(buf) if buf is not None else ""
+
+
+def ptr_add(ptr: Any, offset: Any) -> Any:
+    """`ptr` advanced by `offset` elements."""
+    if C.is_const(offset, 0):
+        return ptr
+    if is_call(ptr, "tirx.tvm_access_ptr"):
+        a = list(ptr.args)
+        return tirx.call_intrin("handle", "tirx.tvm_access_ptr", a[0], a[1], a[2] + offset, a[3], a[4])
+    if is_call(ptr, "tirx.address_of"):
+        load = ptr.args[0]
+        idx = list(load.indices)
+        idx[-1] = idx[-1] + offset
+        return tirx.address_of(tirx.BufferLoad(load.source, idx))
+    raise TypeError(f"cannot offset pointer {ptr}")
+
+
+def bits_of(dtype: str) -> int:
+    from tilelang.layout.buffers import dtype_bits
+
+    return int(dtype_bits(dtype))
+
+
+def seq(stmts: list[Any]) -> Any:
+    return C.seq([s for s in stmts if s is not None])
+
+
+def _as_u32(x: Any) -> Any:
+    return tirx.Cast("uint32", x) if str(x.ty.dtype) != "uint32" else x
+
+
+# ------------------------------------------------------------------------------------------------ lowerings
+LowerFn = Callable[[Any], Any]
+_LOWER: dict[str, tuple[Requirement, LowerFn]] = {}
+
+
+def lowering(name: str, req: Requirement) -> Callable[[LowerFn], LowerFn]:
+    def deco(fn: LowerFn) -> LowerFn:
+        _LOWER[f"tl.{name}"] = (req, fn)
+        return fn
+
+    return deco
+
+
+def simple(name: str, req: Requirement, helper: str, dtype: str = "void",
+           arg_fn: Callable[[Any], list[Any]] | None = None) -> None:
+    """A construct that is one helper call on its (adapted) arguments."""
+    def lower(ctx: Any) -> Any:
+        args = arg_fn(ctx) if arg_fn is not None else list(ctx.args)
+        return ext(helper, *args, dtype=dtype)
+
+    _LOWER[f"tl.{name}"] = (req, lower)
+
+
+def _bar_first(ctx: Any) -> list[Any]:
+    a = list(ctx.args)
+    return [addr_of(a[0]), *a[1:]]
+
+
+# -- mbarriers
+def _init_barriers(ctx: Any) -> Any:
+    load, *counts = ctx.args
+    buf = load.source
+    inits = [stmt("tl_mbarrier_init", addr_of(tirx.BufferLoad(buf, [tirx.IntImm("int32", i)])), c)
+             for i, c in enumerate(counts)]
+    first = tirx.IfThenElse(ctx.linear_thread() == 0, seq([*inits, stmt("tl_fence_barrier_init")]), None)
+    sync = tirx.Evaluate(tirx.call_intrin("int32", "tirx.tvm_storage_sync", "shared"))
+    return Lowered(None, [first, sync])
+
+
+_LOWER["tl.init_barriers"] = (MBARRIER, _init_barriers)
+_LOWER["tl.init_cluster_barriers"] = (CLUSTER, _init_barriers)
+simple("mbarrier_wait_parity", MBARRIER, "tl_mbarrier_wait_parity", arg_fn=_bar_first)
+simple("ptx_arrive_barrier", MBARRIER, "tl_mbarrier_arrive", arg_fn=_bar_first)
+simple("mbarrier_expect_tx", ASYNC_TX, "tl_mbarrier_expect_tx", arg_fn=_bar_first)
+simple("ptx_arrive_barrier_expect_tx", ASYNC_TX, "tl_mbarrier_arrive_expect_tx", arg_fn=_bar_first)
+simple("ptx_arrive_cluster_barrier", CLUSTER, "tl_mbarrier_arrive_cluster", arg_fn=_bar_first)
+simple("ptx_cp_async_barrier_noinc", CP_ASYNC, "tl_cp_async_mbarrier_arrive_noinc", arg_fn=_bar_first)
+simple("ptx_cp_async_barrier", CP_ASYNC, "tl_cp_async_mbarrier_arrive", arg_fn=_bar_first)
+simple("ptx_init_barrier_thread_count", MBARRIER, "tl_mbarrier_init", arg_fn=_bar_first)
+simple("ptx_fence_barrier_init", CLUSTER, "tl_fence_barrier_init")
+simple("named_barrier_arrive", BASE, "tl_named_barrier_arrive")
+
+# -- fences, registers, launch attributes
+simple("fence_proxy_async", _r(90, "fence.proxy.async"), "tl_fence_proxy_async_all")
+simple("pdl_trigger", PDL, "tl_griddepcontrol_launch_dependents")
+simple("pdl_sync", PDL, "tl_griddepcontrol_wait")
+
+
+@lowering("set_max_nreg", SETMAXNREG)
+def _set_max_nreg(ctx: Any) -> Any:
+    count, inc = ctx.int_arg(0), ctx.int_arg(1)
+    return ext("tl_set_max_nreg_inc" if inc else "tl_set_max_nreg_dec", count)
+
+
+def _annotation(ctx: Any) -> Any:
+    """Register annotations act through `tilelang_cuda.passes.dialect_scopes` on ``T.ws`` scopes; left outside
+    such a kernel they have nothing to apply to."""
+    return Lowered(None)
+
+
+for _name in ("annotate_producer_reg_dealloc", "annotate_consumer_reg_alloc", "no_set_max_nreg"):
+    _LOWER[f"tl.{_name}"] = (SETMAXNREG, _annotation)
+
+
+@lowering("cluster_dims", CLUSTER)
+def _cluster_dims(ctx: Any) -> Any:
+    return ext("tl_cluster_dims_marker", *ctx.args)
+
+
+@lowering("min_blocks_per_sm", BASE)
+def _min_blocks(ctx: Any) -> Any:
+    return ext("tl_min_blocks_per_sm_marker", *ctx.args)
+
+
+# -- clusters
+simple("cluster_arrive", CLUSTER, "tl_cluster_arrive")
+simple("cluster_arrive_relaxed", CLUSTER, "tl_cluster_arrive_relaxed")
+simple("cluster_wait", CLUSTER, "tl_cluster_wait")
+simple("cluster_sync", CLUSTER, "tl_cluster_sync")
+simple("block_rank_in_cluster", CLUSTER, "tl_cluster_ctarank", dtype="int32")
+simple("clc_try_cancel", CLC, "tl_clc_try_cancel")
+simple("clc_try_cancel_multicast", CLC, "tl_clc_try_cancel_multicast")
+simple("clc_is_canceled", CLC, "tl_clc_is_canceled", dtype="int32")
+for _axis in "xyz":
+    simple(f"clc_get_first_ctaid_{_axis}", CLC, f"tl_clc_get_first_ctaid_{_axis}", dtype="uint32")
+
+
+# -- warps
+@lowering("tl_shuffle_elect", BASE)
+def _shuffle_elect(ctx: Any) -> Any:
+    return ext("tl_shuffle_elect_n", ctx.int_arg(0), ctx.linear_thread(), dtype="bool")
+
+
+@lowering("get_warp_group_idx", BASE)
+def _warp_group_idx(ctx: Any) -> Any:
+    warp = ctx.args[0] if ctx.args else tirx.IntImm("int32", ctx.warp_size)
+    per = ctx.args[1] if len(ctx.args) > 1 else tirx.IntImm("int32", 4)
+    return tirx.floordiv(ctx.linear_thread(), warp * per)
+
+
+simple("warpgroup_arrive", WGMMA, "tl_warpgroup_arrive")
+simple("warpgroup_commit_batch", WGMMA, "tl_warpgroup_commit_batch")
+
+
+@lowering("warpgroup_wait", WGMMA)
+def _warpgroup_wait(ctx: Any) -> Any:
+    return ext("tl_warpgroup_wait_n", ctx.int_arg(0))
+
+
+_LOWER["tl.wait_wgmma"] = (WGMMA, _warpgroup_wait)
+
+
+@lowering("warpgroup_fence_operand", WGMMA)
+def _fence_operand(ctx: Any) -> Any:
+    ptr, offset, num = ctx.args
+    return ext("tl_warpgroup_fence_operand", ptr_add(ptr, offset), num)
+
+
+# -- TMA stores (bulk groups)
+simple("tma_store_arrive", TMA, "tl_tma_store_arrive")
+
+
+@lowering("tma_store_wait", TMA)
+def _tma_store_wait(ctx: Any) -> Any:
+    return ext("tl_tma_store_wait_n", ctx.int_arg(0), tirx.IntImm("int32", 1 if ctx.int_arg(1) else 0))
+
+
+# -- explicit loads and stores
+_VEC_TYPES = {32: "uint32", 64: "uint32x2", 128: "uint32x4", 256: "uint32x8"}
+
+
+def _ld_st(name: str, bits: int, space: str) -> None:
+    req = V256 if bits == 256 else BASE
+
+    def lower(ctx: Any) -> Any:
+        args = list(ctx.args)
+        if space == "ldg":
+            pred = args[1] if len(args) > 1 else tirx.const(True, "bool")
+            return ext(f"tl_ldg{bits}", args[0], pred, dtype=_VEC_TYPES[bits])
+        if space == "lds":
+            return ext(f"tl_lds{bits}", args[0], dtype=_VEC_TYPES[bits])
+        if space == "stg":
+            pred = args[2] if len(args) > 2 else tirx.const(True, "bool")
+            return ext(f"tl_stg{bits}", args[0], args[1], pred)
+        return ext(f"tl_sts{bits}", args[0], args[1])
+
+    _LOWER[f"tl.{name}"] = (req, lower)
+
+
+for _bits in (32, 64, 128, 256):
+    _ld_st(f"ldg{_bits}", _bits, "ldg")
+    _ld_st(f"stg{_bits}", _bits, "stg")
+    if _bits <= 128:
+        _ld_st(f"lds{_bits}", _bits, "lds")
+        _ld_st(f"sts{_bits}", _bits, "sts")
+
+
+@lowering("__ldg", BASE)
+def _ldg(ctx: Any) -> Any:
+    (load,) = ctx.args
+    return ext("__ldg", addr_of(load), dtype=ctx.dtype)
+
+
+@lowering("__ffs", BASE)
+def _ffs(ctx: Any) -> Any:
+    (v,) = ctx.args
+    bits = bits_of(str(v.ty.dtype))
+    return ext("__ffsll" if bits == 64 else "__ffs", v if bits in (32, 64) else tirx.Cast("int32", v), dtype="int32")
+
+
+@lowering("__fns", BASE)
+def _fns(ctx: Any) -> Any:
+    mask, base, offset = ctx.args
+    return ext("__fns", _as_u32(mask), _as_u32(base), tirx.Cast("int32", offset), dtype="uint32")
+
+
+# -- random numbers
+@lowering("rng_init", BASE)
+def _rng_init(ctx: Any) -> Any:
+    load, seed, seq_, off = ctx.args
+    if isinstance(seq_, tvm.ir.StringImm):  # the thread's global x index
+        tx = ctx.thread_vars[0] if ctx.thread_vars else tirx.IntImm("int32", 0)
+        bx = ctx.block_vars[0] if ctx.block_vars else tirx.IntImm("int32", 0)
+        ex = ctx.thread_extents[0] if ctx.thread_extents else 1
+        seq_ = tirx.Cast("uint64", tx + bx * ex)
+    return ext("tl_rng_init", addr_of(load), seed, seq_, off)
+
+
+@lowering("rng_rand", BASE)
+def _rng_rand(ctx: Any) -> Any:
+    return ext("tl_rng_rand", addr_of(ctx.args[0]), dtype="uint32")
+
+
+@lowering("rng_rand_float", BASE)
+def _rng_rand_float(ctx: Any) -> Any:
+    load, dist = ctx.args
+    kind = "normal" if str(dist.value) == "normal" else "uniform"
+    width = "f64" if ctx.dtype == "float64" else "f32"
+    return ext(f"tl_rng_{kind}_{width}", addr_of(load), dtype=ctx.dtype)
+
+
+# -- cp.async
+@lowering("ptx_cp_async", CP_ASYNC)
+def _cp_async(ctx: Any) -> Any:
+    args = list(ctx.args)
+    dst, src, n = args[:3]
+    elems = C.as_int(n)
+    nbytes = None if elems is None else elems * bits_of(ptr_dtype(dst)) // 8
+    if nbytes not in (4, 8, 16):
+        raise ctx.error(f"copies {nbytes if nbytes is not None else n} bytes; cp.async copies 4, 8 or 16 bytes "
+                        "(num_elems times the element size)")
+    src_bytes: Any = tirx.IntImm("int32", nbytes)
+    if len(args) > 3:
+        src_bytes = tirx.if_then_else(args[3], tirx.IntImm("int32", nbytes), tirx.IntImm("int32", 0))
+    return ext(f"tl_cp_async_{nbytes}", dst, src, src_bytes)
+
+
+simple("ptx_commit_group", CP_ASYNC, "tl_cp_async_commit")
+
+
+@lowering("ptx_wait_group", CP_ASYNC)
+def _wait_group(ctx: Any) -> Any:
+    return ext("tl_cp_async_wait_group", ctx.int_arg(0))
+
+
+# -- ldmatrix / mma.sync
+@lowering("ptx_ldmatrix", LDMATRIX)
+def _ldmatrix(ctx: Any) -> Any:
+    trans, num = ctx.int_arg(0), ctx.int_arg(1)
+    src, dst = ctx.args[2], ctx.args[3]
+    return ext(f"tl_ldmatrix_x{num}{'_trans' if trans else ''}", dst, src)
+
+
+_MMA_EXISTING = {("m16n8k16", "fp16", "fp32"): "tl_mma_f16_f32", ("m16n8k16", "bf16", "fp32"): "tl_mma_bf16_f32",
+                 ("m16n8k8", "tf32", "fp32"): "tl_mma_tf32_f32", ("m16n8k32", "int8", "int32"): "tl_mma_s8_s32"}
+MMA_SM75_SHAPES = ("m16n8k8", "m8n8k16", "m8n8k32")
+
+
+@lowering("ptx_mma", MMA)
+def _mma(ctx: Any) -> Any:
+    from tilelang_cuda.intrinsics.mma_sync import helper_name
+
+    args = list(ctx.args)
+    shape, a_t, b_t, c_t = (str(args[i].value) for i in (1, 2, 3, 4))
+    a, b, c = args[5], args[6], args[7]
+    if shape not in MMA_SM75_SHAPES or a_t == "fp64":
+        require(ctx, MMA)
+    name = _MMA_EXISTING.get((shape, a_t, c_t)) if a_t == b_t else None
+    if name is None:
+        try:
+            name = helper_name(shape, a_t, b_t, c_t)
+        except ValueError as exc:
+            raise ctx.error(str(exc)) from None
+    return ext(name, addr_of(c), addr_of(a), addr_of(b))
+
+
+@lowering("mma_fill", BASE)
+def _mma_fill(ctx: Any) -> Any:
+    n = ctx.int_arg(1)
+    load = ctx.args[2]
+    buf, idx = load.source, list(load.indices)
+    zero = tirx.const(0, str(buf.ty.dtype))
+    return Lowered(None, [tirx.BufferStore(buf, zero, idx[:-1] + [idx[-1] + i]) for i in range(n)])
+
+
+@lowering("mma_store", MMA)
+def _mma_store(ctx: Any) -> Any:
+    m, n = ctx.int_arg(1), ctx.int_arg(2)
+    if (m, n) != (16, 16):
+        raise ctx.error(f"stores 16 x 16 accumulator tiles, got {m} x {n}")
+    dst, src, stride = ctx.args[3], ctx.args[4], ctx.args[5]
+    return ext("tl_mma_store_16x16", dst, addr_of(src), stride, tirx.Cast("int32", ctx.linear_thread() % 32))
+
+
+# -- wgmma on descriptors
+_WGMMA_AB = {"fp16": "f16", "bf16": "bf16"}
+
+
+def _desc_plus(desc: Any, offset: Any) -> Any:
+    """A descriptor advanced by `offset` 16-byte units (its start address field is the low 14 bits)."""
+    if C.is_const(offset, 0):
+        return desc
+    return desc + tirx.Cast("uint64", offset)
+
+
+@lowering("ptx_wgmma_ss", WGMMA)
+def _wgmma_ss(ctx: Any) -> Any:
+    a = list(ctx.args)
+    prefix = str(a[1].value)
+    a_k_major, b_k_major = bool(ctx.int_arg(2)), bool(ctx.int_arg(3))
+    ab, b_t, acc_t = str(a[4].value), str(a[5].value), str(a[6].value)
+    if ab != b_t or ab not in _WGMMA_AB or acc_t != "fp32":
+        raise ctx.error(f"lowers fp16 / bf16 operands with an fp32 accumulator; got {ab} x {b_t} -> {acc_t}")
+    m, rest = prefix[1:].split("n")
+    n, k = rest.split("k")
+    if (m, k) != ("64", "16") or not (8 <= int(n) <= 256 and int(n) % 8 == 0):
+        raise ctx.error(f"{prefix} is not a wgmma m64nNk16 shape (N a multiple of 8 up to 256)")
+    name = f"tl_wgmma_ss_m64n{n}k16_{_WGMMA_AB[ab]}_t{int(not a_k_major)}{int(not b_k_major)}_sd"
+    c_load = a[11]
+    return ext(name, addr_of(c_load), _desc_plus(a[7], a[8]), _desc_plus(a[9], a[10]), tirx.Cast("int32", a[12]))
+
+
+# -- descriptors
+@lowering("initialize_wgmma_descriptor", WGMMA)
+def _init_wgmma_desc(ctx: Any) -> Any:
+    load, ptr, layout, lbo, sbo = ctx.args  # offsets in 16-byte units (the descriptor fields)
+    return Lowered(None, [tirx.BufferStore(load.source, ext("tl_wgmma_desc_user", ptr, lbo * 16, sbo * 16, layout,
+                                                            dtype="uint64"), list(load.indices))])
+
+
+@lowering("initialize_tcgen05_descriptor", TCGEN05)
+def _init_umma_desc(ctx: Any) -> Any:
+    load, ptr, lbo, sbo, swizzle = ctx.args  # offsets in 16-byte units (the descriptor fields)
+    return Lowered(None, [tirx.BufferStore(load.source, ext("tl_umma_desc", ptr, lbo * 16, sbo * 16, swizzle,
+                                                            dtype="uint64"),
+                                           list(load.indices))])
+
+
+@lowering("increase_descriptor_offset", BASE)
+def _increase_desc(ctx: Any) -> Any:
+    load, offset = ctx.args
+    dt = str(load.source.ty.dtype)
+    step = tirx.Cast(dt, tirx.shift_right(offset, tirx.IntImm(str(offset.ty.dtype), 4)))
+    return Lowered(None, [tirx.BufferStore(load.source, load + step, list(load.indices))])
+
+
+# ------------------------------------------------------------------------------------------------ registration
+def _make_impl(op: str, req: Requirement, fn: LowerFn) -> TileOpImpl:
+    def lower(ctx: Any) -> Any:
+        require(ctx, req)
+        return fn(ctx)
+
+    return TileOpImpl(op, "cuda_dialect", lower, supports_target=is_cuda, priority=10)
+
+
+def _more_lowerings() -> dict[str, tuple[Requirement, LowerFn]]:
+    """Constructs lowered in their own modules (TMA copies, tensor memory, wgmma / tcgen05 GEMMs)."""
+    from tilelang_cuda.tileops import dialect_tma, dialect_tensorcore
+
+    return {**dialect_tma.LOWER, **dialect_tensorcore.LOWER}
+
+
+def cuda_impls() -> tuple[TileOpImpl, ...]:
+    table = {**_LOWER, **_more_lowerings()}
+    return tuple(_make_impl(op, req, fn) for op, (req, fn) in sorted(table.items()))
+
+
+def elsewhere_impls() -> tuple[TileOpImpl, ...]:
+    """For targets other than CUDA: a LoweringError naming the construct and the CUDA arch that has it."""
+    table = {**_LOWER, **_more_lowerings()}
+    out = []
+    for op, (req, _) in sorted(table.items()):
+        def lower(ctx: Any, req: Requirement = req) -> Any:
+            raise ctx.error(f"is a CUDA construct ({req.feature}, {req.arch} and newer); target kind "
+                            f"{ctx.target_kind!r} does not have it", "use a CUDA target or the common language")
+
+        out.append(TileOpImpl(op, "cuda_dialect_elsewhere", lower, supports_target=lambda t: not is_cuda(t),
+                              priority=-1))
+    return tuple(out)
+
+
+_elsewhere_registered = False
+
+
+def register_elsewhere() -> None:
+    """Register `elsewhere_impls` for every target kind (once)."""
+    global _elsewhere_registered
+    if _elsewhere_registered:
+        return
+    from tilelang.backend import ANY_TARGET, register_tile_op_impl
+
+    for impl in elsewhere_impls():
+        register_tile_op_impl(impl, target_kind=ANY_TARGET)
+    _elsewhere_registered = True
+
+
+IMPLS = cuda_impls()

@@ -1,0 +1,231 @@
+"""Lowerings of the dialect's TMA constructs: ``T.tma_copy`` (loads completing on a user mbarrier, stores in bulk
+groups), the raw ``T.tma_load`` on a ``T.create_tma_descriptor`` map, and the sm_100a row gather / scatter.
+
+The tensor map of a copy is named in the device code by a string literal ``"tl_tmap:<tensor>:<box>:<swizzle>"``
+(`map_token`); `tilelang_cuda.tma.rewrite_source` turns each into a ``__grid_constant__`` kernel parameter and
+the launch encodes it from the tensor argument (`tilelang_cuda.tma.tensor_maps_of`).
+
+Issuing threads: one per leader scope. `tilelang_cuda.passes.dialect_scopes` appends to each call the first
+thread and the size of the thread range the call runs in (from the enclosing ``T.ws`` / ``if tx < ...``); a
+copy is issued by the threads ``(tid - first) % leader_scope_threads == 0`` (default: the range's first thread).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tvm
+from tvm import tirx
+
+from tilelang.layout import linearize
+from tilelang.transform import _common as C
+from tilelang.transform.plan_shared_memory import dtype_bytes
+from tilelang_cuda.tileops.dialect import GATHER4, TMA, Lowered, addr_of, ext, require, seq, stmt
+
+MAX_BOX = 256
+MAX_RANK = 5
+
+
+def map_token(tensor: str, box: list[int], swizzle: int = 0) -> Any:
+    """The string literal a helper call takes in place of the tensor map of `tensor` with `box` (outermost first)."""
+    return tvm.ir.StringImm(f"tl_tmap:{tensor}:{'x'.join(str(b) for b in box)}:{swizzle}")
+
+
+def _leader(ctx: Any, leader_threads: int, extra: list[Any]) -> Any:
+    """The condition of the issuing threads (see the module docstring)."""
+    first = C.as_int(extra[0]) if extra else 0
+    size = C.as_int(extra[1]) if len(extra) > 1 else None
+    step = leader_threads or size or 0
+    tid = ctx.linear_thread()
+    if not step:
+        return tid == first
+    return tirx.floormod(tid - first, step) == 0
+
+
+def _static(values: list[Any], what: str, ctx: Any) -> list[int]:
+    out = [C.as_int(v) for v in values]
+    if None in out:
+        raise ctx.error(f"{what} must be static, got {values}")
+    return out  # type: ignore[return-value]
+
+
+def _tile_swizzle(ctx: Any, sbuf: Any) -> int:
+    """The TMA swizzle (0 none, 1 32B, 2 64B, 3 128B: the ``CUtensorMapSwizzle`` values) of shared tile `sbuf`:
+    the bank-swizzled layout ``T.annotate_layout`` gave it, else none. The tile is then only accessed through
+    addresses (TMA, wgmma / tcgen05 descriptors), so core keeps its storage as is and the copy and the MMA agree
+    on the hardware swizzle. A swizzled layout other than the canonical bank swizzles is refused."""
+    from tilelang.layout import cute
+    from tilelang.layout import swizzle as sw
+    from tilelang.transform.apply_layouts import LAYOUT_ANN, rebuild
+
+    alloc = next((a for a in C.allocations(ctx.func.body) if a.buffer.same_as(sbuf)), None)
+    value = None if alloc is None else alloc.annotations.get(LAYOUT_ANN)
+    if value is None:
+        return 0
+    layout = rebuild(sbuf, value)
+    composed = cute.ComposedLayout.from_tilelang(layout)
+    bits = 8 * dtype_bytes(str(sbuf.ty.dtype))
+    mode = None if composed is None else composed.recast(bits, 8).swizzle.to_swizzle_mode()
+    if mode is not None and mode.is_none():
+        return 0
+    makers = {3: sw.make_full_bank_swizzled_layout, 2: sw.make_half_bank_swizzled_layout,
+              1: sw.make_quarter_bank_swizzled_layout}
+    if mode is not None and mode.value in makers:
+        canonical = cute.ComposedLayout.from_tilelang(makers[mode.value](sbuf))
+        if canonical is not None and tvm.ir.structural_equal(canonical, composed):
+            return int(mode.value)
+    raise ctx.error(f"TMA writes shared tile {sbuf.name} only row-major or in a bank-swizzled layout "
+                    "(T.annotate_layout with make_full/half/quarter_bank_swizzled_layout); its layout is neither")
+
+
+def _plan(ctx: Any, g: Any, s: Any) -> list[tuple[list[int], int, Any, list[Any]]]:
+    """The boxes of a copy between global region `g` and shared region `s` (whose box must be whole trailing
+    modes of its tile): ``[(box, swizzle, shared pointer, coordinates innermost first)]`` -- one box, or one per
+    column block of a bank-swizzled tile (TMA swizzles rows of at most the swizzle's width)."""
+    gbuf, sbuf = g.source, s.source
+    if str(gbuf.ty.dtype) != str(sbuf.ty.dtype):
+        raise ctx.error(f"copies between {gbuf.ty.dtype} and {sbuf.ty.dtype}; TMA does not convert")
+    rank = len(gbuf.ty.shape)
+    if not 1 <= rank <= MAX_RANK:
+        raise ctx.error(f"TMA tensors have 1 to {MAX_RANK} dims, {gbuf.name} has {rank}")
+    box = _static([r.extent for r in g.region], "the TMA box", ctx)
+    if not all(1 <= b <= MAX_BOX for b in box):
+        raise ctx.error(f"TMA box {box} has a dim outside 1..{MAX_BOX}")
+    elem = dtype_bytes(str(gbuf.ty.dtype))
+    if (box[-1] * elem) % 16:
+        raise ctx.error(f"the TMA box's rows are {box[-1] * elem} bytes; TMA needs a multiple of 16")
+    inner = [b for b in box if b != 1]
+    sshape = _static(list(sbuf.ty.shape), "the shared tile's shape", ctx)
+    sext = _static([r.extent for r in s.region], "the shared region", ctx)
+    k = len(inner)
+    if [e for e in sext if e != 1] != inner or (k and sshape[-k:] != inner) or \
+            any(not C.is_const(r.min, 0) for r in s.region[len(s.region) - k:]):
+        raise ctx.error(f"the shared side {sbuf.name}{sext} must be whole trailing modes of its tile matching the "
+                        f"TMA box {box} (one contiguous box)")
+    swizzle = _tile_swizzle(ctx, sbuf)
+    base = linearize([r.min for r in s.region], list(sbuf.ty.shape))
+    coords = [tirx.Cast("int32", r.min) for r in reversed(list(g.region))]
+
+    def pointer(offset: Any, count: int) -> Any:
+        return tirx.call_intrin("handle", "tirx.tvm_access_ptr", tirx.type_annotation(str(sbuf.ty.dtype)),
+                                sbuf.data, offset, count, 3)
+
+    total = 1
+    for b in box:
+        total *= b
+    if not swizzle:
+        return [(box, 0, pointer(base, total), coords)]
+    width = {3: 128, 2: 64, 1: 32}[swizzle] // elem
+    if box[-1] % width:
+        raise ctx.error(f"a {width * elem}-byte swizzled tile is copied in boxes {width} elements wide; the box "
+                        f"{box} is not a multiple")
+    blocks = box[-1] // width
+    per_block = total // blocks
+    out = []
+    for b in range(blocks):
+        bbox = [*box[:-1], width]
+        bcoords = [coords[0] + b * width, *coords[1:]]
+        out.append((bbox, swizzle, pointer(base + b * per_block, per_block), bcoords))
+    return out
+
+
+def lower_tma_copy(ctx: Any) -> Any:
+    src, dst, bar, mask, leader_threads, _eviction, *extra = ctx.args
+    leader = _leader(ctx, C.as_int(leader_threads) or 0, extra)
+    load = C.scope_of(src.source) == "global"
+    if load:
+        boxes = _plan(ctx, src, dst)
+        nbytes = sum(_count(box) for box, *_ in boxes) * dtype_bytes(str(src.source.ty.dtype))
+        issue = [stmt("tl_mbarrier_expect_tx", addr_of(bar), nbytes)]
+        cluster_mask = C.as_int(mask)
+        for box, swizzle, sptr, coords in boxes:
+            tmap = map_token(str(src.source.name), box, swizzle)
+            rank = len(box)
+            unicast = stmt(f"tl_tma_copy_load_{rank}d", tmap, sptr, addr_of(bar), *coords)
+            if cluster_mask is None or cluster_mask < 0:
+                issue.append(unicast)
+                continue
+            if rank != 2:
+                raise ctx.error(f"multicast TMA loads here are 2-D; the box {box} is {rank}-D")
+            rank_var = ext("tl_cluster_ctarank", dtype="int32")
+            lowest = (cluster_mask & -cluster_mask).bit_length() - 1
+            in_mask = tirx.bitwise_and(tirx.shift_right(tirx.IntImm("int32", cluster_mask), rank_var), 1) == 1
+            multicast = tirx.IfThenElse(rank_var == lowest, stmt("tl_tma_load_multicast", tmap, sptr, addr_of(bar),
+                                                                 tirx.IntImm("uint16", cluster_mask), *coords), None)
+            issue.append(tirx.IfThenElse(in_mask, multicast, unicast))
+        return Lowered(None, [tirx.IfThenElse(leader, seq(issue), None)])
+    issue = [stmt("tl_fence_proxy_async_all")]
+    for box, swizzle, sptr, coords in _plan(ctx, dst, src):
+        issue.append(stmt(f"tl_tma_copy_store_{len(box)}d", map_token(str(dst.source.name), box, swizzle), sptr,
+                          *coords))
+    issue.append(stmt("tl_tma_store_arrive"))
+    return Lowered(None, [tirx.IfThenElse(leader, seq(issue), None)])
+
+
+def _count(box: list[int]) -> int:
+    n = 1
+    for b in box:
+        n *= b
+    return n
+
+
+def lower_create_descriptor(ctx: Any) -> Any:
+    """A raw tensor map of a kernel tensor: the token of its map (box from the arguments)."""
+    args = list(ctx.args)
+    rank = ctx.int_arg(1)
+    tensor = args[2]
+    if not (isinstance(tensor, tvm.ir.Var) and tirx.is_buffer_var(tensor) and C.scope_of(tensor) == "global"):
+        raise ctx.error("global_addr must be a kernel tensor (A.data) whose map the launch can encode")
+    box_inner_first = [C.as_int(v) for v in args[3 + 2 * rank - 1: 3 + 3 * rank - 1]]
+    if None in box_inner_first:
+        raise ctx.error("the box dims of a tensor map must be static")
+    swizzle = C.as_int(args[-3]) or 0
+    return map_token(str(tensor.name), list(reversed(box_inner_first)), swizzle)  # type: ignore[arg-type]
+
+
+def lower_tma_load(ctx: Any) -> Any:
+    desc, bar, smem, *coords = ctx.args
+    if not isinstance(desc, tvm.ir.StringImm):
+        raise ctx.error("the descriptor must be a T.create_tma_descriptor(...) of a kernel tensor")
+    if coords and C.as_int(coords[-1]) is not None and len(coords) > 1 and \
+            len(coords) - 1 == len(str(desc.value).split(":")[2].split("x")):
+        coords = coords[:-1]  # a trailing eviction policy
+    return ext(f"tl_tma_copy_load_{len(coords)}d", desc, smem, addr_of(bar),
+               *[tirx.Cast("int32", c) for c in coords])
+
+
+def lower_gather4(ctx: Any) -> Any:
+    src, dst, col, r0, r1, r2, r3, bar, _ev, *extra = ctx.args
+    k_box = C.as_int(dst.ty.shape[1])
+    tmap = map_token(str(src.name), [1, k_box], 0)
+    ptr = tirx.call_intrin("handle", "tirx.tvm_access_ptr", tirx.type_annotation(str(dst.ty.dtype)), dst.data, 0,
+                           4 * k_box, 2)
+    rows = [tirx.Cast("int32", r) for r in (r0, r1, r2, r3)]
+    return ext("tl_tma_gather4", tmap, ptr, addr_of(bar), tirx.Cast("int32", col), *rows)
+
+
+def lower_scatter4(ctx: Any) -> Any:
+    src, dst, col, r0, r1, r2, r3, _ev, *extra = ctx.args
+    k_box = C.as_int(src.ty.shape[1])
+    tmap = map_token(str(dst.name), [1, k_box], 0)
+    ptr = tirx.call_intrin("handle", "tirx.tvm_access_ptr", tirx.type_annotation(str(src.ty.dtype)), src.data, 0,
+                           4 * k_box, 1)
+    rows = [tirx.Cast("int32", r) for r in (r0, r1, r2, r3)]
+    return Lowered(None, [stmt("tl_fence_proxy_async_all"),
+                          stmt("tl_tma_scatter4", tmap, ptr, tirx.Cast("int32", col), *rows)])
+
+
+def lower_copy_cluster(ctx: Any) -> Any:
+    raise ctx.error("T.copy_cluster (TMA multicast with an implicit wait, or distributed shared-memory copies) is "
+                    "not implemented by the tilelang-cuda backend",
+                    "use T.tma_copy(..., cluster_mask=...) with an explicit barrier wait")
+
+
+LOWER = {
+    "tl.tma_copy": (TMA, lower_tma_copy),
+    "tl.create_tma_descriptor": (TMA, lower_create_descriptor),
+    "tl.tma_load": (TMA, lower_tma_load),
+    "tl.tma_gather4": (GATHER4, lower_gather4),
+    "tl.tma_scatter4": (GATHER4, lower_scatter4),
+    "tl.copy_cluster": (TMA, lower_copy_cluster),
+}

@@ -1,0 +1,27 @@
+"""The CUDA backend's IR passes (``tilelang.cuda.transform``), each a factory of a ``tvm.transform.Pass`` taking
+the target, in the order `tilelang_cuda.pipeline.PASSES` runs them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["AsyncCopyPipeline", "DialectScopes", "LegalizeVectorWidth", "MMAAccumulators", "MarkPipelineStages",
+           "ShareScratchTiles", "SwizzleSharedOperands"]
+
+_PASSES = {
+    "AsyncCopyPipeline": "tilelang_cuda.passes.async_pipeline",
+    "MarkPipelineStages": "tilelang_cuda.passes.async_pipeline",
+    "DialectScopes": "tilelang_cuda.passes.dialect_scopes",
+    "LegalizeVectorWidth": "tilelang_cuda.passes.legalize_vectors",
+    "MMAAccumulators": "tilelang_cuda.passes.mma_accumulators",
+    "ShareScratchTiles": "tilelang_cuda.passes.share_scratch",
+    "SwizzleSharedOperands": "tilelang_cuda.passes.swizzle_shared",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _PASSES:
+        raise AttributeError(f"module 'tilelang.cuda.transform' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(_PASSES[name]), name)
