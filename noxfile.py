@@ -119,9 +119,12 @@ def conformance(session: nox.Session) -> None:
     session.install("pytest-timeout", "cloudpickle", "z3-solver")  # the reference suite imports z3 itself
     out = os.path.join(session.create_tmp(), "conformance-out")
     python = os.path.join(session.virtualenv.location, "bin", "python")
+    # one file a folder cannot import (several need the reference's examples/ tree, which the kit does not
+    # carry) must not hide the rest of its folder: its own tests still count as not passing
+    env = {**_env(session), "PYTEST_ADDOPTS": "--continue-on-collection-errors"}
     session.run("python", run_py, "--python", python, "--out", out,
                 "--exclusions", os.path.join(HERE, "conformance", "exclusions.txt"),
-                "--floor", os.path.join(HERE, "conformance", "floor.txt"), *session.posargs, env=_env(session))
+                "--floor", os.path.join(HERE, "conformance", "floor.txt"), *session.posargs, env=env)
 
 
 @nox.session

@@ -4,7 +4,8 @@ The reference TileLang ships a TVM fork that still has them; a TileLang program 
 therefore writes ``tvm.arith.Analyzer()``, ``tvm.ir.structural_equal(a, b)``, ``tvm.tirx.PrimExpr`` or
 ``tvm.tirx.stmt_functor.post_order_visit``. After ``import tilelang`` these resolve on the installed TVM:
 
-- ``tvm.ffi`` is the ``tvm_ffi`` package; ``tvm.arith`` is ``tvm.sym`` (the same analyzer, iter-map and interval-set API under its 0.27 name);
+- ``tvm.ffi`` is the ``tvm_ffi`` package; ``tvm.arith`` is ``tvm.sym`` (the same analyzer, iter-map and
+  interval-set API under its 0.27 name);
 - ``tvm.ir.structural_equal`` / ``structural_hash`` are ``tvm_ffi``'s; ``tvm.tirx.PrimExpr`` is ``tvm.ir.Expr``,
   ``tvm.tirx.Call`` is ``tvm.ir.Call``, scalar expressions have ``.dtype`` (buffer vars keep TVM's own) and
   ``PrimFunc.buffer_map`` maps each buffer parameter to itself (parameters are buffers in 0.27);

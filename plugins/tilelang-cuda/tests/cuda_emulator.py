@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from cuda_emulator_dialect import DialectHelpers
 from tvm import tirx
 
 __all__ = ["EmulationError", "Emulator", "emulate", "ldmatrix_x4", "mma_sync", "shfl_xor", "warp_butterfly"]
@@ -350,6 +351,7 @@ class _Wgmma:
     a_reg_src: tuple[Mem, np.ndarray] | None
     a: _Operand | None          # shared A (SS), (64, 16)
     b: _Operand                 # shared B, (n, 16) = B^T (n, k)
+    scale: int = 1              # scale-d: 0 overwrites the accumulators
 
 
 def _half_values(raw: np.ndarray, kind: str) -> np.ndarray:
@@ -360,12 +362,13 @@ def _half_values(raw: np.ndarray, kind: str) -> np.ndarray:
 
 
 def _wgmma_form(fname: str) -> tuple[str, int, str, int, int] | None:
-    """``(ss|rs, n, f16|bf16, trans_a, trans_b)`` of a generated wgmma helper name (None: not one)."""
+    """``(ss|ss_sd|rs, n, f16|bf16, trans_a, trans_b)`` of a generated wgmma helper name (None: not one);
+    ``ss_sd``: the SS form whose last operand is scale-d (0 overwrites the accumulators)."""
     import re
 
-    m = re.fullmatch(r"tl_wgmma_ss_m64n(\d+)k16_(f16|bf16)_t([01])([01])", fname)
+    m = re.fullmatch(r"tl_wgmma_ss_m64n(\d+)k16_(f16|bf16)_t([01])([01])(_sd)?", fname)
     if m:
-        return "ss", int(m.group(1)), m.group(2), int(m.group(3)), int(m.group(4))
+        return "ss_sd" if m.group(5) else "ss", int(m.group(1)), m.group(2), int(m.group(3)), int(m.group(4))
     m = re.fullmatch(r"tl_wgmma_rs_m64n(\d+)k16_(f16|bf16)_t([01])", fname)
     if m:
         return "rs", int(m.group(1)), m.group(2), 0, int(m.group(3))
@@ -483,7 +486,7 @@ _MATH = {
 }
 
 
-class Emulator:
+class Emulator(DialectHelpers):
     """Runs one device PrimFunc over its grid. `args` maps parameter names to a global `Mem` (pointers) or a
     scalar; ``patch`` maps a helper name to ``fn(emu, args) -> value`` overriding it."""
 
@@ -574,6 +577,7 @@ class Emulator:
         self.wg_groups: dict[int, list[list[_Wgmma]]] = {}
         self.wg_inflight = 0
         self.tma = [_MBarrier() for _ in range(TMA_SLOTS)]
+        self._reset_dialect_state()
 
     # ---------------------------------------------------------------- compile: statements
     def compile_stmt(self, s: Any) -> Callable[[Emulator], None]:
@@ -1332,8 +1336,15 @@ class Emulator:
         np.add.at(mem.wg_reading, b, 1)
 
     def _wgmma_issue(self, form: tuple[str, int, str, int, int], a: list) -> None:
-        """``wgmma.mma_async`` (scale-d 1): per warpgroup, capture the operands; the MMA runs at its retirement."""
+        """``wgmma.mma_async``: per warpgroup, capture the operands (and scale-d); the MMA runs at its retirement."""
         kind_ss, n, kind, ta, tb = form
+        scale = 1
+        if kind_ss == "ss_sd":
+            kind_ss = "ss"
+            scales = np.broadcast_to(np.asarray(a[3], np.int64), (self.T,))[self.mask]
+            if np.unique(scales).size != 1:
+                raise EmulationError("wgmma scale-d differs between the threads of a warpgroup")
+            scale = int(scales[0] != 0)
         what = f"wgmma m64n{n}k16 ({kind_ss})"
         acc_p = a[0]
         if acc_p.mem.scope != "local":
@@ -1344,7 +1355,7 @@ class Emulator:
         for wg in self._warpgroups(what):
             sl = slice(wg * 128, (wg + 1) * 128)
             rows = np.arange(128)[:, None] + wg * 128
-            if acc_p.mem.dirty[rows, acc_idx[sl]].any():
+            if scale and acc_p.mem.dirty[rows, acc_idx[sl]].any():
                 raise EmulationError(f"{what}: accumulator registers written since the last wgmma.fence (missing "
                                      "wgmma.fence before the wgmma)")
             a_regs = a_src = a_op = None
@@ -1366,7 +1377,7 @@ class Emulator:
             if a_op is not None:
                 self._operand_issue(a_op, wg, what + " A")
             self._operand_issue(b_op, wg, what + " B")
-            op = _Wgmma(wg, kind, n, acc_p.mem, acc_idx[sl], a_regs, a_src, a_op, b_op)
+            op = _Wgmma(wg, kind, n, acc_p.mem, acc_idx[sl], a_regs, a_src, a_op, b_op, scale)
             self._mark_registers(op)
             self.wg_inflight += 1
             self.wg_open.setdefault(wg, []).append(op)
@@ -1406,7 +1417,7 @@ class Emulator:
             op.a_reg_src[0].inflight[rows, op.a_reg_src[1]] = 0
         for later in self.wg_open.get(op.wg, []) + [o for g in self.wg_groups.get(op.wg, []) for o in g]:
             self._mark_registers(later)  # batches still in flight keep their registers (often the same ones)
-        if not op.acc.init[rows, op.acc_idx].all():
+        if op.scale and not op.acc.init[rows, op.acc_idx].all():
             raise EmulationError(f"wgmma accumulates into {op.acc.name} registers never written (scale-d is 1)")
         if op.a_regs is not None:
             A = np.zeros((64, 16))
@@ -1418,9 +1429,11 @@ class Emulator:
         dr, dc = wgmma_acc_layout(op.n)
         acc = np.ascontiguousarray(op.acc.data[rows, op.acc_idx]).view(np.float32)
         C = np.zeros((64, op.n))
-        C[dr, dc] = acc
+        if op.scale:
+            C[dr, dc] = acc
         D = (A @ B + C).astype(np.float32)
         op.acc.data[rows, op.acc_idx] = np.ascontiguousarray(D[dr, dc]).view(np.uint8)
+        op.acc.init[rows, op.acc_idx] = True
 
     # ---------------------------------------------------------------- helpers: TMA + mbarrier (sm_90a)
     def _x_tl_tma_load_2d(self, a: list, dt: DType, e: Any) -> None:

@@ -23,6 +23,14 @@ class PassConfigKey(str, enum.Enum):
     """
 
     TL_SIMPLIFY = "tl.Simplify"
+    # fields of the tl.Simplify config (a dict of these keys)
+    TL_SIMPLIFY_TRANSITIVELY_PROVE_INEQUALITIES = "transitively_prove_inequalities"
+    TL_SIMPLIFY_CONVERT_BOOLEAN_TO_AND_OF_ORS = "convert_boolean_to_and_of_ors"
+    TL_SIMPLIFY_APPLY_CONSTRAINTS_TO_BOOLEAN_BRANCHES = "apply_constraints_to_boolean_branches"
+    TL_SIMPLIFY_PROPAGATE_KNOWNS_TO_PROVE_CONDITIONAL = "propagate_knowns_to_prove_conditional"
+    TL_SIMPLIFY_PROPAGATE_KNOWNS_TO_SIMPLIFY_EXPRESSIONS = "propagate_knowns_to_simplify_expressions"
+    TL_SIMPLIFY_ENABLE_LET_INLINE = "enable_simplify_let_inline"
+    TL_DISABLE_VECTORIZE_256 = "tl.disable_vectorize_256"
     TL_DISABLE_BUFFER_INIT_CHECK = "tl.disable_buffer_init_check"
     TL_DISABLE_DATA_RACE_CHECK = "tl.disable_data_race_check"
     TL_DISABLE_PRELOWER_SEMANTIC_CHECK = "tl.disable_prelower_semantic_check"

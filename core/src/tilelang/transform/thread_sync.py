@@ -12,7 +12,7 @@ from typing import Any
 __all__ = ["ThreadSync"]
 
 
-def ThreadSync(storage_scope: str) -> Any:  # noqa: N802 (a pass factory)
+def ThreadSync(storage_scope: str) -> Any:
     """The barrier-insertion pass for `storage_scope` (``"shared"``, ``"shared.dyn"``, ``"global"``, ...)."""
     if not isinstance(storage_scope, str) or not storage_scope:
         raise ValueError(f"ThreadSync needs a storage scope such as 'shared', got {storage_scope!r}")

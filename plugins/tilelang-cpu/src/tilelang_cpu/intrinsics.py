@@ -140,6 +140,10 @@ def _fold(ctx: Any, kind: str, scratch: Any, start: Any, count: Any, mask: Any, 
             init, new = tirx.const(0, "uint32"), tirx.Select(same, tirx.bitwise_or(cur, bit), cur)
         else:  # accumulate the mask of equal lanes; compared with the full mask below
             init, new = tirx.const(0, "uint32"), tirx.Select(same, tirx.bitwise_or(cur, bit), cur)
+    elif kind in ("max", "min") and dtype.startswith(("float", "bfloat")):
+        # a select rather than Max / Min: LLVM takes minutes on fully unrolled float max chains in thread loops
+        init = identity_value(kind, dtype)
+        new = tirx.Select(x > cur if kind == "max" else x < cur, x, cur)
     else:  # a warp reduction: sum max min bitand bitor
         init, new = identity_value(kind, dtype), combine(kind, cur, x)
     if mask is not None:

@@ -43,6 +43,18 @@ def _share_scratch(target: Any) -> Any:
     return ShareScratchTiles(target)
 
 
+def _tensor_memory(target: Any) -> Any:
+    from tilelang_cuda.passes.tensor_memory import TensorMemory
+
+    return TensorMemory(target)
+
+
+def _drop_tensor_memory(target: Any) -> Any:
+    from tilelang_cuda.passes.tensor_memory import DropTensorMemoryTiles
+
+    return DropTensorMemoryTiles(target)
+
+
 def _dialect_scopes(target: Any) -> Any:
     from tilelang_cuda.passes.dialect_scopes import DialectScopes
 
@@ -50,9 +62,11 @@ def _dialect_scopes(target: Any) -> Any:
 
 
 PASSES = (
+    PipelinePass("cuda.tensor_memory", "pre_layout", _tensor_memory),
     PipelinePass("cuda.mma_accumulators", "pre_layout", _mma_accumulators),
     PipelinePass("cuda.mark_pipeline_stages", "post_layout", _mark_pipeline),
     PipelinePass("cuda.dialect_scopes", "post_layout", _dialect_scopes),
+    PipelinePass("cuda.drop_tensor_memory_tiles", "post_tile_lowering", _drop_tensor_memory),
     PipelinePass("cuda.async_copy_pipeline", "post_tile_lowering", _async_pipeline),
     PipelinePass("cuda.swizzle_shared_operands", "post_tile_lowering", _swizzle),
     PipelinePass("cuda.share_scratch_tiles", "post_tile_lowering", _share_scratch),

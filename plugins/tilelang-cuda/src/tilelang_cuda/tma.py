@@ -112,7 +112,8 @@ def rewrite_map_tokens(source: str) -> str:
         params = list(dict.fromkeys(token_param(*t) for t in _TOKEN.findall(body)))
         out.append(source[pos:m.start()])
         if params:
-            extra[m.group(2)] = "".join(f", const __grid_constant__ tl_tensor_map_t {p}" for p in params)
+            added = ", ".join(f"const __grid_constant__ tl_tensor_map_t {p}" for p in params)
+            extra[m.group(2)] = (", " + added) if m.group(3).strip() else added
             out.append(m.group(1) + m.group(3) + extra[m.group(2)] + m.group(4))
             out.append(_TOKEN.sub(lambda t: f"(&{token_param(*t.groups())})", body))
         else:

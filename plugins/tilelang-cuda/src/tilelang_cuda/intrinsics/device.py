@@ -241,6 +241,16 @@ __device__ __forceinline__ void tl_sts{_bits}(void* p, {_ctype} v) {{
   asm volatile("st.shared{_vec} [%0], {_ins1};\n" :: "r"(tl_smem_addr(p)), {_icons1} : "memory");
 }}""")
 
+# the loads into a register array (what the lowering emits: TVM prints vector-typed calls lane by lane)
+for _bits, (_ctype, _c, _suffix, _n) in _LD_TYPES.items():
+    for _space in ("ldg", "lds") if _bits <= 128 else ("ldg",):
+        _args = "const void* p, bool pred" if _space == "ldg" else "const void* p"
+        _call = "p, pred" if _space == "ldg" else "p"
+        _helper(f"tl_{_space}{_bits}_to", rf"""
+__device__ __forceinline__ void tl_{_space}{_bits}_to(void* dst, {_args}) {{
+  *reinterpret_cast<{_ctype}*>(dst) = tl_{_space}{_bits}({_call});
+}}""", f"tl_{_space}{_bits}")
+
 # ------------------------------------------------------------------------------------------------ wgmma batches
 _helper("tl_warpgroup_arrive", r"""
 __device__ __forceinline__ void tl_warpgroup_arrive() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }""")
@@ -375,6 +385,12 @@ __device__ __forceinline__ unsigned long long tl_umma_desc(const void* smem, int
   d |= (unsigned long long)(swizzle & 7) << 61;
   return d;
 }""")
+_helper("tl_umma_desc_sw", r"""
+// the descriptor of a tile the kernel stores in a hardware-swizzled layout (`tl_umma_desc` under the name the
+// swizzle pass looks for: the tile's storage follows the descriptor's swizzle)
+__device__ __forceinline__ unsigned long long tl_umma_desc_sw(const void* smem, int lbo, int sbo, int swizzle) {
+  return tl_umma_desc(smem, lbo, sbo, swizzle);
+}""", "tl_umma_desc")
 _helper("tl_tcgen05_mma_ss", r"""
 // D[tmem] (+)= A[smem] * B[smem] for one instruction descriptor; issued by one thread
 __device__ __forceinline__ void tl_tcgen05_mma_ss(unsigned d_tmem, unsigned long long a_desc,

@@ -8,8 +8,9 @@ thread and size to each such call (``tl.tma_copy``, ``tl.tcgen05_gemm``, ``tl.tm
 lowering uses to elect the issuer (`tilelang_cuda.tileops.dialect_tma`).
 
 ``T.annotate_producer_reg_dealloc(n)`` / ``T.annotate_consumer_reg_alloc(m)`` (without
-``T.no_set_max_nreg()``): every ``T.ws`` scope starts with ``setmaxnreg.dec n`` when it is a producer (it issues
-copies and runs no GEMM) and ``setmaxnreg.inc m`` otherwise. The annotations are removed.
+``T.no_set_max_nreg()``): the warpgroups of the kernel's ``T.ws`` scopes adjust their registers once, before the
+first statement that holds such a scope: ``setmaxnreg.dec n`` for producers (their scopes issue copies and run
+no GEMM), ``setmaxnreg.inc m`` for the others. The annotations are removed.
 
 Runs at ``post_layout``, before the tile operators and intrinsics are lowered.
 """
@@ -102,6 +103,46 @@ def _mentions(body: Any, names: tuple[str, ...]) -> bool:
     return bool(C.collect(body, tvm.ir.Call, lambda c: isinstance(c.op, tvm.ir.Op) and c.op.name in names))
 
 
+def _adjust_registers(body: Any, tx: Any, dealloc: Any, alloc: Any, set_max_nreg: Any) -> Any:
+    """``setmaxnreg`` once per warpgroup of the ``T.ws`` scopes, before the first statement holding one."""
+    scopes = C.collect(body, tirx.AttrStmt, lambda a: a.attr_key == WS_ATTR)
+    if not scopes:
+        return body
+    roles: dict[int, bool] = {}  # warpgroup -> producer
+    for scope in scopes:
+        producer = _mentions(scope.body, PRODUCER_OPS) and not _mentions(scope.body, CONSUMER_OPS)
+        for group in (int(i) for i in str(scope.node.value).split(",")):
+            roles[group] = roles.get(group, True) and producer
+    adjust = []
+    for group, producer in sorted(roles.items()):
+        ann = dealloc if producer else alloc
+        if ann is None:
+            continue
+        cond = tirx.floordiv(tx, WARP_GROUP) == group
+        adjust.append(tirx.IfThenElse(cond, set_max_nreg(int(ann.args[0].value), 0 if producer else 1), None))
+    if not adjust:
+        return body
+    done = [False]
+
+    def on_seq(seq: Any, mutator: Any) -> Any:
+        if done[0]:
+            return seq
+        parts = list(seq.seq)
+        for i, part in enumerate(parts):
+            if C.collect(part, tirx.AttrStmt, lambda a: a.attr_key == WS_ATTR):
+                if isinstance(part, tirx.SeqStmt) or (not isinstance(part, (tirx.For, tirx.IfThenElse,
+                                                                             tirx.AttrStmt))):
+                    break
+                if isinstance(part, tirx.AttrStmt) and part.attr_key != WS_ATTR:
+                    break
+                done[0] = True
+                return C.seq([*parts[:i], *adjust, *parts[i:]])
+        return mutator.default_mutate(seq)
+
+    out = tvm_ffi.structural_mutate(body, [(tirx.SeqStmt, on_seq)])
+    return out if done[0] else C.seq([*adjust, body])
+
+
 def DialectScopes(target: Any = None) -> tvm.transform.Pass:
     """See the module docstring."""
 
@@ -130,14 +171,7 @@ def DialectScopes(target: Any = None) -> tvm.transform.Pass:
                 if n.attr_key != WS_ATTR:
                     return mutator.default_mutate(n)
                 a, b = _ws_range(n)
-                body = walk(n.body, max(lo, a), min(hi, b))
-                if use_regs:
-                    producer = _mentions(body, PRODUCER_OPS) and not _mentions(body, CONSUMER_OPS)
-                    if producer and dealloc is not None:
-                        body = C.seq([set_max_nreg(int(dealloc.args[0].value), 0), body])
-                    elif not producer and alloc is not None:
-                        body = C.seq([set_max_nreg(int(alloc.args[0].value), 1), body])
-                return tirx.AttrStmt(n.node, n.attr_key, n.value, body)
+                return tirx.AttrStmt(n.node, n.attr_key, n.value, walk(n.body, max(lo, a), min(hi, b)))
 
             def on_if(n: Any, mutator: Any) -> Any:
                 kept = _range_of(n.condition, tx, lo, hi)
@@ -161,6 +195,9 @@ def DialectScopes(target: Any = None) -> tvm.transform.Pass:
             return tvm_ffi.structural_mutate(node, [(tirx.AttrStmt, on_attr), (tirx.IfThenElse, on_if),
                                                     (tirx.Evaluate, on_eval)])
 
-        return C.with_body(func, walk(func.body, 0, tx_extent))
+        body = walk(func.body, 0, tx_extent)
+        if use_regs:
+            body = _adjust_registers(body, tx, dealloc, alloc, set_max_nreg)
+        return C.with_body(func, body)
 
     return dialect_scopes

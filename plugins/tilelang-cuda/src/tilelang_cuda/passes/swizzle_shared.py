@@ -26,6 +26,7 @@ so a use it cannot rewrite is an internal LoweringError, never a silently wrong 
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import tvm
@@ -40,6 +41,9 @@ _SHARED = ("shared", "shared.dyn")
 CHUNK_BYTES = 16
 POOL_ALIGN = 1024  # the 128-byte swizzle's repeat: tiles wgmma reads through swizzled descriptors start on it
 DESC_SW = "tl_wgmma_desc_sw"  # tl_wgmma_desc_sw(tvm_access_ptr(tile, ..), lbo, sbo, mode): a swizzled descriptor
+DESC_NAMES = (DESC_SW, "tl_umma_desc_sw")  # the tcgen05 form (sm_100a) reads the same hardware layouts
+TMA_COPY = re.compile(r"tl_tma_copy_(load|store)_(\d)d")
+TMA_SWIZZLE = {128: 3, 64: 2, 32: 1}  # CUtensorMapSwizzle of a swizzle width in bytes
 
 
 def swizzle_params(shape: list[Any], dtype: str) -> tuple[int, int, int] | None:
@@ -104,7 +108,7 @@ def descriptor_tiles(body: Any) -> set[Any]:
     found: set[Any] = set()
 
     def on_call(call: Any) -> None:
-        if _call_name(call) == "extern:" + DESC_SW:
+        if _call_name(call) in tuple("extern:" + d for d in DESC_NAMES):
             buf = _ptr_buffer(call.args[1])
             if buf in allocated:
                 found.add(buf)
@@ -120,9 +124,24 @@ def _chunk_ramp(idx: Any, vec: int, analyzer: Any) -> bool:
             and C.as_int(idx.lanes) <= vec and analyzer.can_prove(tirx.floormod(idx.base, vec) == 0))
 
 
-def _rewritable(body: Any, buf: Any, params: tuple[int, int, int], analyzer: Any) -> bool:
-    """Whether every use of `buf` in `body` is a load, a store, its allocation or a one-chunk access pointer,
-    and no access already XORs its indices (a layout the user annotated, which core applied)."""
+def _tma_pointers(body: Any, buf: Any) -> list[Any]:
+    """The pointers into `buf` that are the shared side of an unswizzled ``T.tma_copy`` box covering whole tiles."""
+    out = []
+    tile = C.as_int(buf.ty.shape[-1]) * C.as_int(buf.ty.shape[-2]) if len(buf.ty.shape) >= 2 else None
+    for call in C.collect(body, tvm.ir.Call, lambda c: TMA_COPY.fullmatch((_call_name(c) or "")[7:]) is not None):
+        token = str(call.args[1].value)
+        ptr = call.args[2]
+        if _ptr_buffer(ptr) is None or not _ptr_buffer(ptr).same_as(buf) or not token.endswith(":0"):
+            continue
+        if tile and C.as_int(ptr.args[3]) == tile:
+            out.append(ptr)
+    return out
+
+
+def _rewritable(body: Any, buf: Any, params: tuple[int, int, int], analyzer: Any, tma_ok: bool = False) -> bool:
+    """Whether every use of `buf` in `body` is a load, a store, its allocation or a one-chunk access pointer
+    (with `tma_ok`, also whole-tile TMA boxes, which `_rewrite` splits into swizzled column blocks), and no
+    access already XORs its indices (a layout the user annotated, which core applied)."""
     total = len(C.collect(body, tvm.ir.Var, lambda v: v.same_as(buf)))
     loads = C.collect(body, tvm.ir.TensorLoad, lambda ld: ld.source.same_as(buf))
     stores = C.collect(body, tirx.BufferStore, lambda st: st.buffer.same_as(buf))
@@ -135,9 +154,13 @@ def _rewritable(body: Any, buf: Any, params: tuple[int, int, int], analyzer: Any
             return False
     handled = len(loads) + len(stores)
     handled += len(C.collect(body, tirx.AllocBuffer, lambda a: a.buffer.same_as(buf)))
+    boxes = _tma_pointers(body, buf) if tma_ok else []
     for call in C.collect(body, tvm.ir.Call, lambda c: _call_name(c) == "tirx.tvm_access_ptr"):
         target = _ptr_buffer(call)
         if target is None or not target.same_as(buf):
+            continue
+        if any(call.same_as(b) for b in boxes):
+            handled += 1
             continue
         extent = C.as_int(call.args[3])
         if extent is None or extent > vec or not analyzer.can_prove(tirx.floormod(call.args[2], vec) == 0):
@@ -217,8 +240,36 @@ def _rewrite(body: Any, bufs: dict[Any, tuple[int, int, int]], hw: dict[Any, Swi
             return tirx.call_intrin("handle", "tirx.tvm_access_ptr", *args)
         return m.default_mutate(call)
 
+    def on_eval(ev: Any, m: Any) -> Any:
+        """A whole-tile TMA box of a hardware-swizzled tile: one box per column block, in the tile's swizzle."""
+        call = ev.value
+        name = (_call_name(call) or "")[7:]
+        if TMA_COPY.fullmatch(name) is None or _ptr_buffer(call.args[2]) not in hw:
+            return m.default_mutate(ev)
+        buf = _ptr_buffer(call.args[2])
+        tile = hw[buf]
+        _, tensor, box, _ = str(call.args[1].value).split(":")
+        dims = [int(b) for b in box.split("x")]
+        ptr = call.args[2]
+        load = name.startswith("tl_tma_copy_load")
+        coord_at = 4 if load else 3
+        coords = list(call.args[coord_at:])
+        new_dims = [*dims[:-1], tile.block]
+        token = tvm.ir.StringImm(f"tl_tmap:{tensor}:{'x'.join(str(d) for d in new_dims)}:{TMA_SWIZZLE[tile.width]}")
+        data = tirx.call_intrin("handle", "tirx.buffer_data", new_buf[buf]) if new_buf[buf] is not buf \
+            else ptr.args[1]
+        out = []
+        for b in range(tile.cols // tile.block):
+            offset = tile.flat_offset(m.mutate(ptr.args[2]) + b * tile.block)
+            p = tirx.call_intrin("handle", "tirx.tvm_access_ptr", ptr.args[0], data, offset,
+                                 tile.rows * tile.block, ptr.args[4])
+            args = [call.args[0], token, p, *call.args[3:coord_at], coords[0] + b * tile.block, *coords[1:]]
+            out.append(tirx.Evaluate(tvm.ir.Call(call.op, args, ret_ty=call.ty)))
+        return C.seq(out)
+
     return tvm_ffi.structural_mutate(body, [(tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store),
-                                            (tirx.AllocBuffer, on_alloc), (tvm.ir.Call, on_call)])
+                                            (tirx.AllocBuffer, on_alloc), (tirx.Evaluate, on_eval),
+                                            (tvm.ir.Call, on_call)])
 
 
 def _pad_pool(body: Any) -> Any:
@@ -253,7 +304,7 @@ def SwizzleSharedOperands(target: Any = None) -> tvm.transform.Pass:
         hw = {}
         for buf in descriptor_tiles(func.body):
             tile = tile_layout(list(buf.ty.shape), dtype_bytes(str(buf.ty.dtype)))
-            if tile is None or not _rewritable(func.body, buf, (tile.vec, 1, 1), analyzer):
+            if tile is None or not _rewritable(func.body, buf, (tile.vec, 1, 1), analyzer, tma_ok=True):
                 raise C.lowering_error(func, f"internal: wgmma reads shared tile {buf.name} through a swizzled "
                                        "descriptor, but not every access to it can take the swizzled layout")
             hw[buf] = tile

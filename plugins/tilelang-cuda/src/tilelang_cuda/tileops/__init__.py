@@ -5,5 +5,6 @@ from tilelang_cuda.tileops.copy import COPY, TMA_COPY
 from tilelang_cuda.tileops.dialect import IMPLS as DIALECT_IMPLS
 from tilelang_cuda.tileops.gemm import GEMM
 from tilelang_cuda.tileops.reduce import REDUCE
+from tilelang_cuda.tileops.tmem_copy import TMEM_COPY
 
-IMPLS = (TMA_COPY, COPY, GEMM, REDUCE, *DIALECT_IMPLS)
+IMPLS = (TMEM_COPY, TMA_COPY, COPY, GEMM, REDUCE, *DIALECT_IMPLS)

@@ -289,11 +289,16 @@ def _ld_st(name: str, bits: int, space: str) -> None:
 
     def lower(ctx: Any) -> Any:
         args = list(ctx.args)
-        if space == "ldg":
-            pred = args[1] if len(args) > 1 else tirx.const(True, "bool")
-            return ext(f"tl_ldg{bits}", args[0], pred, dtype=_VEC_TYPES[bits])
-        if space == "lds":
-            return ext(f"tl_lds{bits}", args[0], dtype=_VEC_TYPES[bits])
+        if space in ("ldg", "lds"):
+            # the value goes through a register array: a vector-typed extern call would be printed lane by lane
+            lanes = bits // 32
+            tmp = tirx.decl_buffer((lanes,), "uint32", name=f"{space}_regs", scope="local")
+            call_args = [args[0]]
+            if space == "ldg":
+                call_args.append(args[1] if len(args) > 1 else tirx.const(True, "bool"))
+            fill = stmt(f"tl_{space}{bits}_to", addr_of(tirx.BufferLoad(tmp, [tirx.IntImm("int32", 0)])), *call_args)
+            index = tirx.IntImm("int32", 0) if lanes == 1 else tirx.Ramp(tirx.IntImm("int32", 0), 1, lanes)
+            return Lowered(tirx.BufferLoad(tmp, [index]), [tirx.AllocBuffer(tmp), fill])
         if space == "stg":
             pred = args[2] if len(args) > 2 else tirx.const(True, "bool")
             return ext(f"tl_stg{bits}", args[0], args[1], pred)

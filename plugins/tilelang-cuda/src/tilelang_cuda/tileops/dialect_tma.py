@@ -78,7 +78,7 @@ def _tile_swizzle(ctx: Any, sbuf: Any) -> int:
                     "(T.annotate_layout with make_full/half/quarter_bank_swizzled_layout); its layout is neither")
 
 
-def _plan(ctx: Any, g: Any, s: Any) -> list[tuple[list[int], int, Any, list[Any]]]:
+def _plan(ctx: Any, g: Any, s: Any, _is_store: bool = False) -> list[tuple[list[int], int, Any, list[Any]]]:
     """The boxes of a copy between global region `g` and shared region `s` (whose box must be whole trailing
     modes of its tile): ``[(box, swizzle, shared pointer, coordinates innermost first)]`` -- one box, or one per
     column block of a bank-swizzled tile (TMA swizzles rows of at most the swizzle's width)."""
@@ -106,9 +106,14 @@ def _plan(ctx: Any, g: Any, s: Any) -> list[tuple[list[int], int, Any, list[Any]
     base = linearize([r.min for r in s.region], list(sbuf.ty.shape))
     coords = [tirx.Cast("int32", r.min) for r in reversed(list(g.region))]
 
+    # A load's box lands through the async proxy and completes on an mbarrier: the pointer records no access
+    # (rw mask 0), so no block barrier is planned for it (a warp-specialised producer runs alone); a store's
+    # source is read by the issuing thread after the writes of others, so it stays a read.
+    mask = 1 if C.scope_of(g.source) == "global" and s is not None and _is_store else 0
+
     def pointer(offset: Any, count: int) -> Any:
         return tirx.call_intrin("handle", "tirx.tvm_access_ptr", tirx.type_annotation(str(sbuf.ty.dtype)),
-                                sbuf.data, offset, count, 3)
+                                sbuf.data, offset, count, mask)
 
     total = 1
     for b in box:
@@ -155,7 +160,7 @@ def lower_tma_copy(ctx: Any) -> Any:
             issue.append(tirx.IfThenElse(in_mask, multicast, unicast))
         return Lowered(None, [tirx.IfThenElse(leader, seq(issue), None)])
     issue = [stmt("tl_fence_proxy_async_all")]
-    for box, swizzle, sptr, coords in _plan(ctx, dst, src):
+    for box, swizzle, sptr, coords in _plan(ctx, dst, src, _is_store=True):
         issue.append(stmt(f"tl_tma_copy_store_{len(box)}d", map_token(str(dst.source.name), box, swizzle), sptr,
                           *coords))
     issue.append(stmt("tl_tma_store_arrive"))

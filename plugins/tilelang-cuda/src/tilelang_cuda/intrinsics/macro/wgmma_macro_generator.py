@@ -111,19 +111,34 @@ class TensorCoreIntrinEmitter(MMAIntrinEmitter):
                              "(_assign_a_shared_layout / _assign_b_shared_layout)")
 
     @staticmethod
-    def _offset_units(layout: Any, coords: list[Any], elem_bytes: int) -> Any:
-        """16-byte units from the tile start to `coords` in the unswizzled layout (the descriptor's address
+    def _ranges(obj: Any) -> list[Any]:
+        """One Range per buffer mode of a buffer, region or element operand."""
+        import tvm
+
+        from tilelang.ir import region as R
+
+        if R.is_region(obj):
+            return list(obj.region)
+        if R.is_load(obj):
+            shape = R.buffer_shape(obj.source)
+            return [tvm.ir.Range.from_min_extent(i, 1) for i in obj.indices[:-2]] + \
+                [tvm.ir.Range.from_min_extent(i, e) for i, e in zip(obj.indices[-2:], shape[-2:])]
+        return [tvm.ir.Range.from_min_extent(0, e) for e in R.buffer_shape(obj)]
+
+    @staticmethod
+    def _tile_offsets(layout: Any, ranges: list[Any]) -> Any:
+        """The operand's 2-D layout (element offsets from the slice origin, unswizzled: the descriptor's address
         arithmetic; the hardware applies the swizzle to the absolute address)."""
         from tilelang.layout import cute
 
         inner = cute.ComposedLayout.from_tilelang(layout).layout
-        origin = inner(tuple(0 for _ in coords))
-        return (inner(tuple(coords)) - origin) * elem_bytes // 16
+        return cute.restrict(inner, ranges)[1]
 
     def wgmma(self, A_region: Any, B_region: Any, C_local_buf: Any, clear_accum: Any = False,
               wg_wait: int = 0) -> None:
         """``C (+)= A @ B`` over the K of the shared tiles: one ``wgmma`` per 64-row block, N block and K step,
-        issued by every warpgroup and committed as one batch, then ``wgmma.wait_group wg_wait`` (-1: none)."""
+        issued by every warpgroup and committed as one batch, then ``wgmma.wait_group wg_wait`` (-1: none).
+        With `clear_accum` (a bool or a runtime condition) the first K step overwrites the accumulators."""
         from tvm import tirx
 
         from tilelang.language.views import access_ptr
@@ -133,14 +148,18 @@ class TensorCoreIntrinEmitter(MMAIntrinEmitter):
         self._check()
         a_buf, a_mins = self._region(A_region)
         b_buf, b_mins = self._region(B_region)
-        a = compute_gmma_descriptor(self.a_shared_layout, a_buf, self.a_transposed, self.micro_size_k)
-        b = compute_gmma_descriptor(self.b_shared_layout, b_buf, not self.b_transposed, self.micro_size_k)
+        a_ranges, b_ranges = self._ranges(A_region), self._ranges(B_region)
+        a = compute_gmma_descriptor(self.a_shared_layout, a_buf, self.a_transposed, self.micro_size_k, a_ranges)
+        b = compute_gmma_descriptor(self.b_shared_layout, b_buf, not self.b_transposed, self.micro_size_k, b_ranges)
+        a_tile = self._tile_offsets(self.a_shared_layout, a_ranges)
+        b_tile = self._tile_offsets(self.b_shared_layout, b_ranges)
         elem = _bits(self.a_dtype) // 8
         group = self.get_thread_binding() // 128
-        group_m = group % (self.block_row_warps // 4)
-        group_n = group // (self.block_row_warps // 4)
-        a_desc = self._desc(access_ptr(tirx.BufferLoad(a_buf, a_mins), "r"), a)
-        b_desc = self._desc(access_ptr(tirx.BufferLoad(b_buf, b_mins), "r"), b)
+        groups_m = self.block_row_warps // 4
+        group_m, group_n = group % groups_m, group // groups_m
+        # the async proxy reads the tiles (ordered by mbarriers / wgmma waits): the pointers record no access
+        a_desc = self._desc(access_ptr(tirx.BufferLoad(a_buf, a_mins), 0), a)
+        b_desc = self._desc(access_ptr(tirx.BufferLoad(b_buf, b_mins), 0), b)
         regs = self.wgmma_inst_n // 2
         _emit(warpgroup_arrive())
         for mb in range(self._m_atoms):
@@ -149,8 +168,8 @@ class TensorCoreIntrinEmitter(MMAIntrinEmitter):
                     m0 = group_m * self._rows_per_group + mb * WGMMA_M
                     n0 = group_n * self.warp_col_tiles + nb * self.wgmma_inst_n
                     k0 = ki * self.micro_size_k
-                    a_off = self._offset_units(self.a_shared_layout, [k0, m0] if self.a_transposed else [m0, k0], elem)
-                    b_off = self._offset_units(self.b_shared_layout, [n0, k0] if self.b_transposed else [k0, n0], elem)
+                    a_off = a_tile((k0, m0) if self.a_transposed else (m0, k0)) * elem // 16
+                    b_off = b_tile((n0, k0) if self.b_transposed else (k0, n0)) * elem // 16
                     if ki:
                         scale: Any = 1
                     elif isinstance(clear_accum, bool):

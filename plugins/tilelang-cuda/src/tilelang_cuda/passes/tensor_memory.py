@@ -1,0 +1,182 @@
+"""TensorMemory: Blackwell tensor-memory tiles (``T.alloc_tmem``) become columns of TMEM owned by the kernel.
+
+A TMEM tile ``[.., M, N]`` of 32-bit values (M = 128 datapaths, one column per element, leading modes one
+after another along the columns) gets ``ncols`` columns (the next power of two >= 32 of its column count):
+
+- right after its allocation, warp 0 runs ``tcgen05.alloc`` (the base address lands in a one-word shared slot,
+  annotated on the tile's AllocBuffer as ``tl.cuda.tmem_slot``) and a block barrier publishes it;
+- at the end of the allocating block (unless the kernel calls ``T.deallocate_tmem`` on it) the block
+  synchronises and warp 0 runs ``tcgen05.dealloc``;
+- ``T.copy(tmem, fragment)`` becomes ``T.copy(tmem, shared scratch)`` + ``T.copy(scratch, fragment)``: each thread
+  of a warpgroup reads its own datapath (``tcgen05.ld``), and core distributes the scratch tile over the
+  fragment's threads.
+
+`TensorMemory` runs at ``pre_layout``; `DropTensorMemoryTiles` (``post_tile_lowering``) removes the tiles'
+allocations once every use is an address computed from the slot (`tilelang_cuda.tileops.tmem_copy`,
+`tilelang_cuda.tileops.dialect_tensorcore`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tvm
+import tvm_ffi
+from tvm import tirx
+
+from tilelang.transform import _common as C
+
+TMEM_SCOPE = "shared.tmem"
+SLOT_ANN = "tl.cuda.tmem_slot"
+COLS_ANN = "tl.cuda.tmem_cols"
+TMEM_COLUMNS = 512
+DATAPATHS = 128
+
+
+def _call(name: str, *args: Any) -> Any:
+    return tirx.Evaluate(tirx.call_extern("void", name, *args))
+
+
+def _sync() -> Any:
+    return tirx.Evaluate(tirx.call_intrin("int32", "tirx.tvm_storage_sync", "shared"))
+
+
+def tmem_columns(buf: Any) -> int:
+    """The columns a TMEM tile occupies (32-bit values, M rows on the datapaths)."""
+    shape = [C.as_int(s) for s in buf.ty.shape]
+    cols = shape[-1]
+    for d in shape[:-2]:
+        cols *= d
+    return cols
+
+
+def _allocated_columns(cols: int) -> int:
+    n = 32
+    while n < cols:
+        n *= 2
+    return n
+
+
+def _check(func: Any, buf: Any) -> int:
+    shape = [C.as_int(s) for s in buf.ty.shape]
+    dtype = str(buf.ty.dtype)
+    if None in shape or len(shape) < 2:
+        raise C.lowering_error(func, f"TMEM tile {buf.name}: needs a static shape of at least two modes, got "
+                                     f"{list(buf.ty.shape)}")
+    if shape[-2] != DATAPATHS:
+        raise C.lowering_error(func, f"TMEM tile {buf.name}: the tilelang-cuda backend places M = {DATAPATHS} rows "
+                                     f"on the datapaths (tcgen05.mma M=128); got M = {shape[-2]}")
+    if dtype not in ("float32", "int32", "uint32"):
+        raise C.lowering_error(func, f"TMEM tile {buf.name}: 32-bit values are supported here, got {dtype}")
+    cols = _allocated_columns(tmem_columns(buf))
+    if cols > TMEM_COLUMNS:
+        raise C.lowering_error(func, f"TMEM tile {buf.name} of shape {shape} needs {tmem_columns(buf)} columns; "
+                                     f"tensor memory has {TMEM_COLUMNS}")
+    return cols
+
+
+def _is_tmem(x: Any) -> bool:
+    return isinstance(x, tvm.ir.TensorRegion) and C.scope_of(x.source) == TMEM_SCOPE
+
+
+def TensorMemory(target: Any = None) -> tvm.transform.Pass:
+    """See the module docstring."""
+
+    @C.prim_func_pass("tl.cuda.TensorMemory")
+    def tensor_memory(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
+        tmem = [a.buffer for a in C.allocations(func.body) if C.scope_of(a.buffer) == TMEM_SCOPE]
+        if not tmem:
+            return func
+        ext = C.launch_extents(func)
+        tx = ext["threadIdx.x"][0] if "threadIdx.x" in ext else tirx.IntImm("int32", 0)
+        explicit = set()
+        for call in C.collect(func.body, tvm.ir.Call, lambda c: isinstance(c.op, tvm.ir.Op)
+                              and c.op.name == "tl.deallocate_tmem"):
+            explicit.add(call.args[0].source)
+        plans = {buf: (_check(func, buf), tirx.decl_buffer((1,), "uint32", name=f"{buf.name}_base",
+                                                           scope="shared")) for buf in tmem}
+
+        def on_seq(seq: Any, m: Any) -> Any:
+            parts = [m.mutate(p) for p in seq.seq]
+            out, tail = [], []
+            for part in parts:
+                if isinstance(part, tirx.AllocBuffer) and part.buffer in plans:
+                    buf = part.buffer
+                    cols, slot = plans[buf]
+                    ann = dict(part.annotations)
+                    ann[SLOT_ANN] = slot
+                    ann[COLS_ANN] = tirx.IntImm("int32", cols)
+                    alloc = tirx.IfThenElse(tirx.floordiv(tx, 32) == 0, _call(
+                        "tl_tmem_alloc", tirx.address_of(tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)])), cols),
+                        None)
+                    out += [tirx.AllocBuffer(buf, ann), tirx.AllocBuffer(slot), alloc,
+                            _call("tl_tcgen05_before_thread_sync"), _sync(), _call("tl_tcgen05_after_thread_sync")]
+                    if buf not in explicit:
+                        base = tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)])
+                        tail = [_call("tl_tcgen05_before_thread_sync"), _sync(),
+                                tirx.IfThenElse(tirx.floordiv(tx, 32) == 0, _call("tl_tmem_dealloc", base, cols),
+                                                None), *tail]
+                    continue
+                out.append(part)
+            return C.seq([*out, *tail]) if tail or len(out) != len(parts) else C.seq(out)
+
+        def on_eval(ev: Any, m: Any) -> Any:
+            found = C.tile_op_of(ev)
+            if found is None or found[0] != "tl.copy":
+                return ev
+            call = found[1]
+            src, dst = call.args[0], call.args[1]
+            if _is_tmem(dst) and not _is_tmem(src):
+                raise C.lowering_error(func, "copies into tensor memory (tcgen05.st) are not lowered by the "
+                                             "tilelang-cuda backend; tcgen05_gemm writes TMEM accumulators")
+            if not (_is_tmem(src) and C.scope_of(dst.source) == "local.fragment"):
+                return ev
+            extents = [r.extent for r in src.region]
+            shape = [e for e in extents if not C.is_const(e, 1)]
+            scratch = tirx.decl_buffer(shape, str(src.source.ty.dtype), name=f"{src.source.name}_stage",
+                                       scope="shared.dyn")
+            full = tirx.BufferRegion(scratch, [tvm.ir.Range.from_min_extent(0, e) for e in shape])
+            first = tirx.Evaluate(tvm.ir.Call(call.op, [src, full, *call.args[2:]], ret_ty=call.ty))
+            second = tirx.Evaluate(tvm.ir.Call(call.op, [full, dst, *call.args[2:]], ret_ty=call.ty))
+            return C.seq([tirx.AllocBuffer(scratch), first, second])
+
+        body = tvm_ffi.structural_mutate(func.body, [(tirx.SeqStmt, on_seq), (tirx.Evaluate, on_eval)])
+        return C.with_body(func, body)
+
+    return tensor_memory
+
+
+def DropTensorMemoryTiles(target: Any = None) -> tvm.transform.Pass:
+    """Remove the TMEM tiles' allocations (every use is a TMEM address by now); a use left is an error."""
+
+    @C.prim_func_pass("tl.cuda.DropTensorMemoryTiles")
+    def drop(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
+        tmem = [a.buffer for a in C.allocations(func.body) if C.scope_of(a.buffer) == TMEM_SCOPE]
+        if not tmem:
+            return func
+        for buf in tmem:
+            uses = len(C.collect(func.body, tvm.ir.Var, lambda v, b=buf: v.same_as(b)))
+            if uses > 1:  # the allocation itself
+                raise C.lowering_error(func, f"TMEM tile {buf.name} is used in a way the tilelang-cuda backend does "
+                                             "not lower (tcgen05_gemm accumulators and T.copy out of TMEM are)")
+
+        def on_alloc(a: Any, m: Any) -> Any:
+            if C.scope_of(a.buffer) == TMEM_SCOPE:
+                return tirx.Evaluate(tirx.IntImm("int32", 0))
+            return m.default_mutate(a)
+
+        return C.with_body(func, tvm_ffi.structural_mutate(func.body, [(tirx.AllocBuffer, on_alloc)]))
+
+    return drop
+
+
+def slot_of(func: Any, buf: Any) -> tuple[Any, int]:
+    """``(base-address slot, allocated columns)`` of TMEM tile `buf` (planned by `TensorMemory`)."""
+    for a in C.allocations(func.body):
+        if a.buffer.same_as(buf):
+            slot = a.annotations.get(SLOT_ANN)
+            if slot is None:
+                break
+            return slot, int(a.annotations[COLS_ANN])
+    raise C.lowering_error(func, f"TMEM tile {buf.name} has no tensor-memory allocation (internal: TensorMemory "
+                                 "did not run)")

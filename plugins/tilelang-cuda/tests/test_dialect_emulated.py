@@ -1,0 +1,233 @@
+"""CUDA dialect kernels executed by the SIMT emulator (`cuda_emulator`, `cuda_emulator_dialect`) and compared with
+torch / numpy: mbarrier phases between warpgroups, TMA loads and stores (plain and 128-byte swizzled), explicit
+loads and stores, cp.async, ``T.shuffle_elect``, cluster ranks and the Philox generator; and the failures the
+emulator must catch (a wait on a phase nobody completes, a TMA box no expect_tx announced)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from cuda_emulator import EmulationError, emulate
+from cuda_emulator_dialect import philox4x32_10
+
+import tilelang
+import tilelang.language as T
+from tilelang.layout import make_full_bank_swizzled_layout
+
+
+def _lower(func, arch: str = "sm_90a"):
+    return tilelang.lower(func, target={"kind": "cuda", "arch": arch})
+
+
+# ------------------------------------------------------------------------------------------------ mbarriers
+def _ping_pong(M: int, rounds: int, consumer_parity_flip: int = 0):
+    """Warpgroup 1 writes a stage of shared memory and arrives on `full`; warpgroup 0 waits, adds it into its
+    registers and arrives on `empty`, over `rounds` rounds through two stages."""
+
+    @T.prim_func
+    def k(A: T.Tensor((rounds, M), "float32"), Out: T.Tensor((M,), "float32")):
+        with T.Kernel(1, threads=256):
+            S = T.alloc_shared((2, M), "float32", scope="shared")
+            acc = T.alloc_local((1,), "float32")
+            full = T.alloc_barrier([128, 128])
+            empty = T.alloc_barrier([128, 128])
+            tx = T.get_thread_binding()
+            acc[0] = 0.0
+            for r in T.serial(rounds):
+                with T.ws(1):
+                    T.mbarrier_wait_parity(empty[r % 2], ((r // 2) % 2) ^ 1)
+                    S[r % 2, tx - 128] = A[r, tx - 128]
+                    T.mbarrier_arrive(full[r % 2])
+                with T.ws(0):
+                    T.mbarrier_wait_parity(full[r % 2], ((r // 2) % 2) ^ consumer_parity_flip)
+                    acc[0] = acc[0] + S[r % 2, tx]
+                    T.mbarrier_arrive(empty[r % 2])
+            with T.ws(0):
+                Out[tx] = acc[0]
+    return k
+
+
+def test_mbarrier_phases_hand_stages_between_warpgroups():
+    a = torch.randn(6, 128)
+    out = torch.zeros(128)
+    stats = emulate(_lower(_ping_pong(128, 6), "sm_80"), a, out)
+    torch.testing.assert_close(out, a.sum(0))
+    assert stats["mbarrier_phases"] == 12 and stats["mbarrier_waits"] == 12
+
+
+def test_waiting_on_the_wrong_parity_is_a_deadlock():
+    with pytest.raises(EmulationError, match="deadlock"):
+        emulate(_lower(_ping_pong(128, 2, consumer_parity_flip=1), "sm_80"), torch.randn(2, 128), torch.zeros(128))
+
+
+def test_arrivals_beyond_the_count_are_caught():
+    @T.prim_func
+    def k(Out: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=128):
+            bar = T.alloc_barrier([64])
+            T.mbarrier_arrive(bar[0])
+            Out[T.get_thread_binding()] = 1.0
+
+    with pytest.raises(EmulationError, match="overrun into the next phase"):
+        emulate(_lower(k, "sm_80"), torch.zeros(128))
+
+
+# ------------------------------------------------------------------------------------------------ TMA
+def _tma_round_trip(rows: int, cols: int, swizzled: bool):
+    @T.prim_func
+    def k(A: T.Tensor((2 * rows, cols), "float16"), B: T.Tensor((2 * rows, cols), "float16")):
+        with T.Kernel(2, threads=128) as bx:
+            S = T.alloc_shared((rows, cols), "float16")
+            bar = T.alloc_barrier([128])
+            if swizzled:
+                T.annotate_layout({S: make_full_bank_swizzled_layout(S)})
+            T.tma_copy(A[bx * rows:(bx + 1) * rows, 0:cols], S, barrier=bar[0])
+            T.mbarrier_arrive(bar[0])
+            T.mbarrier_wait_parity(bar[0], 0)
+            T.tma_copy(S, B[bx * rows:(bx + 1) * rows, 0:cols])
+            T.tma_store_arrive()
+            T.tma_store_wait(0)
+    return k
+
+
+@pytest.mark.parametrize("swizzled", [False, True])
+def test_tma_load_and_store_round_trip(swizzled):
+    a = torch.randn(128, 64, dtype=torch.float16)
+    b = torch.zeros_like(a)
+    art = _lower(_tma_round_trip(64, 64, swizzled))
+    stats = emulate(art, a, b)
+    assert torch.equal(a, b)
+    assert stats["tma"] == 2 and stats["tma_store"] == 2
+    swizzle = 3 if swizzled else 0
+    assert art.metadata["tma_maps"][f"tl_tmap_A_b64x64_s{swizzle}"]["swizzle"] == swizzle
+
+
+def test_tma_load_is_read_through_generic_loads():
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "float32"), Out: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=128):
+            S = T.alloc_shared((64, 64), "float32")
+            bar = T.alloc_barrier([1])
+            if T.get_thread_binding() == 0:
+                T.tma_copy(A, S, barrier=bar[0])
+                T.mbarrier_arrive(bar[0])
+            T.mbarrier_wait_parity(bar[0], 0)
+            for i, j in T.Parallel(64, 64):
+                Out[i, j] = S[i, j] * 2.0
+
+    a = torch.randn(64, 64)
+    out = torch.zeros(64, 64)
+    emulate(_lower(k), a, out)
+    torch.testing.assert_close(out, a * 2)
+
+
+def test_tma_bytes_nobody_expects_are_caught():
+    art = _lower(_tma_round_trip(64, 64, False))
+
+    def no_expect(emu, args):
+        return None
+
+    with pytest.raises(EmulationError, match="missing or short mbarrier.expect_tx"):
+        emulate(art, torch.zeros(128, 64, dtype=torch.float16), torch.zeros(128, 64, dtype=torch.float16),
+                patch={"tl_mbarrier_expect_tx": no_expect})
+
+
+# ------------------------------------------------------------------------------------------------ loads, stores, cp.async
+def test_explicit_vector_loads_and_stores():
+    @T.prim_func
+    def k(A: T.Tensor((1024,), "float32"), B: T.Tensor((1024,), "float32")):
+        with T.Kernel(1, threads=256):
+            S = T.alloc_shared((1024,), "float32", scope="shared")
+            tx = T.get_thread_binding()
+            T.sts128(S[tx * 4:tx * 4 + 4], T.ldg128(A[tx * 4:tx * 4 + 4]))
+            T.sync_threads()
+            T.stg128(B[tx * 4:tx * 4 + 4], T.lds128(S[1020 - tx * 4:1024 - tx * 4]), pred=tx < 200)
+
+    a = torch.randn(1024)
+    b = torch.zeros(1024)
+    emulate(_lower(k, "sm_80"), a, b)
+    expect = torch.zeros(1024)
+    for t in range(200):
+        expect[t * 4:t * 4 + 4] = a[1020 - t * 4:1024 - t * 4]
+    torch.testing.assert_close(b, expect)
+
+
+def test_ptx_cp_async_copies_and_waits():
+    @T.prim_func
+    def k(A: T.Tensor((512,), "float16"), B: T.Tensor((512,), "float16")):
+        with T.Kernel(1, threads=64):
+            S = T.alloc_shared((512,), "float16")
+            tx = T.get_thread_binding()
+            T.ptx_cp_async(T.access_ptr(S[tx * 8], "w", 8), T.access_ptr(A[tx * 8], "r", 8), 8)
+            T.ptx_commit_group()
+            T.ptx_wait_group(0)
+            T.sync_threads()
+            for i in T.serial(8):
+                B[tx * 8 + i] = S[(tx * 8 + i + 8) % 512]
+
+    a = torch.randn(512, dtype=torch.float16)
+    b = torch.zeros(512, dtype=torch.float16)
+    emulate(_lower(k, "sm_80"), a, b)
+    assert torch.equal(b, torch.roll(a, -8))
+
+
+# ------------------------------------------------------------------------------------------------ warps, clusters
+def test_shuffle_elect_picks_one_thread_per_group():
+    @T.prim_func
+    def k(Out: T.Tensor((256,), "int32")):
+        with T.Kernel(1, threads=256):
+            tx = T.get_thread_binding()
+            Out[tx] = 0
+            if T.shuffle_elect(64):
+                Out[tx] = 1
+
+    out = torch.zeros(256, dtype=torch.int32)
+    emulate(_lower(k), out)
+    assert out.nonzero().flatten().tolist() == [0, 64, 128, 192]
+
+
+def test_cluster_ranks_follow_the_cluster_shape():
+    @T.prim_func
+    def k(Out: T.Tensor((4, 2), "int32")):
+        with T.ClusterKernel(4, 2, cluster_dims=(2, 2), threads=32) as (bx, by):
+            T.cluster_sync()
+            if T.get_thread_binding() == 0:
+                Out[bx, by] = T.block_rank_in_cluster()
+
+    out = torch.full((4, 2), -1, dtype=torch.int32)
+    emulate(_lower(k, "sm_90"), out)
+    assert out.tolist() == [[0, 2], [1, 3], [0, 2], [1, 3]]
+
+
+# ------------------------------------------------------------------------------------------------ random numbers
+@pytest.mark.parametrize("ctr,key,expect", [
+    ((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
+    ((0xFFFFFFFF,) * 4, (0xFFFFFFFF,) * 2, (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
+    ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
+     (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1)),
+])
+def test_philox_model_matches_the_random123_answers(ctr, key, expect):
+    out = philox4x32_10(np.array([ctr], np.uint32), np.array([key], np.uint32))
+    assert tuple(int(x) for x in out[0]) == expect
+
+
+def test_rng_streams_are_philox_words_per_thread():
+    @T.prim_func
+    def k(A: T.Tensor((64, 6), "uint32"), U: T.Tensor((64,), "float32")):
+        with T.Kernel(2, threads=32) as bx:
+            tx = T.get_thread_binding()
+            T.rng_init(1234)
+            for i in T.serial(6):
+                A[bx * 32 + tx, i] = T.rng_rand()
+            U[bx * 32 + tx] = T.rng_rand_float()
+
+    a = torch.zeros(64, 6, dtype=torch.int64).to(torch.int32)
+    u = torch.zeros(64)
+    emulate(_lower(k, "sm_80"), a, u)
+    words = a.numpy().view(np.uint32)
+    for seq in (0, 5, 63):  # subsequence = the thread's global index; counters 0, 1, ... under key 1234
+        ctr = np.array([[0, 0, seq, 0], [1, 0, seq, 0]], np.uint32)
+        expect = philox4x32_10(ctr, np.array([[1234, 0]] * 2, np.uint32)).reshape(-1)[:6]
+        assert words[seq].tolist() == expect.tolist()
+    assert (u > 0).all() and (u <= 1).all() and len(set(u.tolist())) == 64
