@@ -44,12 +44,12 @@ def test_return_prev_is_the_value_before_each_update():
 
 def test_scalar_atomics_across_blocks_and_threads():
     @T.prim_func
-    def main(A: T.Tensor((64,), "int32"), S: T.Tensor((1,), "int32"), O: T.Tensor((1,), "int32"),
+    def main(A: T.Tensor((64,), "int32"), S: T.Tensor((1,), "int32"), Ob: T.Tensor((1,), "int32"),
              L: T.Tensor((1,), "int32")):
         with T.Kernel(4, threads=16) as bx:
             tx = T.get_thread_binding()
             T.atomic_add(S[0], A[bx * 16 + tx])
-            T.atomic_or(O[0], A[bx * 16 + tx])
+            T.atomic_or(Ob[0], A[bx * 16 + tx])
             v = T.atomic_load(S[0], memory_order="acquire")
             T.atomic_store(L[0], v + 0 * v, memory_order="release")
 

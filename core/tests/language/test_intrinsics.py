@@ -56,7 +56,10 @@ def test_print_and_device_assert_on_the_cpu(capfd):
             T.print(msg="hello")
             T.device_assert(A[0] < 100.0, "A[0] is too large")
 
-    kernel = tilelang.compile(main, target="cpu")
+    # lowered here, so the host print function is registered in this process (a kernel loaded from the cache
+    # needs the CPU execution backend to register it)
+    art = tilelang.lower(main, target="cpu")
+    kernel = art.rt_mod[art.name]
     kernel(torch.arange(4, dtype=torch.float32))
     out = capfd.readouterr().out
     assert "msg='third' BlockIdx=(0, 0, 0), ThreadIdx=(1, 0, 0): dtype=float32 value=2.0" in out

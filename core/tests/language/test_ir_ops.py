@@ -17,7 +17,10 @@ def test_all_ops_registered_opaque_and_printable():
         assert int(op.get_attr("TCallEffectKind")) == int(tirx.CallEffectKind.Opaque.value)
         assert op.get_attr("TScriptPrinterName") == name
     assert set(tl_ir.TILE_OPS) == {"tl.copy", "tl.fill", "tl.gemm", "tl.reduce", "tl.cumsum", "tl.atomic",
-                                   "tl.transpose"}
+                                   "tl.transpose", "tl.im2col", "tl.gemm_sp"}
+    pure = int(tirx.CallEffectKind.Pure.value)
+    assert int(tvm.ir.Op.get("tl.__exp").get_attr("TCallEffectKind")) == pure
+    assert int(tvm.ir.Op.get("tl.any_sync").get_attr("TCallEffectKind")) != pure
 
 
 def test_tile_stmt_and_name():

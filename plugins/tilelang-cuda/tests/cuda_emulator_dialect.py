@@ -82,6 +82,8 @@ class DialectHelpers:
         self.bulk_open = 0
         self.bulk_groups: list[int] = []
         self.cluster_dims = [1, 1, 1]
+        self.tmem = np.zeros((128, 512), np.uint32)  # tensor memory: 128 datapaths x 512 32-bit columns
+        self.tmem_alloc: dict[int, int] = {}  # first column -> columns
 
     def _bar_key(self, p: Any) -> tuple[int, int]:
         if p.mem.scope != "shared":
@@ -504,6 +506,132 @@ class DialectHelpers:
 
     def _x_tl_ldmatrix_x2_trans(self, a: list, dt: Any, e: Any) -> None:
         self._ldmatrix_n(a, 2, True)
+
+    # ---------------------------------------------------------------- tensor memory and tcgen05 (sm_100a)
+    def _x_tl_tmem_alloc(self, a: list, dt: Any, e: Any) -> None:
+        from cuda_emulator import EmulationError
+
+        self._full_warps("tcgen05.alloc")
+        slot, cols = a[0], int(np.asarray(a[1]).reshape(-1)[0])
+        if cols < 32 or cols & (cols - 1) or cols > 512:
+            raise EmulationError(f"tcgen05.alloc of {cols} columns (a power of two in [32, 512])")
+        for warp in np.unique(self.tid[self.mask] // 32):
+            start = next((c for c in range(0, 512, cols)
+                          if all(not (s < c + cols and c < s + n) for s, n in self.tmem_alloc.items())), None)
+            if start is None:
+                raise EmulationError(f"tcgen05.alloc of {cols} columns: tensor memory is full")
+            self.tmem_alloc[start] = cols
+            t = int(warp) * 32
+            off = int(self._full(np.asarray(slot.off, np.int64))[t])
+            word = np.array([start], np.uint32).view(np.uint8)
+            self._check_write(slot.mem, off + np.arange(4), np.ones(4, np.bool_), "tcgen05.alloc", np.full(4, t),
+                              slot.buf)
+            slot.mem.data[off:off + 4] = word
+        self.stats["tmem_alloc"] = self.stats.get("tmem_alloc", 0) + 1
+
+    def _x_tl_tmem_dealloc(self, a: list, dt: Any, e: Any) -> None:
+        from cuda_emulator import EmulationError
+
+        self._full_warps("tcgen05.dealloc")
+        base = int(np.unique(np.broadcast_to(np.asarray(a[0], np.int64), (self.T,))[self.mask])[0])
+        if self.tmem_alloc.pop(base & 0xFFFF, None) is None:
+            raise EmulationError(f"tcgen05.dealloc of column {base & 0xFFFF}, which no tcgen05.alloc returned")
+
+    def _x_tl_umma_desc(self, a: list, dt: Any, e: Any) -> np.ndarray:
+        addr = self._full(self._smem_address(a[0]))
+        for v in np.unique(addr[self.mask]):
+            self.desc_bufs[int(v) & 0x3FFF0] = a[0].buf
+        enc = [(np.asarray(x).astype(np.uint64) & np.uint64(0x3FFFF)) >> np.uint64(4) for x in (addr, a[1], a[2])]
+        mode = np.uint64(int(np.asarray(a[3]).reshape(-1)[0]) & 7)
+        return (enc[0] | (enc[1] << np.uint64(16)) | (enc[2] << np.uint64(32)) | (np.uint64(1) << np.uint64(46))
+                | (mode << np.uint64(61)))
+
+    _x_tl_umma_desc_sw = _x_tl_umma_desc
+
+    def _umma_operand(self, d: int, k_major: bool, mn: int, kind: str, what: str) -> np.ndarray:
+        """The (mn, 16) values an UMMA descriptor reads (SM100 descriptor: version bit 46, layout field 61-63)."""
+        from cuda_emulator import Descriptor, EmulationError, _half_values, canonical_addresses
+
+        if (d >> 46) & 7 != 1:
+            raise EmulationError(f"tcgen05.mma {what}: descriptor lacks the SM100 version field (bits 46-48 = 1)")
+        modes = {0: 0, 2: 1, 4: 2, 6: 3}  # UMMA layout -> the wgmma swizzle numbering canonical_addresses takes
+        layout = (d >> 61) & 7
+        if layout not in modes:
+            raise EmulationError(f"tcgen05.mma {what}: descriptor layout {layout} is not modelled")
+        desc = Descriptor((d & 0x3FFF) << 4, ((d >> 16) & 0x3FFF) << 4, ((d >> 32) & 0x3FFF) << 4, 0, modes[layout])
+        addr = canonical_addresses(desc, k_major, mn)
+        region = [(b, m) for b, m in self.smem_regions if b <= desc.start < b + m.data.shape[-1]]
+        if not region:
+            raise EmulationError(f"tcgen05.mma {what}: descriptor start {desc.start:#x} is outside shared memory")
+        base, mem = region[0]
+        idx = (addr - base)[..., None] + np.arange(2)
+        if idx.min() < 0 or idx.max() >= mem.data.shape[-1]:
+            raise EmulationError(f"tcgen05.mma {what} reads outside {mem.name}")
+        flat = idx.reshape(-1)
+        if mem.pending[flat].any():
+            raise EmulationError(f"tcgen05.mma {what}: reads {mem.name} bytes a copy has not landed yet")
+        if (mem.w_epoch[flat] < 0).any():
+            raise EmulationError(f"tcgen05.mma {what}: reads {mem.name} bytes nothing wrote")
+        if self.check_proxy and not mem.proxy_ok[flat].all():
+            raise EmulationError(f"tcgen05.mma {what}: reads {mem.name} bytes written through the generic proxy with "
+                                 "no fence.proxy.async between")
+        raw = np.ascontiguousarray(mem.data[idx]).view(np.uint16)[..., 0]
+        return _half_values(raw, kind)
+
+    def _x_tl_tcgen05_mma_ss(self, a: list, dt: Any, e: Any) -> None:
+        from cuda_emulator import EmulationError
+
+        if int(self.mask.sum()) != 1:
+            raise EmulationError(f"tcgen05.mma issued by {int(self.mask.sum())} threads; one thread issues it")
+        t = int(np.nonzero(self.mask)[0][0])
+        d_addr, a_d, b_d, idesc, acc = (int(np.broadcast_to(np.asarray(x).astype(np.uint64), (self.T,))[t])
+                                        for x in a)
+        m, n = ((idesc >> 24) & 31) << 4, ((idesc >> 17) & 63) << 3
+        fmt = (idesc >> 7) & 7
+        if (idesc >> 4) & 3 != 1 or fmt not in (0, 1) or (idesc >> 10) & 7 != fmt:
+            raise EmulationError(f"tcgen05.mma instruction descriptor {idesc:#x}: f16 / bf16 into f32 is modelled")
+        kind = "f16" if fmt == 0 else "bf16"
+        A = self._umma_operand(a_d, not (idesc >> 15) & 1, m, kind, "A")
+        B = self._umma_operand(b_d, not (idesc >> 16) & 1, n, kind, "B")
+        lane, col = d_addr >> 16, d_addr & 0xFFFF
+        if lane + m > 128 or col + n > 512:
+            raise EmulationError(f"tcgen05.mma accumulator {m}x{n} at lane {lane} column {col} exceeds TMEM")
+        if not any(s <= col and col + n <= s + c for s, c in self.tmem_alloc.items()):
+            raise EmulationError(f"tcgen05.mma writes TMEM columns {col}..{col + n - 1} outside every allocation")
+        D = A @ B.T
+        if acc:
+            D = D + self.tmem[lane:lane + m, col:col + n].view(np.float32)
+        self.tmem[lane:lane + m, col:col + n] = D.astype(np.float32).view(np.uint32)
+        self.stats["tcgen05_mma"] = self.stats.get("tcgen05_mma", 0) + 1
+
+    def _x_tl_tcgen05_commit(self, a: list, dt: Any, e: Any) -> None:
+        """``tcgen05.commit ... arrive::one``: the barrier gets one arrival per issuing thread once its MMAs are
+        done (they ran at issue in this model)."""
+        bar = self._bar(a[0], "tcgen05.commit")
+        self._arrive(bar, int(self.mask.sum()), "tcgen05.commit")
+
+    def _x_tl_tcgen05_ld_32x32b_n(self, a: list, dt: Any, e: Any) -> None:
+        from cuda_emulator import EmulationError
+
+        self._full_warps("tcgen05.ld")
+        n = int(np.asarray(a[0]).reshape(-1)[0])
+        taddr = np.broadcast_to(np.asarray(a[1]).astype(np.int64), (self.T,))
+        lane, col = taddr >> 16, taddr & 0xFFFF
+        warp = self.tid // 32
+        if ((lane != 32 * (warp % 4)) & self.mask).any():
+            raise EmulationError("tcgen05.ld: warp w of a warpgroup reads datapaths 32*(w%4).. only")
+        dp = lane + self.tid % 32
+        cols = col[:, None] + np.arange(n)
+        if (cols >= 512).any():
+            raise EmulationError("tcgen05.ld beyond the 512 TMEM columns")
+        vals = self.tmem[dp[:, None], cols]
+        self.ptr_write(a[2], np.ascontiguousarray(vals).view(np.uint8).reshape(self.T, 4 * n), "tcgen05.ld registers")
+
+    def _x_tl_tcgen05_before_thread_sync(self, a: list, dt: Any, e: Any) -> None:
+        return None
+
+    def _x_tl_tcgen05_after_thread_sync(self, a: list, dt: Any, e: Any) -> None:
+        return None
 
     # ---------------------------------------------------------------- Philox random numbers
     def _rng_state(self, p: Any) -> np.ndarray:

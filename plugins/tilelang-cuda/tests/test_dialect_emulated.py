@@ -231,3 +231,55 @@ def test_rng_streams_are_philox_words_per_thread():
         expect = philox4x32_10(ctr, np.array([[1234, 0]] * 2, np.uint32)).reshape(-1)[:6]
         assert words[seq].tolist() == expect.tolist()
     assert (u > 0).all() and (u <= 1).all() and len(set(u.tolist())) == 64
+
+
+# ------------------------------------------------------------------------------------------------ tcgen05 / TMEM
+def test_tcgen05_gemm_accumulates_in_tensor_memory():
+    """TMA stages, tcgen05.mma (SS form, UMMA descriptors over 128-byte swizzled tiles, K-major A and N-major B)
+    into a TMEM accumulator, tcgen05.commit arrivals on the stage barriers, tcgen05.ld back out."""
+    from dialect_kernels import tcgen05_gemm
+
+    torch.manual_seed(0)
+    a = torch.randn(128, 256, dtype=torch.float16)
+    b = torch.randn(256, 256, dtype=torch.float16)
+    c = torch.zeros(128, 256, dtype=torch.float16)
+    stats = emulate(_lower(tcgen05_gemm(128, 256, 256), "sm_100a"), a, b, c)
+    torch.testing.assert_close(c.float(), a.float() @ b.float(), rtol=1e-2, atol=5e-2)
+    assert stats["tcgen05_mma"] == 2 * 4 * 4 and stats["tmem_alloc"] == 2
+
+
+# ------------------------------------------------------------------------------------------------ T.wgmma_gemm
+def _sliced_wgmma(M: int, N: int, K: int, num_k_tiles: int):
+    k_tile = K // num_k_tiles
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((N, K), "float16"), D: T.Tensor((M, N), "float16")):
+        with T.Kernel(1, threads=128):
+            A_shared = T.alloc_shared((M, K), "float16")
+            B_shared = T.alloc_shared((N, K), "float16")
+            C_local = T.alloc_fragment((M, N), "float32")
+            T.copy(A, A_shared)
+            T.copy(B, B_shared)
+            T.clear(C_local)
+            for j in T.serial(num_k_tiles):
+                T.wgmma_gemm(A_shared[:, j * k_tile:(j + 1) * k_tile], B_shared[:, j * k_tile:(j + 1) * k_tile],
+                             C_local, transpose_B=True)
+            T.wait_wgmma(0)
+            T.copy(C_local, D)
+    return main
+
+
+@pytest.mark.parametrize("M,N,K,num_k_tiles", [(64, 64, 64, 4), (128, 64, 64, 2), (64, 128, 128, 4)])
+def test_wgmma_gemm_batches_stay_in_flight_until_wait_wgmma(M, N, K, num_k_tiles):
+    """Each T.wgmma_gemm commits its batch without waiting (the emulator tracks the batches in flight and would
+    catch a write to what they read); T.wait_wgmma(0) retires them all before C is read."""
+    art = _lower(_sliced_wgmma(M, N, K, num_k_tiles))
+    src = art.kernel_source[art.kernel_source.index('extern "C" __global__'):]
+    assert "tl_wgmma_wait()" not in src and src.count("tl_warpgroup_wait_n(0)") == 1
+    assert "tl_wgmma_fence_acc" in src.split("tl_warpgroup_wait_n(0)")[1]
+    torch.manual_seed(0)
+    a, b = torch.randn(M, K, dtype=torch.float16), torch.randn(N, K, dtype=torch.float16)
+    d = torch.zeros(M, N, dtype=torch.float16)
+    stats = emulate(art, a, b, d)
+    torch.testing.assert_close(d.float(), a.float() @ b.float().T, rtol=1e-2, atol=5e-2)
+    assert stats["wgmma"] == (M // 64) * num_k_tiles * (K // num_k_tiles // 16)

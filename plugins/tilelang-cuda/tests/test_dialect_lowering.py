@@ -158,6 +158,12 @@ def elect_and_wgmma_batches():
     return k
 
 
+def tcgen05():
+    from dialect_kernels import tcgen05_gemm
+
+    return tcgen05_gemm(128, 128, 128)
+
+
 CASES = [
     # (kernel, lowest arch, PTX instructions, an arch without them or None)
     (barriers, "sm_80", ["mbarrier.init.shared", "mbarrier.test_wait.parity", "cp.async.mbarrier.arrive.noinc"],
@@ -169,11 +175,14 @@ CASES = [
     (loads_and_stores, "sm_80", ["ld.global.nc.v4", "st.shared.v4", "ld.shared.v4", "st.global.v4"], None),
     (rng, "sm_80", ["mul.hi.u32"], None),
     (cp_async, "sm_80", ["cp.async.cg.shared.global", "cp.async.commit_group", "cp.async.wait_group 0"], None),
-    (tma, "sm_90a", ["cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
-                     "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group", "cp.async.bulk.wait_group.read 0",
-                     "mbarrier.try_wait.parity"], "sm_90"),
+    (tma, "sm_90", ["cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
+                    "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group", "cp.async.bulk.wait_group.read 0",
+                    "mbarrier.try_wait.parity"], "sm_80"),
     (elect_and_wgmma_batches, "sm_90a", ["wgmma.fence.sync.aligned", "wgmma.commit_group.sync.aligned",
                                          "wgmma.wait_group.sync.aligned 0", "elect.sync"], "sm_80"),
+    (tcgen05, "sm_100a", ["tcgen05.alloc.cta_group::1", "tcgen05.mma.cta_group::1.kind::f16",
+                          "tcgen05.commit.cta_group::1.mbarrier::arrive::one", "tcgen05.ld.sync.aligned.32x32b",
+                          "tcgen05.wait::ld", "tcgen05.dealloc.cta_group::1"], "sm_90a"),
 ]
 
 
@@ -275,3 +284,43 @@ def test_tma_load_needs_a_barrier():
             with T.Kernel(1, threads=128):
                 S = T.alloc_shared((64, 64), "float16")
                 T.tma_copy(A, S)
+
+
+@pytest.mark.parametrize("make,arch,family", [(elect_and_wgmma_batches, "sm_100a", "sm_90a"),
+                                              (tcgen05, "sm_120a", "sm_100a")])
+def test_arch_specific_constructs_stay_in_their_generation(make, arch, family):
+    """wgmma is Hopper's (sm_100a has tcgen05 instead); tcgen05 is datacenter Blackwell's (not sm_120a)."""
+    with pytest.raises(LoweringError) as info:
+        tilelang.lower(make(), target=_target(arch))
+    assert f"which only {family}" in str(info.value) and f"target arch {arch} does not" in str(info.value)
+
+
+def _wgmma_gemm(M: int, accum: str = "float32"):
+    @T.prim_func
+    def k(A: T.Tensor((M, 16), "float16"), B: T.Tensor((16, 64), "float16"), D: T.Tensor((M, 64), accum)):
+        with T.Kernel(1, threads=128):
+            A_shared = T.alloc_shared((M, 16), "float16")
+            B_shared = T.alloc_shared((16, 64), "float16")
+            C_local = T.alloc_fragment((M, 64), accum)
+            T.copy(A, A_shared)
+            T.copy(B, B_shared)
+            T.wgmma_gemm(A_shared, B_shared, C_local, clear_accum=True)
+            T.wait_wgmma(0)
+            T.copy(C_local, D)
+    return k
+
+
+@needs_nvcc
+def test_wgmma_gemm_compiles_to_wgmma():
+    ptx = _ptx(_wgmma_gemm(64), "sm_90a")
+    assert "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16" in ptx and "wgmma.wait_group.sync.aligned 0" in ptx
+
+
+@pytest.mark.parametrize("M,accum,arch,why", [(64, "float32", "sm_80", "needs wgmma, which sm_90a"),
+                                              (64, "float32", "sm_90", "needs wgmma, which sm_90a"),
+                                              (32, "float32", "sm_90a", "does not lower to wgmma"),
+                                              (64, "float16", "sm_90a", "does not lower to wgmma")])
+def test_wgmma_gemm_never_falls_back(M, accum, arch, why):
+    with pytest.raises(LoweringError) as info:
+        tilelang.lower(_wgmma_gemm(M, accum), target=_target(arch))
+    assert "T.wgmma_gemm() requires Hopper WGMMA lowering" in str(info.value) and why in str(info.value)

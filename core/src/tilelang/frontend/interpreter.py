@@ -161,6 +161,7 @@ class Interpreter:
         self.env = env
         self.scopes: list[dict[str, Any]] = [{}]
         self.rewriter = rewrite.ExprRewriter()
+        self.loops: list[str] = []  # enclosing loops, innermost last: "ir" (a device loop) or "static"
         self.base_depth = state.depth
         self.is_macro = False
         from tilelang.ir.spans import spans_enabled
@@ -207,8 +208,10 @@ class Interpreter:
             B.buffer_store(cur, cast(value, str(cur.ty.dtype)), [0])
             return
         if _is_prim(value) and not isinstance(value, (tirx.IntImm, tirx.FloatImm, tvm.ir.Var)) and _reads_memory(value):
+            bound = value
             value = B.Bind(value)
             IRBuilder.name(name, value)
+            self.state.let_values[id(value)] = (value, bound)
         elif id(value) in self.state.unnamed:
             IRBuilder.name(name, self.state.unnamed.pop(id(value)))
         self.set_name(name, value)
@@ -512,8 +515,12 @@ class Interpreter:
             loop = serial(*[self.eval(a) for a in it.args])
         else:
             loop = self.eval(it)
+        from tilelang.language.misc import PersistentLoop
+
         if isinstance(loop, Loop):
             self.ir_loop(node, loop)
+        elif isinstance(loop, PersistentLoop):
+            self.persistent_loop(node, loop)
         elif hasattr(loop, "__enter__") and type(loop).__name__ == "ForFrame":
             self.in_frame(loop, node.body, node.target)
         else:
@@ -544,14 +551,48 @@ class Interpreter:
                     if isinstance(n, ast.Name):
                         IRBuilder.name(n.id, v)
             self.assign(target, loop_vars[0] if len(loop_vars) == 1 else tuple(loop_vars))
-            self.run_block(node.body)
+            self.loops.append("ir" if loop.kind in ("serial", "unroll") else "parallel")
+            try:
+                self.run_block(node.body)
+            finally:
+                self.loops.pop()
         except _LoopSignal as sig:
-            raise KernelSyntaxError(f"`{sig.kind}` inside a device loop is not supported") from None
+            raise KernelSyntaxError(f"`{sig.kind}` inside a {loop.kind} loop is not supported (only in serial "
+                                    "loops and while loops)") from None
         finally:
             self.pop_scope()
             self.state.depth -= 1
             for f in reversed(frames):
                 f.__exit__(None, None, None)
+
+    def persistent_loop(self, node: ast.For, loop: Any) -> None:
+        """``for bx, by in T.Persistent(...)``: a serial loop over waves, each visiting this worker's tile."""
+        from tvm import tirx
+        from tvm.script.ir_builder import tirx as B
+
+        from tilelang.language.exprs import ceildiv
+
+        waves = ceildiv(loop.total(), loop.wave_size)
+        frame = B.serial(0, waves)
+        wave = frame.__enter__()
+        self.state.depth += 1
+        self.push_scope()
+        try:
+            coords = loop.coords(wave * loop.wave_size + loop.index)
+            inside = tirx.const(True, "bool")
+            for c, extent in zip(coords, loop.domain):
+                inside = tirx.And(inside, c < extent)
+            with B.If(inside), B.Then():
+                self.assign(node.target, tuple(coords) if len(coords) > 1 else coords[0])
+                self.loops.append("ir")
+                try:
+                    self.run_block(node.body)
+                finally:
+                    self.loops.pop()
+        finally:
+            self.pop_scope()
+            self.state.depth -= 1
+            frame.__exit__(None, None, None)
 
     def static_loop(self, node: ast.For, values: Any) -> None:
         try:
@@ -561,16 +602,29 @@ class Interpreter:
                                   "T.Parallel, T.Pipelined, ... or a Python list") from None
         for v in iterator:
             self.assign(node.target, v)
+            self.loops.append("static")
             try:
                 self.run_block(node.body)
             except _LoopSignal as sig:
                 if sig.kind == "break":
                     break
+            finally:
+                self.loops.pop()
 
     def stmt_Break(self, node: ast.Break) -> None:
+        if self.loops and self.loops[-1] == "ir":  # a device loop: a Break statement
+            from tvm.script.ir_builder import tirx as B
+
+            B.Break()
+            return
         raise _LoopSignal("break")
 
     def stmt_Continue(self, node: ast.Continue) -> None:
+        if self.loops and self.loops[-1] == "ir":
+            from tvm.script.ir_builder import tirx as B
+
+            B.Continue()
+            return
         raise _LoopSignal("continue")
 
     def stmt_While(self, node: ast.While) -> None:
@@ -580,7 +634,11 @@ class Interpreter:
             raise KernelSyntaxError("`while ... else` is not supported in a kernel")
         cond = rewrite._cond(self.eval(node.test))
         if rewrite.is_runtime(cond):
-            self.in_frame(B.While(cond), node.body)
+            self.loops.append("ir")
+            try:
+                self.in_frame(B.While(cond), node.body)
+            finally:
+                self.loops.pop()
             return
         count = 0
         while cond:

@@ -18,16 +18,6 @@ from tilelang.ir.ops import (
     tile_op_name,
     tile_stmt,
 )
-from tilelang.ir.spans import (
-    get_buffer_span,
-    get_stmt_span,
-    make_span,
-    set_buffer_span,
-    set_stmt_span,
-    span_coverage,
-    span_to_location,
-    spans_enabled,
-)
 from tilelang.ir.region import (
     buffer_dtype,
     buffer_of,
@@ -39,6 +29,16 @@ from tilelang.ir.region import (
     is_region,
     region_extents,
     to_region,
+)
+from tilelang.ir.spans import (
+    get_buffer_span,
+    get_stmt_span,
+    make_span,
+    set_buffer_span,
+    set_stmt_span,
+    span_coverage,
+    span_to_location,
+    spans_enabled,
 )
 
 __all__ = [

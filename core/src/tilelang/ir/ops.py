@@ -24,6 +24,8 @@ TILE_OPS: dict[str, str] = {
     "tl.cumsum": "tl.cumsum(src, dst, dim, reverse): inclusive prefix sum along dim",
     "tl.atomic": "tl.atomic(dst, value, kind): atomic read-modify-write of a region",
     "tl.transpose": "tl.transpose(src, dst): dst[..., j, i] = src[..., i, j] over a region",
+    "tl.im2col": "tl.im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad): NHWC patches into a tile",
+    "tl.gemm_sp": "tl.gemm_sp(A_sparse, E, B, C, trans_A, trans_E, trans_B, policy, clear_accum): 2:4-sparse gemm",
 }
 
 REDUCE_KINDS = ("sum", "max", "min", "abssum", "absmax", "bitand", "bitor", "bitxor")
@@ -89,6 +91,16 @@ INTRINSICS: dict[str, tuple[str, str]] = {
     "tl.print": (_OPAQUE, "(msg[, value]): print a message and a scalar from the device"),
     "tl.print_buffer_value": (_OPAQUE, "(msg, buffer name, index, value): print one element of a buffer"),
     "tl.device_assert": (_OPAQUE, "(condition, message): abort the kernel when condition is false"),
+    # transaction barriers and asynchronous copies
+    "tl.mbarrier_init": (_OPAQUE, "(barrier elem, count): initialise a barrier for count arrivals"),
+    "tl.mbarrier_wait_parity": (_OPAQUE, "(barrier elem, parity): wait for the phase of that parity"),
+    "tl.mbarrier_arrive": (_OPAQUE, "(barrier elem[, cta]): arrive at a barrier"),
+    "tl.mbarrier_expect_tx": (_OPAQUE, "(barrier elem, bytes): expect bytes of transactions"),
+    "tl.mbarrier_arrive_expect_tx": (_OPAQUE, "(barrier elem, bytes): expect bytes and arrive"),
+    "tl.ptx_cp_async": (_OPAQUE, "(dst access_ptr, src access_ptr, elems[, predicate]): asynchronous copy"),
+    "tl.ptx_commit_group": (_OPAQUE, "(): close a group of asynchronous copies"),
+    "tl.ptx_wait_group": (_OPAQUE, "(n): wait until at most n groups are in flight"),
+    "tl.no_set_max_nreg": (_OPAQUE, "(): keep the compiler's register budget (a hint)"),
     # memory and loops
     "tl.access_ptr": (_PURE, "(element, extent, rw_mask) -> handle: address of element, for extent elements"),
     "tl.loop_break": (_OPAQUE, "(): leave the innermost loop"),

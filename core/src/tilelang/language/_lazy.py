@@ -21,6 +21,9 @@ LAZY: dict[str, str] = {
     "PersistentTileScheduler": "tilelang.language.tile_schedule:PersistentTileScheduler",
     "BaseTileScheduler": "tilelang.language.tile_schedule:BaseTileScheduler",
     "inline": "tilelang.language.meta:inline",
+    **{n: f"tilelang.language.ws_schedule:{n}" for n in (
+        "WSID", "WSSyncKind", "WSRole", "WSPipeline", "WSInstr", "WSOpRef", "WSSync", "WSScope", "WSSchedule",
+        "annotate_ws_schedule", "ws_op")},
     "meta_class": "tilelang.language.meta:meta_class",
     "PrimExpr": "tilelang.language.tir.ir:PrimExpr",
     "IntImm": "tilelang.language.tir.ir:IntImm",

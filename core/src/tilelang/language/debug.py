@@ -72,7 +72,7 @@ def _print_buffer(buf: Any, msg: str, condition: Any) -> None:
             body()
 
 
-def print(obj: Any = None, msg: str = "", warp_group_id: int = 0, warp_id: int = 0) -> None:  # noqa: A001
+def print(obj: Any = None, msg: str = "", warp_group_id: int = 0, warp_id: int = 0) -> None:
     """Print a scalar expression, a buffer's elements, or (``obj=None``) just `msg`, from the device.
 
     A shared tile or a fragment is printed by one thread: thread ``warp_group_id * 128 + warp_id * 32`` of the

@@ -339,9 +339,9 @@ def resolve_torch_storage_dtype(value: Any) -> Any:
 _BUILTIN_SHADOWS = frozenset({"bool", "int", "float"})
 _SHADOW_CACHE: dict[str, Any] = {}
 
-__all__ = [*_all_dtypes, "dtype", "bool_", "canonical", "cast", "get_tvm_dtype", "is_float4_e2m1fn",
+__all__ = [*_all_dtypes, "dtype", "bool_", "canonical", "cast", "get_tvm_dtype", "is_float4_e2m1fn",  # noqa: F822
            "is_float4_e2m1_unpacked", "is_float4", "is_f8f6f4_family", "validate_gemm_ab_dtypes",
-           "resolve_torch_storage_dtype", "AnyDType"]
+           "resolve_torch_storage_dtype", "AnyDType"]  # dtype / bool_ / AnyDType / the dtypes: made by __getattr__
 
 
 def __getattr__(name: str) -> Any:

@@ -176,7 +176,7 @@ def abs2(x: Any) -> Any:
     return _packed("abs2", x)
 
 
-def dp4a(A: Any, B: Any, C: Any) -> Any:  # noqa: N803
+def dp4a(A: Any, B: Any, C: Any) -> Any:
     """``C += A[0] * B[0] + ... + A[3] * B[3]``: four signed int8 products accumulated into the int32 `C`
     (buffers, regions or elements; the four int8 values are consecutive from there)."""
     from tilelang.ir import region as R

@@ -58,8 +58,14 @@ class _TensorProxy:
         self._scope = scope
         self._name = name
 
-    def __call__(self, shape: Any, dtype: Any = "float32", *, strides: Any = None, scope: str | None = None,
-                 **_ignored: Any) -> TensorSpec:
+    def __call__(self, shape: Any, dtype: Any = "float32", data: Any = None, *, strides: Any = None,
+                 scope: str | None = None, **_ignored: Any) -> Any:
+        """The spec of a tensor; with `data` (``T.Tensor(shape, dtype, A.data)``) a buffer over that storage."""
+        if data is not None:
+            from tilelang.language.views import _declare
+
+            st = None if strides is None else normalize_shape(strides, "strides")
+            return _declare(shape, canonical(dtype), data, scope or self._scope, st)
         st = None if strides is None else normalize_shape(strides, "strides")
         return TensorSpec(normalize_shape(shape), canonical(dtype), scope or self._scope, st)
 

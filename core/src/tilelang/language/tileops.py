@@ -110,7 +110,7 @@ def _matrix(r: Any, op: str, what: str) -> list[Any]:
 _GEMM_SCOPES = ("shared", "shared.dyn", "local.fragment", "local")
 
 
-def gemm(A: Any, B: Any, C: Any, transpose_A: bool = False, transpose_B: bool = False,  # noqa: N803
+def gemm(A: Any, B: Any, C: Any, transpose_A: bool = False, transpose_B: bool = False,
          policy: Any = GemmWarpPolicy.Square, clear_accum: bool = False, k_pack: int = 1, mbar: Any = None,
          annotations: dict | None = None, *, wg_wait: int = 0) -> None:
     """``C (+)= op(A) @ op(B)``: A (shared or fragment) is MxK, B KxN, C (fragment or local) MxN."""
@@ -267,3 +267,63 @@ def transpose(src: Any, dst: Any, annotations: dict | None = None) -> None:
         raise KernelTypeError(f"T.transpose shape mismatch: src {R.describe(s)} {R.format_extents(se)} transposes "
                               f"to {R.format_extents(want)}, but dst {R.describe(d)} has {R.format_extents(de)}")
     _emit("tl.transpose", [s, d])
+
+
+def async_copy(src: Any, dst: Any, *, coalesced_width: int | None = None, eviction_policy: Any = None,
+               annotations: dict | None = None, **_ignored: Any) -> None:
+    """``T.copy`` that a backend may run asynchronously (``cp.async``); the data is in `dst` after the copy's
+    wait (``T.ptx_wait_group`` / the next barrier). Backends without asynchronous copies copy at once."""
+    copy(src, dst, coalesced_width=coalesced_width, eviction_policy=eviction_policy)
+
+
+def im2col(img: Any, col: Any, nhw_step: Any, c_step: Any, kernel: int, stride: int, dilation: int, pad: int,
+           eviction_policy: Any = None, annotations: dict | None = None) -> None:
+    """Fill the tile `col` (``block_M x block_K``) with patch rows of the NHWC image `img` for a 2-D convolution:
+    row ``nhw_step * block_M + i`` is output position ``(n, oh, ow)``, column ``c_step * block_K + j`` is kernel
+    tap ``(kh, kw, c)`` (``kernel x kernel`` taps); taps outside the padded image read 0."""
+    _state.require("T.im2col")
+    img_r = R.to_region(_operand(img, "img", "T.im2col"))
+    col_r = R.to_region(_operand(col, "col", "T.im2col"))
+    if len(img_r.region) != 4:
+        raise KernelTypeError(f"T.im2col: img {R.describe(img_r)} must be a 4-D NHWC tensor")
+    if len(R.squeeze(R.region_extents(col_r))) > 2 or len(col_r.region) < 2:
+        raise KernelTypeError(f"T.im2col: col {R.describe(col_r)} must be a 2-D tile")
+    for name, v in (("kernel", kernel), ("stride", stride), ("dilation", dilation), ("pad", pad)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < (0 if name == "pad" else 1):
+            raise KernelTypeError(f"T.im2col: {name} must be a {'non-negative' if name == 'pad' else 'positive'} "
+                                  f"int, got {v!r}")
+    _emit("tl.im2col", [img_r, col_r, _expr_i32(nhw_step), _expr_i32(c_step), _i32(kernel), _i32(stride),
+                        _i32(dilation), _i32(pad)])
+
+
+def c2d_im2col(img: Any, col: Any, nhw_step: Any, c_step: Any, kernel: int, stride: int, dilation: int, pad: int,
+               eviction_policy: Any = None, annotations: dict | None = None) -> None:
+    """The older name of `im2col`."""
+    im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad, eviction_policy, annotations)
+
+
+def _expr_i32(v: Any) -> Any:
+    return _i32(v) if isinstance(v, int) else v
+
+
+def gemm_sp(A_sparse: Any, E: Any, B: Any, C: Any, transpose_A: bool = False, transpose_E: bool = False,
+            transpose_B: bool = False, policy: Any = GemmWarpPolicy.Square, clear_accum: bool = False,
+            k_pack: int = 1, wg_wait: int = 0, annotations: dict | None = None) -> None:
+    """``C (+)= op(A) @ op(B)`` with A 2:4-sparse: `A_sparse` holds its nonzeros (``M x K/2``; fp32: one per pair,
+    ``M x K/2``) and `E` their positions as row-major metadata (each 4-bit chunk: the two 2-bit indices of a group
+    of four; fp32: the index of the nonzero of a pair, times two), as ``tilelang``'s compressors write them."""
+    _state.require("T.gemm_sp")
+    regions = [R.to_region(_operand(x, n, "T.gemm_sp")) for x, n in ((A_sparse, "A_sparse"), (E, "E"), (B, "B"),
+                                                                      (C, "C"))]
+    a, e, b, c = regions
+    ae, be, ce = (_matrix(r, "T.gemm_sp", n) for r, n in ((a, "A_sparse"), (b, "B"), (c, "C")))
+    m, k_half = (ae[1], ae[0]) if transpose_A else (ae[0], ae[1])
+    k, n = (be[1], be[0]) if transpose_B else (be[0], be[1])
+    if R.provably_different(m, ce[0]) or R.provably_different(n, ce[1]) or R.provably_different(k_half * 2, k):
+        raise KernelTypeError(f"T.gemm_sp shape mismatch: A_sparse {R.format_extents(ae)} (K/2), B "
+                              f"{R.format_extents(be)}, C {R.format_extents(ce)}")
+    if not R.buffer_dtype(e.source).startswith(("int", "uint")):
+        raise KernelTypeError(f"T.gemm_sp: the metadata E must be an integer tile, got {R.buffer_dtype(e.source)}")
+    pol = int(policy.value if hasattr(policy, "value") else policy)
+    _emit("tl.gemm_sp", [a, e, b, c, _i32(bool(transpose_A)), _i32(bool(transpose_E)), _i32(bool(transpose_B)),
+                         _i32(pol), _i32(bool(clear_accum))])

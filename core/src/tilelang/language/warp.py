@@ -110,7 +110,7 @@ def _shuffle(name: str, value: Any, lane: Any, width: Any, mask: Any) -> Any:
     return _ops.intrin_call(name, _dtype(v), [_mask(mask), v, _expr(lane), _expr(width)])
 
 
-def shfl_sync(value: Any, srcLane: Any, width: Any = DEFAULT_SHFL_WIDTH, mask: Any = FULL_WARP_MASK) -> Any:  # noqa: N803
+def shfl_sync(value: Any, srcLane: Any, width: Any = DEFAULT_SHFL_WIDTH, mask: Any = FULL_WARP_MASK) -> Any:
     """`value` as held by lane `srcLane` (within groups of `width` lanes)."""
     return _shuffle("tl.shfl_sync", value, srcLane, width, mask)
 
@@ -192,3 +192,9 @@ def get_warp_idx_sync(warp_size: Any = None) -> Any:
 def get_warp_idx(warp_size: Any = None) -> Any:
     """The warp of the calling thread (block-linear thread index // `warp_size`)."""
     return _ops.intrin_call("tl.get_warp_idx", "int32", _index_arg(warp_size))
+
+
+__all__ = ["activemask", "all_sync", "any_sync", "ballot", "ballot_sync", "get_lane_idx", "get_warp_idx",
+           "get_warp_idx_sync", "match_all_sync", "match_any_sync", "shfl_down", "shfl_sync", "shfl_up", "shfl_xor",
+           "sync_global", "sync_grid", "sync_warp", "syncthreads_and", "syncthreads_count", "syncthreads_or",
+           "warp_reduce_bitand", "warp_reduce_bitor", "warp_reduce_max", "warp_reduce_min", "warp_reduce_sum"]

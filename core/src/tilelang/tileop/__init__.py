@@ -11,9 +11,11 @@ from tilelang.tileop.copy import COPY
 from tilelang.tileop.cumsum import CUMSUM
 from tilelang.tileop.fill import FILL
 from tilelang.tileop.gemm import GEMM
+from tilelang.tileop.gemm_sp import GEMM_SP
+from tilelang.tileop.im2col import IM2COL
 from tilelang.tileop.reduce import REDUCE
 from tilelang.tileop.transpose import TRANSPOSE
 
-GENERIC_IMPLS = (COPY, FILL, GEMM, REDUCE, CUMSUM, ATOMIC, TRANSPOSE)
+GENERIC_IMPLS = (COPY, FILL, GEMM, REDUCE, CUMSUM, ATOMIC, TRANSPOSE, IM2COL, GEMM_SP)
 
 __all__ = ["GENERIC_IMPLS", "TileOpContext"]

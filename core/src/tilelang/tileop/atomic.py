@@ -29,7 +29,9 @@ def lower_atomic(ctx: Any) -> Any:
     if kind not in ("add", "max", "min"):
         raise ctx.error(f"unknown atomic kind {kind!r}; expected add, max or min")
     if ctx.int_arg(3, 0):
-        raise ctx.error(f"use_tma=True needs a TMA reduction (CUDA sm_90 and newer); target {ctx.target.kind.name!r} "
+        from tilelang.backend.target import kind_of
+
+        raise ctx.error(f"use_tma=True needs a TMA reduction (CUDA sm_90 and newer); target {kind_of(ctx.target)!r} "
                         "has none: drop use_tma")
     value_arg = ctx.args[1]
     is_tile = isinstance(value_arg, tvm.ir.TensorRegion) or (

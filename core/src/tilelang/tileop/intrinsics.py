@@ -10,16 +10,19 @@ Generic lowerings here (priority 0, any target):
 
 - element atomics: on targets with threads, an extern call on the element's address named by
   ``pipeline_options["atomic_functions"]`` (default ``atomicAdd`` / ``atomicMax`` / ``atomicMin`` /
-  ``atomicOr`` / ``atomicAnd`` / ``atomicXor``), which returns the previous value; an atomic load is an atomic add of 0, an atomic store a plain
-  store (both single-copy atomic for aligned words); x2 / x4 adds are per-lane atomics. On targets without
-  threads (the block grid emulated on a host) a plain read-modify-write under ``AttrStmt("tl.atomic")``, which
-  the backend runs without racing blocks (see `tilelang.tileop.atomic`). The memory order is accepted and not
-  otherwise honoured by these lowerings.
+  ``atomicOr`` / ``atomicAnd`` / ``atomicXor``), which returns the previous value; an atomic load is an atomic
+  add of 0, an atomic store a plain store (both single-copy atomic for aligned words); x2 / x4 adds are
+  per-lane atomics. On targets without threads (the block grid emulated on a host) a plain read-modify-write
+  under ``AttrStmt("tl.atomic")``, which the backend runs without racing blocks (see `tilelang.tileop.atomic`).
+  The memory order is accepted and not otherwise honoured by these lowerings.
 - fast math (``T.__exp`` ...): the precise function (an exact result is a valid approximation); IEEE operations
   with rounding mode ``"rn"``: plain arithmetic; packed x2 operations: vector arithmetic; ``T.dp4a``: four
   widened int32 products added to the accumulator.
 - ``T.get_lane_idx`` / ``T.get_warp_idx`` from the linear thread index.
 - ``T.device_assert`` on targets without threads: an ``AssertStmt`` (the call raises with the message).
+- ``T.ptx_cp_async`` as a synchronous element copy between its ``T.access_ptr`` operands; the group markers
+  ``T.ptx_commit_group`` / ``T.ptx_wait_group`` and the hint ``T.no_set_max_nreg`` then lower to nothing.
+- ``T.access_ptr`` as ``tvm_access_ptr`` at the element's linear offset.
 """
 
 from __future__ import annotations
@@ -82,7 +85,9 @@ class IntrinsicContext:
 
     @property
     def target_kind(self) -> str:
-        return str(self.target.kind.name) if hasattr(self.target, "kind") else str(self.target)
+        from tilelang.backend.target import kind_of
+
+        return str(kind_of(self.target))
 
     @property
     def warp_size(self) -> int:
@@ -353,9 +358,44 @@ def linear_index(buf: Any, indices: Sequence[Any]) -> Any:
 
 def lower_access_ptr(ctx: IntrinsicContext) -> Any:
     """``tirx.tvm_access_ptr`` of the element's buffer at its linear offset."""
-    load, extent, mask = ctx.args
+    load, extent = ctx.args[0], ctx.args[1]
     buf = load.source
     return buf.access_ptr(ctx.int_arg(2), offset=linear_index(buf, list(load.indices)), extent=extent)
+
+
+def _unravel(buf: Any, flat: Any) -> list[Any]:
+    shape = list(buf.ty.shape)
+    out = []
+    for extent in reversed(shape[1:]):
+        out.append(tirx.floormod(flat, extent))
+        flat = tirx.floordiv(flat, extent)
+    return [flat, *reversed(out)]
+
+
+def _pointer_element(ctx: IntrinsicContext, ptr: Any, k: Any) -> Any:
+    """Element `k` from a ``T.access_ptr`` pointer (consecutive in the buffer's row-major storage)."""
+    if not (isinstance(ptr, tvm.ir.Call) and isinstance(ptr.op, tvm.ir.Op) and ptr.op.name == "tl.access_ptr"):
+        raise ctx.error(f"its pointers must be T.access_ptr(...) values, got {ptr}")
+    load = ptr.args[0]
+    buf = load.source
+    return tirx.BufferLoad(buf, _unravel(buf, linear_index(buf, list(load.indices)) + k))
+
+
+def lower_cp_async_sync(ctx: IntrinsicContext) -> Lowered:
+    """``ptx_cp_async`` as a synchronous copy (zeros where the predicate is false)."""
+    dst, src, count = ctx.args[0], ctx.args[1], ctx.args[2]
+    k = tirx.Var("k", "int32")
+    d, s = _pointer_element(ctx, dst, k), _pointer_element(ctx, src, k)
+    value: Any = s if str(s.ty.dtype) == str(d.ty.dtype) else tirx.Cast(str(d.ty.dtype), s)
+    if len(ctx.args) > 3:
+        value = tirx.if_then_else(ctx.args[3], value, tirx.const(0, str(d.ty.dtype)))
+    copy = tirx.For(k, 0, count, tirx.ForKind.SERIAL, tirx.BufferStore(d.source, value, list(d.indices)))
+    return Lowered(None, [copy])
+
+
+def lower_nothing(ctx: IntrinsicContext) -> Lowered:
+    """Nothing to do here: the asynchronous-copy group markers (copies are synchronous) and hints."""
+    return Lowered(None, [])
 
 
 def _no_threads(ctx: Any) -> bool:
@@ -387,6 +427,9 @@ def _impls() -> tuple[TileOpImpl, ...]:
     out.append(TileOpImpl("tl.get_warp_idx_sync", "generic", lower_warp_idx))
     out.append(TileOpImpl("tl.device_assert", "host_assert", lower_host_assert, applies=_no_threads))
     out.append(TileOpImpl("tl.access_ptr", "generic", lower_access_ptr))
+    out.append(TileOpImpl("tl.ptx_cp_async", "generic_synchronous", lower_cp_async_sync))
+    for op in ("tl.ptx_commit_group", "tl.ptx_wait_group", "tl.no_set_max_nreg"):
+        out.append(TileOpImpl(op, "generic_synchronous", lower_nothing))
     return tuple(out)
 
 
@@ -397,6 +440,7 @@ HINTS = {
     "tl.any_sync": "keep the predicate in shared memory and reduce it with T.reduce_max, or use a target with warps",
     "tl.print": "copy the values to an output tensor and print them on the host",
     "tl.device_assert": "check the condition on the host, or write a flag into an output tensor",
+    "tl.mbarrier_wait_parity": "synchronise with T.sync_threads (or let T.Pipelined place the waits)",
 }
 
 
@@ -406,4 +450,6 @@ def hint_for(op: str) -> str:
     if op.startswith(("tl.shfl", "tl.ballot", "tl.all_sync", "tl.activemask", "tl.match", "tl.warp_reduce",
                       "tl.syncthreads_")):
         return HINTS["tl.any_sync"]
+    if op.startswith("tl.mbarrier"):
+        return HINTS["tl.mbarrier_wait_parity"]
     return "rewrite the kernel without it for this target"

@@ -1,7 +1,7 @@
 """Generic ``tl.reduce``: a parallel nest over the kept dimensions, a serial fold along the reduced one.
 
-Kinds ``sum max min abssum absmax bitand bitor bitxor``; ``clear`` starts from the kind's identity, otherwise the fold continues
-from the destination's values. A partitioned-fragment source is staged through shared memory first.
+Kinds ``sum max min abssum absmax bitand bitor bitxor``; ``clear`` starts from the kind's identity, otherwise
+the fold continues from the destination's values. A partitioned-fragment source is staged through shared memory first.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from tvm import tirx
 from tilelang.backend.tile_ops import TileOpImpl
 from tilelang.tileop._util import cast
 from tilelang.transform import _common as C
-
 
 KINDS = ("sum", "max", "min", "abssum", "absmax", "bitand", "bitor", "bitxor")
 
@@ -61,9 +60,12 @@ def lower_reduce(ctx: Any) -> Any:
         raise ctx.error(f"dim {ctx.int_arg(3)} is out of range for a {nd}-D source")
     clear = bool(ctx.int_arg(4, 1))
     keep = [d for d in range(nd) if d != dim]
-    keepdim = len(dst.region) == nd
-    if not keepdim and len(dst.region) != nd - 1:
-        raise ctx.error(f"destination must have {nd - 1} or {nd} dimensions, got {len(dst.region)}")
+    # the kept source dims that are not of extent 1 land, in order, on dst's dims that are not of extent 1
+    kept_wide = [d for d in keep if not C.is_const(src.region[d].extent, 1)]
+    dst_wide = [d for d, r in enumerate(dst.region) if not C.is_const(r.extent, 1)]
+    if len(kept_wide) != len(dst_wide):
+        raise ctx.error(f"destination extents {[str(r.extent) for r in dst.region]} do not match the source's "
+                        f"kept extents {[str(src.region[d].extent) for d in keep]}")
     pre, src = ctx.staged(src)
     dtype = str(dst.source.ty.dtype)
     ext = [src.region[d].extent for d in keep]
@@ -74,10 +76,10 @@ def lower_reduce(ctx: Any) -> Any:
         for d, v in zip(keep, vs):
             si[d] = C.add(src.region[d].min, v)
         si[dim] = C.add(src.region[dim].min, r)
-        dvs = list(vs)
-        if keepdim:
-            dvs.insert(dim, 0)
-        di = [C.add(rg.min, v) for rg, v in zip(dst.region, dvs)]
+        di = [rg.min for rg in dst.region]
+        by_dim = dict(zip(keep, vs))
+        for sd, dd in zip(kept_wide, dst_wide):
+            di[dd] = C.add(dst.region[dd].min, by_dim[sd])
         cur = tirx.BufferLoad(dst.source, di)
         x = cast(dtype, tirx.BufferLoad(src.source, si))
         fold = tirx.For(r, 0, src.region[dim].extent, tirx.ForKind.SERIAL,

@@ -25,6 +25,9 @@ _PASSES = {
     "HostChecks": "host_checks",
     "ThreadSync": "thread_sync",
     "PassConfigKey": "config",
+    "LegalizeNegativeIndex": "legalize_negative_index",
+    "IfStmtBinding": "merge_if",
+    "MergeIfStmt": "merge_if",
 }
 
 

@@ -15,7 +15,7 @@ from tvm import tirx
 from tilelang.transform import _common as C
 
 _MIN_ARGS = {"tl.copy": 2, "tl.fill": 2, "tl.gemm": 3, "tl.reduce": 4, "tl.cumsum": 2, "tl.atomic": 2,
-             "tl.transpose": 2}
+             "tl.transpose": 2, "tl.im2col": 8, "tl.gemm_sp": 4}
 
 
 def _operand_ok(arg: Any) -> bool:

@@ -49,7 +49,7 @@ _SHARED = ("shared", "shared.dyn")
 # operand indices each tile op writes (the others are read)
 _WRITES = {"tl.copy": (1,), "tl.fill": (0,), "tl.gemm": (2,), "tl.reduce": (1,), "tl.cumsum": (1,),
            "tl.atomic": (0,),
-           "tl.transpose": (1,)}
+           "tl.transpose": (1,), "tl.im2col": (1,), "tl.gemm_sp": (3,)}
 
 
 def _strip(loop: Any) -> Any:

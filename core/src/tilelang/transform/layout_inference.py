@@ -52,6 +52,8 @@ _TILE_OP_ROLES: dict[str, list[tuple[int, str]]] = {
     "tl.cumsum": [(0, "s"), (1, "x")],
     "tl.atomic": [(1, "r"), (0, "x")],
     "tl.transpose": [(0, "s"), (1, "x")],
+    "tl.im2col": [(0, "s"), (1, "x")],
+    "tl.gemm_sp": [(0, "s"), (1, "s"), (2, "s"), (3, "w")],
 }
 
 

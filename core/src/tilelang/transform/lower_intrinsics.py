@@ -2,11 +2,12 @@
 ``tl.__exp``, ``tl.print``, ...: `tilelang.ir.ops.INTRINSICS`) by what its registered implementation emits.
 
 Runs right after LowerTileOps; backend passes at ``post_tile_lowering`` see the lowered result. For each call
-(innermost first) the pass builds a `tilelang.tileop.intrinsics.IntrinsicContext` and asks the tile-op registry
-for the highest-priority implementation of that name for the target (core's generic ones are registered for
-every target with priority 0). An implementation returns the replacement expression, or a
-`tilelang.tileop.intrinsics.Lowered` whose statements are spliced in front of the statement holding the call
-(in evaluation order; flat ``Bind``s keep their scope). A call no implementation serves is a `LoweringError`
+(outermost first: an implementation sees its arguments as the user wrote them) the pass builds a
+`tilelang.tileop.intrinsics.IntrinsicContext` and asks the tile-op registry for the highest-priority
+implementation of that name for the target (core's generic ones are registered for every target with priority
+0). An implementation returns the replacement expression, or a `tilelang.tileop.intrinsics.Lowered` whose
+statements are spliced in front of the statement holding the call (in evaluation order; flat ``Bind``s keep their
+scope). A call no implementation serves is a `LoweringError`
 naming the construct, the target and what to use instead.
 """
 
@@ -74,15 +75,18 @@ def LowerIntrinsics(target: Any = None) -> tvm.transform.Pass:
             return out if isinstance(out, Lowered) else Lowered(out)
 
         def expr(e: Any, prefix: list[Any]) -> Any:
+            """`e` with its intrinsics lowered (outermost first, so an implementation sees its arguments as
+            written, e.g. the ``T.access_ptr`` of ``ptx_cp_async``); statements they need go to `prefix`."""
+
             def on_call(c: Any, mutator: Any) -> Any:
-                c = mutator.default_mutate(c)
                 if not _is_intrinsic(c):
-                    return c
+                    return mutator.default_mutate(c)
                 lowered = lower_call(c, False)
-                prefix.extend(lowered.prefix)
+                for st in lowered.prefix:
+                    prefix.append(statement(st))
                 if lowered.value is None:
                     raise C.lowering_error(func, f"{c.op.name} has no value here; call it as a statement")
-                return lowered.value
+                return expr(lowered.value, prefix)
 
             return tvm_ffi.structural_mutate(e, [(tvm.ir.Call, on_call)])
 
@@ -92,12 +96,11 @@ def LowerIntrinsics(target: Any = None) -> tvm.transform.Pass:
         def on_evaluate(ev: Any, mutator: Any) -> Any:
             value = ev.value
             if _is_intrinsic(value):
-                prefix: list[Any] = []
-                args = [expr(a, prefix) for a in value.args]
-                call = tvm.ir.Call(value.op, args, ret_ty=value.ty)
-                lowered = lower_call(call, True)
-                tail = [] if lowered.value is None else [tirx.Evaluate(lowered.value)]
-                return C.seq([*prefix, *lowered.prefix, *tail])
+                lowered = lower_call(value, True)
+                prefix = [statement(st) for st in lowered.prefix]
+                if lowered.value is not None:
+                    prefix.append(statement(tirx.Evaluate(lowered.value)))
+                return C.seq(prefix)
             prefix = []
             new = expr(value, prefix)
             return with_prefix(prefix, ev if new.same_as(value) else tirx.Evaluate(new))
@@ -142,10 +145,14 @@ def LowerIntrinsics(target: Any = None) -> tvm.transform.Pass:
                                              "a T.alloc_var before the loop and at the end of its body")
             return s if cond.same_as(s.condition) else tirx.While(cond, s.body)
 
-        body = tvm_ffi.structural_mutate(func.body, [
-            (tirx.Evaluate, on_evaluate), (tirx.BufferStore, on_store), (tirx.Bind, on_bind),
-            (tirx.IfThenElse, on_if), (tirx.AssertStmt, on_assert), (tirx.While, on_while),
-        ])
+        handlers = [(tirx.Evaluate, on_evaluate), (tirx.BufferStore, on_store), (tirx.Bind, on_bind),
+                    (tirx.IfThenElse, on_if), (tirx.AssertStmt, on_assert), (tirx.While, on_while)]
+
+        def statement(st: Any) -> Any:
+            """`st` (an implementation's statement) with the intrinsics it still holds lowered."""
+            return tvm_ffi.structural_mutate(st, handlers)
+
+        body = statement(func.body)
         return C.with_body(func, _flatten(body))
 
     return lower_intrinsics

@@ -3,8 +3,8 @@
 Order (``[point]`` = `tilelang.backend.passes` extension point where backends' passes run)::
 
     CheckSemantics AttachLayouts [pre_layout] RasterizeBlocks LayoutInference [post_layout] InjectSoftwarePipeline
-    LowerTileOps LowerIntrinsics [post_tile_lowering] PartitionParallel LegalizeSafeMemoryAccess [post_parallel] ApplyLayouts
-    [post_pipelining] PlanSharedMemory [post_storage]
+    LowerTileOps LowerIntrinsics [post_tile_lowering] PartitionParallel LegalizeSafeMemoryAccess [post_parallel]
+    ApplyLayouts [post_pipelining] PlanSharedMemory [post_storage]
     FinalizeTileIR (TVM: FlattenBuffer, VectorizeLoop, StorageRewrite, simplification) InsertBarriers [post_barriers]
     HostChecks, (TVM: MergeSharedMemoryAllocations, SplitHostDevice, MakePackedAPI)
     split -> device module [device_module] + host module [host_module] -> TVM finalize passes

@@ -110,47 +110,82 @@ def _in_mask(mask: Any, lane: Any) -> Any:
     return tirx.bitwise_and(tirx.Cast("uint32", mask), bit) != tirx.const(0, "uint32")
 
 
-def _fold(ctx: Any, kind: str, scratch: Any, start: Any, count: Any, mask: Any, own: Any) -> tuple[Any, list[Any]]:
-    """A per-thread accumulator folded over ``scratch[start : start + count]`` (lanes outside `mask` skipped):
-    ``(its value, the statements computing it)``."""
+def _step(kind: str, dtype: str, cur: Any, x: Any, lane: Any, own: Any) -> tuple[Any, Any]:
+    """``(identity, combined)`` of one lane `lane` (value `x`) into accumulator `cur`."""
     from tvm import tirx
 
     from tilelang.tileop.reduce import combine, identity_value
 
-    dtype = {"any": "int32", "all": "int32", "count": "int32", "ballot": "uint64", "match_any": "uint32",
-             "match_all": "uint32"}.get(kind, str(scratch.ty.dtype))
+    zero = tirx.const(0, str(x.ty.dtype))
+    one, none = tirx.const(1, "int32"), tirx.const(0, "int32")
+    if kind == "any":
+        return none, tirx.Select(x != zero, one, cur)
+    if kind == "all":
+        return one, tirx.Select(x != zero, cur, none)
+    if kind == "count":
+        return none, cur + tirx.Select(x != zero, one, none)
+    if kind == "ballot":
+        bit = tirx.shift_left(tirx.const(1, "uint64"), tirx.Cast("uint64", lane))
+        return tirx.const(0, "uint64"), tirx.Select(x != zero, tirx.bitwise_or(cur, bit), cur)
+    if kind in ("match_any", "match_all"):  # the mask of the lanes holding this lane's value
+        bit = tirx.shift_left(tirx.const(1, "uint32"), tirx.Cast("uint32", lane))
+        return tirx.const(0, "uint32"), tirx.Select(x == own, tirx.bitwise_or(cur, bit), cur)
+    if kind in ("max", "min") and dtype.startswith(("float", "bfloat")):
+        return identity_value(kind, dtype), tirx.Select(x > cur if kind == "max" else x < cur, x, cur)
+    return identity_value(kind, dtype), combine(kind, cur, x)
+
+
+_RESULT_DTYPES = {"any": "int32", "all": "int32", "count": "int32", "ballot": "uint64", "match_any": "uint32",
+                  "match_all": "uint32"}
+
+
+def _fold_loop(kind: str, dtype: str, scratch: Any, start: Any, count: Any, mask: Any, own: Any,
+               write: Any) -> list[Any]:
+    """``acc = identity; for lane < count: acc = step(scratch[start + lane]); write(acc)``."""
+    from tvm import tirx
+
     acc = tirx.decl_buffer((1,), dtype, name=f"{kind}_acc", scope="local")
     lane = tirx.Var("lane", "int32")
-    x = tirx.BufferLoad(scratch, [start + lane])
     cur = tirx.BufferLoad(acc, [0])
-    zero = tirx.const(0, str(scratch.ty.dtype))
-    if kind == "any":
-        init, new = tirx.const(0, "int32"), tirx.Select(x != zero, tirx.const(1, "int32"), cur)
-    elif kind == "all":
-        init, new = tirx.const(1, "int32"), tirx.Select(x != zero, cur, tirx.const(0, "int32"))
-    elif kind == "count":
-        init, new = tirx.const(0, "int32"), cur + tirx.Select(x != zero, tirx.const(1, "int32"), tirx.const(0, "int32"))
-    elif kind == "ballot":
-        bit = tirx.shift_left(tirx.const(1, "uint64"), tirx.Cast("uint64", lane))
-        init, new = tirx.const(0, "uint64"), tirx.Select(x != zero, tirx.bitwise_or(cur, bit), cur)
-    elif kind in ("match_any", "match_all"):
-        bit = tirx.shift_left(tirx.const(1, "uint32"), tirx.Cast("uint32", lane))
-        same = x == own
-        if kind == "match_any":
-            init, new = tirx.const(0, "uint32"), tirx.Select(same, tirx.bitwise_or(cur, bit), cur)
-        else:  # accumulate the mask of equal lanes; compared with the full mask below
-            init, new = tirx.const(0, "uint32"), tirx.Select(same, tirx.bitwise_or(cur, bit), cur)
-    elif kind in ("max", "min") and dtype.startswith(("float", "bfloat")):
-        # a select rather than Max / Min: LLVM takes minutes on fully unrolled float max chains in thread loops
-        init = identity_value(kind, dtype)
-        new = tirx.Select(x > cur if kind == "max" else x < cur, x, cur)
-    else:  # a warp reduction: sum max min bitand bitor
-        init, new = identity_value(kind, dtype), combine(kind, cur, x)
+    init, new = _step(kind, dtype, cur, tirx.BufferLoad(scratch, [start + lane]), lane, own)
     if mask is not None:
         new = tirx.Select(_in_mask(mask, lane), new, cur)
-    stmts = [tirx.AllocBuffer(acc), tirx.BufferStore(acc, init, [0]),
-             tirx.For(lane, 0, count, tirx.ForKind.SERIAL, tirx.BufferStore(acc, new, [0]))]
-    value = tirx.BufferLoad(acc, [0])
+    return [tirx.AllocBuffer(acc), tirx.BufferStore(acc, init, [0]),
+            tirx.For(lane, 0, count, tirx.ForKind.SERIAL, tirx.BufferStore(acc, new, [0])), write(cur)]
+
+
+def _fold(ctx: Any, kind: str, scratch: Any, group: int, mask: Any, own: Any) -> tuple[Any, list[Any]]:
+    """The fold of `kind` over the caller's group of `group` lanes of `scratch` (a warp, or the block):
+    ``(its value, the statements computing it)``.
+
+    A fold that is the same for every lane of the group is computed once per group, in a loop that reads no
+    thread index (so it runs once per block, between the thread loops) into a row the threads then read; one
+    that depends on the calling lane (``match``, or a mask computed per thread) is computed by every thread.
+    """
+    from tvm import tirx
+
+    from tilelang.transform import _common as C
+
+    threads = _threads(ctx)
+    dtype = _RESULT_DTYPES.get(kind, str(scratch.ty.dtype))
+    tid = ctx.linear_thread()
+    per_lane = kind in ("match_any", "match_all") or (mask is not None and C.uses_var(mask, ctx.thread_vars))
+    if per_lane:
+        base = tirx.floordiv(tid, group) * group
+        count = tirx.min(tirx.const(group, "int32"), threads - base)
+        acc_out = tirx.decl_buffer((1,), dtype, name=f"{kind}_value", scope="local")
+        stmts = [tirx.AllocBuffer(acc_out), *_fold_loop(
+            kind, dtype, scratch, base, count, mask, own, lambda v: tirx.BufferStore(acc_out, v, [0]))]
+        value = tirx.BufferLoad(acc_out, [0])
+    else:
+        groups = -(-threads // group)
+        result = tirx.decl_buffer((groups,), dtype, name=f"{kind}_result", scope="shared.dyn")
+        g = tirx.Var("group", "int32")
+        count = tirx.min(tirx.const(group, "int32"), threads - g * group)
+        body = C.seq(_fold_loop(kind, dtype, scratch, g * group, count, mask, own,
+                                lambda v: tirx.BufferStore(result, v, [g])))
+        stmts = [tirx.AllocBuffer(result), tirx.For(g, 0, groups, tirx.ForKind.SERIAL, body), _barrier()]
+        value = tirx.BufferLoad(result, [tirx.floordiv(tid, group)])
     if kind == "match_all":
         full = tirx.bitwise_and(tirx.Cast("uint32", mask), tirx.Cast("uint32", tirx.shift_left(
             tirx.const(1, "uint64"), tirx.Cast("uint64", count)) - tirx.const(1, "uint64")))
@@ -160,17 +195,14 @@ def _fold(ctx: Any, kind: str, scratch: Any, start: Any, count: Any, mask: Any, 
 
 def lower_collective(ctx: Any) -> Any:
     """A vote, ballot, match, warp reduction or predicate barrier over the emulated threads."""
-    from tvm import tirx
-
     from tilelang.tileop.intrinsics import Lowered
 
     if not ctx.thread_vars:
         raise ctx.error("it needs the threads of a T.Kernel launch")
     op, args = ctx.op, ctx.args
     if op in _BLOCK_FOLDS:
-        pred = args[0]
-        scratch, pre = _publish(ctx, pred, "vote")
-        value, fold = _fold(ctx, _BLOCK_FOLDS[op], scratch, tirx.const(0, "int32"), _threads(ctx), None, None)
+        scratch, pre = _publish(ctx, args[0], "vote")
+        value, fold = _fold(ctx, _BLOCK_FOLDS[op], scratch, _threads(ctx), None, None)
         return Lowered(value, [*pre, *fold])
     if op == "tl.warp_reduce":
         operand, kind, mask = args[0], ctx.str_arg(1), None
@@ -179,8 +211,7 @@ def lower_collective(ctx: Any) -> Any:
     else:
         mask, operand, kind = args[0], args[1], _WARP_FOLDS[op]
     scratch, pre = _publish(ctx, operand, "warp_vote")
-    base, _, size = _warp_lanes(ctx)
-    value, fold = _fold(ctx, kind, scratch, base, size, mask, operand)
+    value, fold = _fold(ctx, kind, scratch, WARP, mask, operand)
     return Lowered(value, [*pre, *fold])
 
 

@@ -125,8 +125,8 @@ def spill_binds_across_barriers(body: Any, tvars: list[Any], per_thread: set[Any
     """Per-thread values bound before a barrier and read after it live in a per-thread ``local`` scalar.
 
     `emulate_threads` splits the thread loops at each barrier; a ``Bind`` of a per-thread value (one that reads a
-    thread index or a per-thread buffer) would end with its loop, so its later uses read it from a ``local`` buffer instead (which
-    `_widen_thread_locals` then gives a thread dimension).
+    thread index or a per-thread buffer) would end with its loop, so its later uses read it from a ``local`` buffer
+    instead (which `_widen_thread_locals` then gives a thread dimension).
     """
     import tvm_ffi
     from tvm import tirx
@@ -402,9 +402,22 @@ def _merge_k(target: Any) -> Any:
     return MergeGemmKSteps(target)
 
 
+def _loop_exits(target: Any) -> Any:
+    from tilelang_cpu.loop_exits import LowerLoopExits
+
+    return LowerLoopExits(target)
+
+
+def _is_llvm(target: Any) -> bool:
+    from tilelang.backend.target import kind_of
+
+    return kind_of(target) == "llvm"
+
+
 PASSES = (
     PipelinePass("cpu.elide_tile_copies", "pre_layout", _elide_copies, priority=2),
     PipelinePass("cpu.merge_gemm_k_steps", "pre_layout", _merge_k, priority=1),
     PipelinePass("cpu.lower_launch", "post_storage", LowerLaunchToCPU),
     PipelinePass("cpu.vector_exp", "post_storage", _vector_exp, supports_target=_llvm_only),
+    PipelinePass("cpu.lower_loop_exits", "post_storage", _loop_exits, supports_target=_is_llvm, priority=-1),
 )

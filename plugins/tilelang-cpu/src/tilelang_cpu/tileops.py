@@ -87,7 +87,10 @@ def _reduce_applies(ctx: Any) -> bool:
                                                                                                    "float64"):
         return False
     extent = C.as_int(src.region[dim].extent)
-    return extent is not None and extent >= 2 and len(dst.region) in (dim, dim + 1)
+    if len(dst.region) == dim + 1 and not C.is_const(dst.region[dim].extent, 1):
+        return False  # dst is not src's shape with the reduced dim dropped or kept as 1 (e.g. a row R[0, :])
+    same = all(C.as_int(dst.region[d].extent) == C.as_int(src.region[d].extent) for d in range(dim))
+    return extent is not None and extent >= 2 and len(dst.region) in (dim, dim + 1) and same
 
 
 def lower_reduce_cpu(ctx: Any) -> Any:

@@ -61,11 +61,25 @@ def _dialect_scopes(target: Any) -> Any:
     return DialectScopes(target)
 
 
+def _wgmma_gemm_as_gemm(target: Any) -> Any:
+    from tilelang_cuda.passes.wgmma_gemm import WgmmaGemmAsGemm
+
+    return WgmmaGemmAsGemm(target)
+
+
+def _wgmma_gemm_no_wait(target: Any) -> Any:
+    from tilelang_cuda.passes.wgmma_gemm import WgmmaGemmNoWait
+
+    return WgmmaGemmNoWait(target)
+
+
 PASSES = (
+    PipelinePass("cuda.wgmma_gemm_as_gemm", "pre_layout", _wgmma_gemm_as_gemm),
     PipelinePass("cuda.tensor_memory", "pre_layout", _tensor_memory),
     PipelinePass("cuda.mma_accumulators", "pre_layout", _mma_accumulators),
     PipelinePass("cuda.mark_pipeline_stages", "post_layout", _mark_pipeline),
     PipelinePass("cuda.dialect_scopes", "post_layout", _dialect_scopes),
+    PipelinePass("cuda.wgmma_gemm_no_wait", "post_tile_lowering", _wgmma_gemm_no_wait),
     PipelinePass("cuda.drop_tensor_memory_tiles", "post_tile_lowering", _drop_tensor_memory),
     PipelinePass("cuda.async_copy_pipeline", "post_tile_lowering", _async_pipeline),
     PipelinePass("cuda.swizzle_shared_operands", "post_tile_lowering", _swizzle),

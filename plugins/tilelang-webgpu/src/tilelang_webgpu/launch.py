@@ -7,7 +7,9 @@ A call ``launcher(*args)`` takes the kernel's parameters in order (torch CPU ten
    (a blockIdx.x extent past the per-dimension limit is spread over z as TVM's runtime does) and one compute
    pass dispatches it; all steps share one command encoder, followed by copies of the written buffers into
    staging buffers, then a single submit;
-4. the staging buffers are mapped and copied back into the caller's tensors, so in-place semantics hold.
+4. the staging buffers are mapped and copied back into the caller's tensors, so in-place semantics hold;
+5. a kernel that prints or asserts also binds a zeroed debug log, read back and reported after the call
+   (`tilelang_webgpu.debug_log.report`: the records on stdout, a failed assertion raised).
 `time_ms` runs the same with timestamp queries around the passes (GPU time, transfers excluded).
 """
 
@@ -24,7 +26,7 @@ from tilelang.errors import ExecutionBackendUnavailable, KernelArgumentError
 from tilelang_webgpu.adapter import adapter_summary, device, has_feature, timestamp_period_ns
 from tilelang_webgpu.buffers import BufferPool
 from tilelang_webgpu.packed_f16 import for_device
-from tilelang_webgpu.plan import KernelStep, LaunchPlan, names_in
+from tilelang_webgpu.plan import DEBUG_LOG, KernelStep, LaunchPlan, names_in
 from tilelang_webgpu.subgroups import for_naga, uses_subgroups
 from tilelang_webgpu.wgsl import ShaderInterface, WGSLValidationError, validation_error
 
@@ -223,10 +225,32 @@ class WgpuLauncher:
             step.bind_generation = self._pool.generation
         return step.bind_group
 
+    def _tensor_args(self, args: tuple[Any, ...]) -> dict[int, Any]:
+        """Parameter index -> tensor for every bound buffer (the debug log: a fresh zeroed one)."""
+        values = {i: args[i] for i in self._tensors if i != DEBUG_LOG}
+        if self.plan.uses_debug_log:
+            import torch
+
+            from tilelang_webgpu.debug_log import LOG_WORDS
+
+            values[DEBUG_LOG] = torch.zeros(LOG_WORDS, dtype=torch.int32)
+        return values
+
+    def _param_name(self, index: int) -> str:
+        return "<debug log>" if index == DEBUG_LOG else self.params[index].name
+
+    def _report(self, values: dict[int, Any]) -> None:
+        log = values.get(DEBUG_LOG)
+        if log is not None:
+            from tilelang_webgpu.debug_log import report
+
+            report(log.numpy().view("uint32"), self.plan.debug, self.plan.name)
+
     def _run(self, args: tuple[Any, ...], timed: bool) -> float:
         env = self._env(args)
+        tensors = self._tensor_args(args)
         for i in self._tensors:
-            self._pool.upload(i, args[i], self.params[i].name)
+            self._pool.upload(i, tensors[i], self._param_name(i))
         encoder = self._dev.create_command_encoder()
         launches = []
         for step in self._steps:
@@ -268,10 +292,11 @@ class WgpuLauncher:
         for i in self._written:
             staging = self._pool.staging(i)
             encoder.copy_buffer_to_buffer(self._pool.buffer(i), 0, staging, 0, staging.size)
-            staged.append((staging, args[i]))
+            staged.append((staging, tensors[i]))
         self._queue.submit([encoder.finish()])
         for staging, tensor in staged:
             BufferPool.download(staging, tensor)
+        self._report(tensors)
         return self._read_stamps(stamps) * self._tick_ns if stamps is not None else elapsed
 
     # ------------------------------------------------------------------------------------------ timing

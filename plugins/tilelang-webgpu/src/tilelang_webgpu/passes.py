@@ -21,6 +21,8 @@
   32 KiB); otherwise a `LoweringError` lists every array with its size.
 - `LegalizeFloatLiterals` (``device_module``): WGSL has no infinity or NaN literal (TVM prints ``inff``); they
   become ``bitcast<f32>`` of their bit pattern.
+- `DebugLog` (``post_layout``, `tilelang_webgpu.debug_log`): ``T.print`` / ``T.device_assert`` become records
+  in a hidden log buffer that the launcher reads back and prints.
 - `MarkVectorGlobals` (``device_module``, `tilelang_webgpu.vector_globals`): marks the buffer parameters whose
   4-lane accesses are all aligned, so the WGSL reads them as ``array<vec4<T>>``.
 """
@@ -349,6 +351,12 @@ def LegalizeFloatLiterals(target: Any = None) -> Any:
     return legalize
 
 
+def _debug_log(target: Any = None) -> Any:
+    from tilelang_webgpu.debug_log import DebugLog
+
+    return DebugLog(target)
+
+
 def _mark_vector_globals(target: Any = None) -> Any:
     from tilelang_webgpu.vector_globals import MarkVectorGlobals
 
@@ -356,6 +364,7 @@ def _mark_vector_globals(target: Any = None) -> Any:
 
 
 PASSES = [
+    PipelinePass("webgpu.debug_log", "post_layout", _debug_log),
     PipelinePass("webgpu.fold_blockidx_z", "post_barriers", FoldBlockIdxZ),
     PipelinePass("webgpu.split_wide_vectors", "post_storage", SplitWideVectors),
     PipelinePass("webgpu.hoist_gemm_accumulators", "post_storage", HoistGemmAccumulators),

@@ -6,6 +6,9 @@ its WGSL, the caller's parameter bound to each storage binding, the name giving 
 those names. It is built once from the lowered IR (``artifact.device_mod`` / ``host_mod``), stored as JSON
 next to the artifact (`PLAN_FILE`) so a kernel loaded from the cache runs without importing TVM, and rebuilt
 from the WGSL alone (``X_ptr`` binds parameter ``X``) plus ``metadata["grid"]`` when neither is there.
+
+A kernel that uses ``T.print`` / ``T.device_assert`` binds the hidden debug log (`tilelang_webgpu.debug_log`):
+its binding's parameter index is `DEBUG_LOG`, and the plan keeps the log's record table (`LaunchPlan.debug`).
 """
 
 from __future__ import annotations
@@ -19,11 +22,12 @@ from typing import Any
 from tilelang.errors import ExecutionBackendUnavailable
 from tilelang_webgpu.wgsl import ShaderInterface, split_functions
 
-__all__ = ["PLAN_FILE", "KernelStep", "LaunchPlan", "plan_for"]
+__all__ = ["DEBUG_LOG", "PLAN_FILE", "KernelStep", "LaunchPlan", "plan_for"]
 
 PLAN_FILE = "webgpu_launch.json"
 _VERSION = 1
 _BLOCK_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z")
+DEBUG_LOG = -1  # the parameter index of the debug log's binding
 
 
 @dataclass(frozen=True)
@@ -40,13 +44,20 @@ class KernelStep:
 
 @dataclass(frozen=True)
 class LaunchPlan:
-    """Every step of one kernel call, in launch order."""
+    """Every step of one kernel call, in launch order; `debug`: the debug log's record table (empty when no step
+    binds the log)."""
 
     name: str
     steps: tuple[KernelStep, ...]
+    debug: tuple[dict[str, str], ...] = ()
+
+    @property
+    def uses_debug_log(self) -> bool:
+        return any(DEBUG_LOG in s.buffers for s in self.steps)
 
     def to_json(self) -> str:
-        return json.dumps({"version": _VERSION, "name": self.name, "steps": [asdict(s) for s in self.steps]})
+        return json.dumps({"version": _VERSION, "name": self.name, "steps": [asdict(s) for s in self.steps],
+                           "debug": list(self.debug)})
 
     @classmethod
     def from_json(cls, text: str | bytes) -> LaunchPlan:
@@ -55,7 +66,7 @@ class LaunchPlan:
             raise ValueError(f"launch plan version {data.get('version')!r}, expected {_VERSION}")
         steps = tuple(KernelStep(s["name"], s["wgsl"], tuple(s["buffers"]), tuple(s["pods"]), tuple(s["grid"]))
                       for s in data["steps"])
-        return cls(data["name"], steps)
+        return cls(data["name"], steps, tuple(data.get("debug", ())))
 
 
 def plan_for(artifact: Any) -> LaunchPlan:
@@ -71,7 +82,13 @@ def plan_for(artifact: Any) -> LaunchPlan:
         steps = _steps_from_ir(artifact, shaders, names)
     else:
         steps = _steps_from_wgsl(artifact, shaders, names)
-    return LaunchPlan(artifact.name, tuple(steps))
+    debug: tuple[dict[str, str], ...] = ()
+    if any(DEBUG_LOG in s.buffers for s in steps):
+        from tilelang_webgpu.debug_log import records_of
+
+        mods = [m for m in (artifact.host_mod, artifact.device_mod) if m is not None]
+        debug = tuple(records_of([f for m in mods for f in m.functions.values()]))
+    return LaunchPlan(artifact.name, tuple(steps), debug)
 
 
 # ---------------------------------------------------------------------------------------------- from the IR
@@ -134,7 +151,11 @@ def _strip(name: str) -> str:
 
 
 def _tensor_index(kernel: str, fname: str, names: list[str], candidates: list[str | None]) -> int:
+    from tilelang_webgpu.debug_log import LOG_PARAM
+
     for cand in candidates:
+        if cand == LOG_PARAM and LOG_PARAM not in names:
+            return DEBUG_LOG
         if cand in names:
             return names.index(cand)
     raise ExecutionBackendUnavailable(

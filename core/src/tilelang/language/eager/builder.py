@@ -45,5 +45,5 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["JITFunc", "Macro", "PrimFunc", "Ref", "annotate_compile_flags", "annotate_pass_configs", "const", "macro",
-           "prim_func"]
+__all__ = ["JITFunc", "Macro", "PrimFunc", "Ref", "annotate_compile_flags", "annotate_pass_configs",  # noqa: F822
+           "const", "macro", "prim_func"]

@@ -25,7 +25,7 @@ TVM_TILE_LANGUAGE = frozenset("""
     Buffer
 """.split())
 
-__all__ = tuple(sorted({n for n in _parser.__all__ if n not in BACKEND_ONLY_TIR_EXPORTS and n not in TVM_TILE_LANGUAGE}))
+__all__ = tuple(sorted(n for n in set(_parser.__all__) - BACKEND_ONLY_TIR_EXPORTS - TVM_TILE_LANGUAGE))
 _NAMES = frozenset(__all__)
 
 

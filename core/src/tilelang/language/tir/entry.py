@@ -1,4 +1,4 @@
-"""``prim_func`` and ``macro``: the reference's ``tilelang.language.tir.entry`` names, served by TileLang's front end."""
+"""``prim_func`` and ``macro``: the reference's ``tilelang.language.tir.entry`` names (TileLang's front end)."""
 
 from tilelang.frontend.build import prim_func
 from tilelang.frontend.macro import macro

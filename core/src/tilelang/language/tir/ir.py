@@ -10,6 +10,9 @@ from typing import Any
 
 from tilelang.frontend import state as _state
 from tilelang.language.dtypes import canonical
+from tilelang.language.exprs import CAST_ROUNDING_MODES as _VALID_CAST_ROUNDING_MODES  # noqa: F401
+from tilelang.language.exprs import cast as cast
+from tilelang.language.exprs import extract_lane as extract_lane
 
 
 def _named(buf: Any) -> Any:
@@ -82,18 +85,15 @@ def align_up(x: Any, y: Any) -> Any:
     return ceildiv(x, y) * y
 
 
-from tilelang.language.exprs import CAST_ROUNDING_MODES as _VALID_CAST_ROUNDING_MODES  # noqa: E402
-from tilelang.language.exprs import cast  # noqa: E402
-from tilelang.language.exprs import extract_lane  # noqa: E402
-
-def __getattr_tvm(name: str) -> Any:
+def _tvm_name(name: str) -> Any:
     import tvm
     from tvm import tirx
 
     return {"PrimExpr": tvm.ir.Expr, "IntImm": tirx.IntImm, "StringImm": tvm.ir.StringImm}[name]
 
 
-ADAPTED = frozenset({"PrimExpr", "IntImm", "StringImm", "cast", "extract_lane", "alloc_buffer", "decl_buffer", "match_buffer", "align_up"})
+ADAPTED = frozenset({"PrimExpr", "IntImm", "StringImm", "cast", "extract_lane", "alloc_buffer", "decl_buffer",
+                     "match_buffer", "align_up"})
 
 
 def __getattr__(name: str) -> Any:
@@ -102,5 +102,5 @@ def __getattr__(name: str) -> Any:
     if name == "__all__":
         return tuple(sorted(ADAPTED | set(common.__all__)))
     if name in ("PrimExpr", "IntImm", "StringImm"):
-        return __getattr_tvm(name)
+        return _tvm_name(name)
     return getattr(common, name)

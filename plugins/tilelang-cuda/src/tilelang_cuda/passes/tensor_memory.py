@@ -87,6 +87,12 @@ def TensorMemory(target: Any = None) -> tvm.transform.Pass:
         tmem = [a.buffer for a in C.allocations(func.body) if C.scope_of(a.buffer) == TMEM_SCOPE]
         if not tmem:
             return func
+        if target is not None:
+            from tilelang_cuda.tileops.dialect import TCGEN05, missing
+
+            lacking = missing(target, TCGEN05)
+            if lacking is not None:
+                raise C.lowering_error(func, "T.alloc_tmem on target 'cuda': " + "; ".join(lacking))
         ext = C.launch_extents(func)
         tx = ext["threadIdx.x"][0] if "threadIdx.x" in ext else tirx.IntImm("int32", 0)
         explicit = set()

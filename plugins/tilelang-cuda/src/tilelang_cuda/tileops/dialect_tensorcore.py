@@ -105,6 +105,12 @@ def lower_tcgen05_gemm(ctx: Any) -> Any:
     return Lowered(None, [tirx.IfThenElse(leader, seq(issue), None)])
 
 
+def _leader_only(ctx: Any, stmts: list[Any], extra: list[Any]) -> Any:
+    """`stmts` on the first thread of the calling scope (the thread that issued its tcgen05 operations)."""
+    first = C.as_int(extra[0]) if extra else 0
+    return Lowered(None, [tirx.IfThenElse(C.linear_thread(ctx.func) == first, seq(stmts), None)])
+
+
 def lower_deallocate(ctx: Any) -> Any:
     (load,) = ctx.args
     slot, cols = slot_of(ctx.func, load.source)
@@ -136,7 +142,8 @@ def lower_sf_transpose(ctx: Any) -> Any:
 LOWER: dict[str, Any] = {
     "tl.tcgen05_before_thread_sync": (TCGEN05, lambda ctx: ext("tl_tcgen05_before_thread_sync")),
     "tl.tcgen05_after_thread_sync": (TCGEN05, lambda ctx: ext("tl_tcgen05_after_thread_sync")),
-    "tl.tcgen05_mma_arrive": (TCGEN05, lambda ctx: ext("tl_tcgen05_commit", addr_of(ctx.args[0]))),
+    "tl.tcgen05_mma_arrive": (TCGEN05, lambda ctx: _leader_only(ctx, [stmt("tl_tcgen05_commit", addr_of(ctx.args[0]))],
+                                                                 ctx.args[1:])),
     "tl.tcgen05_gemm": (TCGEN05, lower_tcgen05_gemm),
     "tl.deallocate_tmem": (TCGEN05, lower_deallocate),
     "tl.tcgen05_cp_warpx4": (TCGEN05, lower_cp_warpx4),

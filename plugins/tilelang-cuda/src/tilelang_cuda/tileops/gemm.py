@@ -190,10 +190,18 @@ class _Gemm:
         if C.scope_of(op.buf) != "shared.dyn":
             return None
         tile = tile_layout(list(op.buf.ty.shape), dtype_bytes(str(op.buf.ty.dtype)))
-        r0, c0 = (C.as_int(x) for x in op.base[-2:])
-        if tile is None or r0 is None or c0 is None or r0 % 8:
+        if tile is None:
             return None
-        if c0 % 16 if not mn_major else (c0 % tile.block or mn % tile.block):
+        r0, c0 = op.base[-2:]
+        analyzer = tvm.sym.Analyzer()
+
+        def multiple(x: Any, m: int) -> bool:  # a static or provable multiple (``j * 16`` for a K slice j)
+            v = C.as_int(x)
+            return v % m == 0 if v is not None else bool(analyzer.can_prove(tirx.floormod(x, m) == 0))
+
+        if not multiple(r0, 8):
+            return None
+        if not multiple(c0, 16) if not mn_major else (not multiple(c0, tile.block) or mn % tile.block):
             return None
         return tile
 

@@ -12,7 +12,7 @@ import logging
 from typing import Any, NoReturn
 
 __all__ = ["NVRTCKernelAdapter", "TLNVRTCSourceWrapper", "NVRTCLibraryGenerator", "is_nvrtc_available",
-           "check_nvrtc_available", "NVRTC_UNAVAILABLE_MESSAGE"]
+           "check_nvrtc_available", "NVRTC_UNAVAILABLE_MESSAGE", "MissingCudaPython"]
 
 logger = logging.getLogger(__name__)
 
@@ -28,6 +28,13 @@ try:
 except ImportError as exc:
     logger.debug("cuda-python import failed: %s", exc)
     is_nvrtc_available = False
+
+
+class MissingCudaPython:
+    """Stands for ``cuda.bindings.driver`` when cuda-python is absent: any use raises the ImportError."""
+
+    def __getattr__(self, name: str) -> NoReturn:
+        raise ImportError(NVRTC_UNAVAILABLE_MESSAGE)
 
 
 def check_nvrtc_available() -> None:

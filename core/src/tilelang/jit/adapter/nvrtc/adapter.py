@@ -4,7 +4,7 @@ A fresh adapter generates the launcher (`TLNVRTCSourceWrapper`), compiles the de
 loads it (`NVRTCLibraryGenerator`), then looks up each kernel in the loaded library. `from_database` rebuilds
 one from a cached cubin and launcher; its sources are read on first use. A call takes the inputs, allocates the
 outputs (``result_idx``), resolves dynamic dims from the arguments and launches on torch's current stream.
-Importing this module without cuda-python raises ImportError saying what to install.
+Without cuda-python the module imports, and using it raises ImportError saying what to install.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from collections.abc import Callable
 from typing import Any
 
 from tilelang.jit.adapter.base import BaseKernelAdapter, CachedTextSource
-from tilelang.jit.adapter.nvrtc import NVRTC_UNAVAILABLE_MESSAGE, check_nvrtc_available, is_nvrtc_available
+from tilelang.jit.adapter.nvrtc import MissingCudaPython, check_nvrtc_available, is_nvrtc_available
 
-if not is_nvrtc_available:
-    raise ImportError(NVRTC_UNAVAILABLE_MESSAGE)
-
-import cuda.bindings.driver as cuda
+if is_nvrtc_available:
+    import cuda.bindings.driver as cuda
+else:  # the module imports; using it raises ImportError saying what to install
+    cuda = MissingCudaPython()
 
 from tilelang.jit.adapter.nvrtc.libgen import NVRTCLibraryGenerator
 from tilelang.jit.adapter.nvrtc.wrapper import TLNVRTCSourceWrapper

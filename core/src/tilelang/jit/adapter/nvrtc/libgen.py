@@ -2,8 +2,8 @@
 
 `compile_lib` writes three files to a temporary directory: the source (``.cu``, for debugging), the cubin and
 the launcher (``.py``, the wrapper's ``host_func``); `load_lib` imports the launcher and loads the cubin with
-the CUDA driver (``culib``, unloaded when the generator is collected). Importing this module without
-cuda-python raises ImportError saying what to install.
+the CUDA driver (``culib``, unloaded when the generator is collected). Without cuda-python the module imports,
+and using it raises ImportError saying what to install.
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from types import ModuleType
 from typing import Any
 
 from tilelang.jit.adapter.libgen import LibraryGenerator
-from tilelang.jit.adapter.nvrtc import NVRTC_UNAVAILABLE_MESSAGE, is_nvrtc_available
+from tilelang.jit.adapter.nvrtc import MissingCudaPython, check_nvrtc_available, is_nvrtc_available
 from tilelang.jit.adapter.nvrtc.include_paths import discover_cuda_include_paths
 
-if not is_nvrtc_available:
-    raise ImportError(NVRTC_UNAVAILABLE_MESSAGE)
-
-import cuda.bindings.driver as cuda
+if is_nvrtc_available:
+    import cuda.bindings.driver as cuda
+else:  # the module imports; using it raises ImportError saying what to install
+    cuda = MissingCudaPython()
 
 __all__ = ["NVRTCLibraryGenerator"]
 
@@ -57,6 +57,10 @@ class NVRTCLibraryGenerator(LibraryGenerator):
     culib: Any = None
     pymodule: ModuleType | None = None
     pypath: str | None = None
+
+    def __init__(self, target: Any, verbose: bool = False):
+        check_nvrtc_available()
+        super().__init__(target, verbose)
 
     @staticmethod
     def import_from_file(module_name: str, file_path: str) -> ModuleType:

@@ -1,0 +1,1 @@
+"""Experimental tile operators (``gemm_sp``)."""
