@@ -15,7 +15,7 @@ sys.path.insert(0, HERE)
 
 project = "TileLang (plugin architecture)"
 author = "TileLang contributors"
-copyright = "2026, TileLang contributors"  # noqa: A001 (Sphinx's name)
+copyright = "2026, TileLang contributors"
 
 extensions = ["myst_parser", "autoapi.extension", "sphinx.ext.napoleon"]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}

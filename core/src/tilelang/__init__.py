@@ -14,8 +14,8 @@ import importlib
 import logging
 from typing import Any
 
-from tilelang._version import __version__
 from tilelang import _tvm_compat
+from tilelang._version import __version__
 from tilelang.backend import _alias
 from tilelang.env import env
 from tilelang.log import set_log_level

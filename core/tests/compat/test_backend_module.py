@@ -83,7 +83,7 @@ def test_target_detectors_registry():
 
     import tilelang.backend.target as registry
 
-    saved = dict(registry._TARGET_DETECTORS)
+    saved = dict(registry._TARGET_DETECTORS), set(registry._mirrored_detectors)
     try:
         registry._TARGET_DETECTORS.clear()
         registry.register_target_detector("none", lambda: None, override=True)
@@ -94,7 +94,9 @@ def test_target_detectors_registry():
             registry.register_target_detector("mine", lambda: None)
     finally:
         registry._TARGET_DETECTORS.clear()
-        registry._TARGET_DETECTORS.update(saved)
+        registry._TARGET_DETECTORS.update(saved[0])
+        registry._mirrored_detectors.clear()
+        registry._mirrored_detectors.update(saved[1])
 
 
 def test_option_strings_are_refused_with_the_dict_spelling():

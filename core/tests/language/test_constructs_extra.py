@@ -138,7 +138,7 @@ def test_reducers_v2_and_legacy_forms():
 
     @T.prim_func
     def main(A: T.Tensor((m, n), "float32"), S: T.Tensor((m,), "float32"), X: T.Tensor((m, n), "int32"),
-             O: T.Tensor((m,), "int32"), L: T.Tensor((m,), "float32")):
+             Ob: T.Tensor((m,), "int32"), L: T.Tensor((m,), "float32")):
         with T.Kernel(1, threads=64):
             acc = T.alloc_reducer((m,), "float32", op="sum")
             T.reducer_init(acc, 1.0)
@@ -149,7 +149,7 @@ def test_reducers_v2_and_legacy_forms():
             T.reducer_init(bo)
             for i, j in T.Parallel(m, n):
                 bo[i] |= X[i, j]
-            T.finalize_reducer(bo, O)
+            T.finalize_reducer(bo, Ob)
             legacy = T.alloc_reducer((m,), "float32", op="sum", replication="all")
             T.clear(legacy)
             for i, j in T.Parallel(m, n):
@@ -236,3 +236,26 @@ def test_any_all_of_clamp_and_alloc_global():
     b = torch.zeros(4, dtype=torch.int32)
     _run(main, a, b)
     assert b.tolist() == [0, 1, 5, 1]
+
+
+def test_strided_tensor_declares_strides_and_checks_their_rank():
+    spec = T.StridedTensor((4, 8), (16, 1), "float16")
+    assert spec.shape == (4, 8) and spec.strides == (16, 1) and spec.dtype == "float16"
+    assert T.StridedTensor[(4, 8), (16, 1), "float16"] == spec
+    with pytest.raises(ValueError, match="Invalid shape/strides' dimensions"):
+        T.StridedTensor((4, 8), (1,), "float16")
+
+
+def test_eager_kernel_binds_the_logical_layout_of_packed_fp4_storage():
+    @tilelang.jit(out_idx=None)
+    def kernel(A):
+        M, K, S = T.const("M K S")
+        A: T.StridedTensor((M, K), (S, 1), T.float4_e2m1fn)
+        with T.Kernel(1, threads=32):
+            T.evaluate(A[0, 0])
+
+    packed = torch.empty((512, 256), dtype=torch.int8)[::2, :]  # two fp4 per byte, every other row
+    func = kernel.get_tir(packed)
+    buf = next(iter(func.buffer_map.values()))
+    assert [int(d) for d in buf.shape] == [256, 512]
+    assert [int(s) for s in buf.strides] == [1024, 1]

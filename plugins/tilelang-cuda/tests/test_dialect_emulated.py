@@ -133,7 +133,7 @@ def test_tma_bytes_nobody_expects_are_caught():
                 patch={"tl_mbarrier_expect_tx": no_expect})
 
 
-# ------------------------------------------------------------------------------------------------ loads, stores, cp.async
+# ------------------------------------------------------------------------------------------ loads, stores, cp.async
 def test_explicit_vector_loads_and_stores():
     @T.prim_func
     def k(A: T.Tensor((1024,), "float32"), B: T.Tensor((1024,), "float32")):

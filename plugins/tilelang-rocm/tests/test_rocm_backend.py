@@ -16,7 +16,8 @@ def test_entry_points_serve_rocm_and_hip():
 
 
 def test_hip_is_an_alias_of_rocm_and_mcpu_is_checked():
-    assert determine_target({"kind": "hip", "mcpu": "gfx90a"}) == {"kind": "rocm", "mcpu": "gfx90a", "thread_warp_size": 64}
+    expected = {"kind": "rocm", "mcpu": "gfx90a", "thread_warp_size": 64}
+    assert determine_target({"kind": "hip", "mcpu": "gfx90a"}) == expected
     assert determine_target({"kind": "rocm", "mcpu": "gfx942:sramecc+:xnack-"})["mcpu"] == "gfx942"
     with pytest.raises(TargetError, match="not a gfx name"):
         determine_target({"kind": "rocm", "mcpu": "mi300"})

@@ -126,10 +126,10 @@ def test_wmma_emitter_lane_maps_compute_the_product(mcpu, b_t):
     # the instruction's lane layouts (gfx11: whole K rows, both half-waves; gfx12: 8 K values a lane)
     if gfx11:
         hw_a, hw_b = (lambda t, v: (t % 16, v)), (lambda t, v: (v, t % 16))
-        hw_d = lambda t, v: (v * 2 + t // 16, t % 16)  # noqa: E731
+        hw_d = lambda t, v: (v * 2 + t // 16, t % 16)
     else:
         hw_a, hw_b = (lambda t, v: (t % 16, (t // 16) * 8 + v)), (lambda t, v: ((t // 16) * 8 + v, t % 16))
-        hw_d = lambda t, v: ((t // 16) * 8 + v, t % 16)  # noqa: E731
+        hw_d = lambda t, v: ((t // 16) * 8 + v, t % 16)
     src0, src1 = np.zeros((16, 16), np.int64), np.zeros((16, 16), np.int64)
     for t in range(32):
         for v in range(em.local_size_a):

@@ -91,7 +91,29 @@ def _shape_of(x: Any) -> tuple[int, ...]:
 def _dtype_of(x: Any) -> str:
     from tilelang.language.dtypes import canonical
 
-    return canonical(str(x.dtype))
+    name = str(x.dtype)
+    if name.removeprefix("torch.") == "float4_e2m1fn_x2":
+        return "float4_e2m1fnx2"
+    return canonical(name)
+
+
+def _packs_two(x: Any, dtype: str) -> bool:
+    """Whether tensor `x` is byte storage holding two elements of the 4-bit `dtype` per byte (an int8 / uint8 /
+    ``float4_e2m1fn_x2`` tensor for a ``T.float4_e2m1fn`` parameter)."""
+    return dtype in ("float4_e2m1fn", "int4", "uint4") and _dtype_of(x) in ("int8", "uint8", "float4_e2m1fnx2")
+
+
+def _layout_of(x: Any, dtype: str) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
+    """The shape and strides (in elements of `dtype`; strides None when `x` has none) that tensor `x` holds: a
+    packed 4-bit tensor's last dimension and the other strides count two elements per byte."""
+    shape = _shape_of(x)
+    stride = getattr(x, "stride", None)
+    strides = tuple(int(s) for s in stride()) if callable(stride) else None
+    if shape and _packs_two(x, dtype):
+        shape = (*shape[:-1], shape[-1] * 2)
+        if strides is not None:
+            strides = (*(s * 2 for s in strides[:-1]), strides[-1])
+    return shape, strides
 
 
 class _EagerInterpreter(Interpreter):
@@ -119,11 +141,14 @@ class _EagerInterpreter(Interpreter):
         if actual is UNBOUND or not is_tensor_like(actual):
             return
         eager = self.state.eager
-        shape = _shape_of(actual)
+        shape, strides = _layout_of(actual, spec.dtype)
         if len(shape) != len(spec.shape):
             return  # reported by the build pass
+        pairs = list(zip(spec.shape, shape))
+        if spec.strides is not None and strides is not None and len(strides) == len(spec.strides):
+            pairs += list(zip(spec.strides, strides))
         by_var = {id(v): n for n, v in eager.const_vars.items()}
-        for dim, value in zip(spec.shape, shape):
+        for dim, value in pairs:
             cname = by_var.get(id(dim))
             if cname is not None and not isinstance(eager.consts.get(cname), int):
                 eager.consts[cname] = value
@@ -131,8 +156,8 @@ class _EagerInterpreter(Interpreter):
     def _check(self, name: str, spec: Any, actual: Any) -> None:
         if not is_tensor_like(actual):
             raise KernelTypeError(f"parameter {name!r} is declared as a tensor but received {type(actual).__name__}")
-        shape, dt = _shape_of(actual), _dtype_of(actual)
-        ok = len(shape) == len(spec.shape) and dt == spec.dtype and all(
+        shape, dt = _layout_of(actual, spec.dtype)[0], _dtype_of(actual)
+        ok = len(shape) == len(spec.shape) and (dt == spec.dtype or _packs_two(actual, spec.dtype)) and all(
             not isinstance(e, int) or e == a for e, a in zip(spec.shape, shape))
         if not ok:
             want = ", ".join(str(e) for e in spec.shape)

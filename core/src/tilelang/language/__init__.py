@@ -201,15 +201,26 @@ Serial = serial
 Unroll = unroll
 Vectorized = vectorized
 
-__tilelang_dialect__ = "common"
-
 
 def __getattr__(name: str) -> Any:
     """Names made on first use: dtypes (``T.float16``, ``T.int``, ``T.float32x4``), the TVMScript surface
-    (``T.evaluate``, ``T.call_extern``, ...) and names an installed backend dialect contributes (``T.tma_copy``)."""
+    (``T.evaluate``, ``T.call_extern``, ...) and names an installed backend dialect contributes (``T.tma_copy``).
+
+    ``__all__`` and ``__tilelang_dialect__`` describe the reference's compatibility facade: with the facade
+    dialect installed (`dialects.FACADE_DIALECT`), this module answers as that dialect (its name, and the
+    common names plus its names); otherwise as the common surface.
+    """
     import importlib
     import importlib.util
 
+    if name in ("__all__", "__tilelang_dialect__"):
+        from tilelang.language import dialects
+
+        facade = dialects.facade_module()
+        if name == "__tilelang_dialect__":
+            return dialects.FACADE_DIALECT if facade is not None else "common"
+        common_names = importlib.import_module(f"{__name__}.common").__all__
+        return list(dict.fromkeys([*common_names, *(getattr(facade, "__all__", ()) if facade else ())]))
     if not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
         return importlib.import_module(f"{__name__}.{name}")  # a submodule (``from tilelang.language import x``)
     value = importlib.import_module("tilelang.language._lazy").resolve(name)
@@ -224,8 +235,9 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(importlib.import_module("tilelang.language._lazy").names()))
 
 
-# the reference's names: what this module defines (dtypes and names of `_lazy.LAZY` are made on first use)
-__all__ = [
+# the reference's common names that this module defines (dtypes and names of `_lazy.LAZY` are made on first use);
+# `tilelang.language.common.__all__` adds TVM's backend-neutral TIR-script names, ``__all__`` a facade dialect's
+COMMON_NAMES = [
     "Buffer", "Cast", "Fragment", "FragmentBuffer", "GemmWarpPolicy", "Kernel", "Layout", "LocalBuffer", "Parallel",
     "Persistent", "Pipelined", "Serial", "SharedBuffer", "StridedTensor", "Tensor", "TensorSpec", "Unroll",
     "Vectorized", "__cos", "__exp", "__exp10", "__log", "__log10", "__log2", "__sin", "__tan", "abs", "abs2",

@@ -17,7 +17,7 @@ def __getattr__(name: str) -> Any:
     if name == "__all__":
         from tilelang.language.tir import common as tir_common
 
-        value = tuple(dict.fromkeys([*_language().__all__, *tir_common.__all__]))
+        value = tuple(dict.fromkeys([*_language().COMMON_NAMES, *tir_common.__all__]))
         globals()["__all__"] = value
         return value
     from tilelang.language import dialects

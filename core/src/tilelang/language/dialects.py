@@ -20,6 +20,9 @@ from typing import Any
 from tilelang.errors import distribution_for
 
 GROUP = "tilelang.language"
+# the dialect whose compatibility facade the reference's ``tilelang.language`` is (its ``__all__`` and
+# ``__tilelang_dialect__`` when installed): a fact about the reference's API, not an import of a backend
+FACADE_DIALECT = "cuda"
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,16 @@ def module_of(dialect: str) -> Any:
     if isinstance(found, BaseException):
         raise ImportError(f"the {dialect!r} language dialect failed to import: {found!r}") from found
     return found
+
+
+def facade_module() -> Any:
+    """The installed `FACADE_DIALECT` module, or None (not installed, or failing to import)."""
+    if FACADE_DIALECT not in installed_dialects():
+        return None
+    try:
+        return module_of(FACADE_DIALECT)
+    except ImportError:
+        return None
 
 
 def dialect_of(name: str) -> str | None:

@@ -78,9 +78,27 @@ class _TensorProxy:
         return f"T.{self._name}"
 
 
+class _StridedTensorProxy(_TensorProxy):
+    """``T.StridedTensor((M, K), (S, 1), dtype)``: a tensor whose strides are part of its declaration."""
+
+    def __call__(self, shape: Any, strides: Any = None, dtype: Any = "float32", data: Any = None, *,
+                 scope: str | None = None, **_ignored: Any) -> Any:
+        if strides is None:
+            raise KernelTypeError("T.StridedTensor(shape, strides, dtype) needs the strides")
+        dims, st = normalize_shape(shape), normalize_shape(strides, "strides")
+        if len(dims) != len(st):
+            raise ValueError("Invalid shape/strides' dimensions")
+        return super().__call__(dims, dtype, data, strides=st, scope=scope)
+
+    def __getitem__(self, key: Any) -> TensorSpec:
+        if not isinstance(key, tuple) or len(key) != 3:
+            raise KernelTypeError(f"use T.{self._name}[shape, strides, dtype]")
+        return self(key[0], key[1], key[2])
+
+
 Tensor = _TensorProxy("global", "Tensor")
 Buffer = _TensorProxy("global", "Buffer")
-StridedTensor = _TensorProxy("global", "StridedTensor")
+StridedTensor = _StridedTensorProxy("global", "StridedTensor")
 SharedBuffer = _TensorProxy("shared.dyn", "SharedBuffer")
 FragmentBuffer = _TensorProxy("local.fragment", "FragmentBuffer")
 LocalBuffer = _TensorProxy("local", "LocalBuffer")

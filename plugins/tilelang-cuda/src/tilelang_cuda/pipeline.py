@@ -61,6 +61,12 @@ def _dialect_scopes(target: Any) -> Any:
     return DialectScopes(target)
 
 
+def _barrier_allocations(target: Any) -> Any:
+    from tilelang_cuda.passes.barrier_allocations import BarrierAllocations
+
+    return BarrierAllocations(target)
+
+
 def _wgmma_gemm_as_gemm(target: Any) -> Any:
     from tilelang_cuda.passes.wgmma_gemm import WgmmaGemmAsGemm
 
@@ -74,6 +80,7 @@ def _wgmma_gemm_no_wait(target: Any) -> Any:
 
 
 PASSES = (
+    PipelinePass("cuda.barrier_allocations", "pre_layout", _barrier_allocations),
     PipelinePass("cuda.wgmma_gemm_as_gemm", "pre_layout", _wgmma_gemm_as_gemm),
     PipelinePass("cuda.tensor_memory", "pre_layout", _tensor_memory),
     PipelinePass("cuda.mma_accumulators", "pre_layout", _mma_accumulators),

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["AsyncCopyPipeline", "DialectScopes", "LegalizeVectorWidth", "MMAAccumulators", "MarkPipelineStages",
-           "ShareScratchTiles", "SwizzleSharedOperands"]
+__all__ = ["AsyncCopyPipeline", "DialectScopes", "DropTensorMemoryTiles", "LegalizeVectorWidth",  # noqa: F822
+           "MMAAccumulators", "MarkPipelineStages", "ShareScratchTiles", "SwizzleSharedOperands", "TensorMemory",
+           "WgmmaGemmAsGemm", "WgmmaGemmNoWait"]  # (resolved lazily by __getattr__)
 
 _PASSES = {
     "AsyncCopyPipeline": "tilelang_cuda.passes.async_pipeline",
@@ -16,6 +17,10 @@ _PASSES = {
     "MMAAccumulators": "tilelang_cuda.passes.mma_accumulators",
     "ShareScratchTiles": "tilelang_cuda.passes.share_scratch",
     "SwizzleSharedOperands": "tilelang_cuda.passes.swizzle_shared",
+    "TensorMemory": "tilelang_cuda.passes.tensor_memory",
+    "DropTensorMemoryTiles": "tilelang_cuda.passes.tensor_memory",
+    "WgmmaGemmAsGemm": "tilelang_cuda.passes.wgmma_gemm",
+    "WgmmaGemmNoWait": "tilelang_cuda.passes.wgmma_gemm",
 }
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-
 from tvm import tirx
 
 from tilelang.backend import TileOpImpl
@@ -84,7 +83,7 @@ def _vector(load: Any, lanes: int) -> Any:
     if lanes == 1:
         return load
     idx = list(load.indices)
-    return tirx.BufferLoad(load.source, idx[:-1] + [tirx.Ramp(idx[-1], 1, lanes)])
+    return tirx.BufferLoad(load.source, [*idx[:-1], tirx.Ramp(idx[-1], 1, lanes)])
 
 
 def _as_intrinsic_operand(value: Any, elem: str, lanes: int, shape: str) -> Any:
@@ -112,9 +111,9 @@ def _matrix_call(ctx: Any, family: str, gpus: tuple[str, ...], feature: str) -> 
     mcpu = _mcpu(ctx.target)
     if not any(mcpu.startswith(g) for g in gpus):
         raise _refuse(ctx, feature, gpus, mcpu)
-    (ae, al), (be, bl), (ce, cl) = _lanes(a_t), _lanes(b_t), _lanes(c_t)
+    (ae, al), (be, bl), (_, cl) = _lanes(a_t), _lanes(b_t), _lanes(c_t)
     idx = list(load_c.indices)
-    at = idx[:-1] + [tirx.Ramp(idx[-1], 1, cl)] if cl > 1 else idx
+    at = [*idx[:-1], tirx.Ramp(idx[-1], 1, cl)] if cl > 1 else idx
     if family == "mfma" and shape in _BF16_HALVES:
         # gfx950's x32 bf16 MFMAs take <8 x bfloat>, which TVM's LLVM codegen cannot form (bf16 registers are
         # legalized to fp32): two x16 ``.1k`` MFMAs over the lanes' halves sum the same products (A and B hold
@@ -123,9 +122,9 @@ def _matrix_call(ctx: Any, family: str, gpus: tuple[str, ...], feature: str) -> 
         name = "llvm.amdgcn.mfma." + half.replace("_", ".")
         acc: Any = _vector(load_c, cl)
         for h in range(2):
-            def part(load: Any, lanes: int) -> Any:
+            def part(load: Any, lanes: int, h: int = h) -> Any:
                 i = list(load.indices)
-                return tirx.BufferLoad(load.source, i[:-1] + [tirx.Ramp(i[-1] + h * (lanes // 2), 1, lanes // 2)])
+                return tirx.BufferLoad(load.source, [*i[:-1], tirx.Ramp(i[-1] + h * (lanes // 2), 1, lanes // 2)])
             a = _as_intrinsic_operand(part(load_a, al), ae, al // 2, half)
             b = _as_intrinsic_operand(part(load_b, bl), be, bl // 2, half)
             acc = tirx.call_llvm_pure_intrin(c_t, name, a, b, acc, *[tirx.const(0, "int32")] * 3)

@@ -61,8 +61,9 @@ class _Rewriter:
     """Replaces the debug intrinsics of one function by log records; collects the record table."""
 
     def __init__(self, func: Any):
-        from tilelang.transform import _common as C
         from tvm import tirx
+
+        from tilelang.transform import _common as C
 
         self.log = tirx.decl_buffer((LOG_WORDS,), "uint32", name=LOG_PARAM, scope="global")
         launch = C.launch_extents(func)
@@ -130,7 +131,12 @@ def DebugLog(target: Any = None) -> Any:
     @tirx.transform.prim_func_pass(opt_level=0, name="tilelang_webgpu.DebugLog")
     def rewrite(func: Any, mod: Any, ctx: Any) -> Any:
         found: list[Any] = []
-        tvm_ffi.structural_walk(func.body, [(tirx.Evaluate, lambda s: found.append(s) if _debug_call(s) is not None else None)])
+
+        def on_eval_seen(stmt: Any) -> None:
+            if _debug_call(stmt) is not None:
+                found.append(stmt)
+
+        tvm_ffi.structural_walk(func.body, [(tirx.Evaluate, on_eval_seen)])
         if not found:
             return func
         rewriter = _Rewriter(func)
@@ -146,7 +152,7 @@ def records_of(funcs: Sequence[Any]) -> list[dict[str, str]]:
     for func in funcs:
         attrs = getattr(func, "attrs", None)
         if attrs is not None and RECORDS_ATTR in attrs:
-            return json.loads(str(attrs[RECORDS_ATTR]))
+            return json.loads(_string(attrs[RECORDS_ATTR]))
     return []
 
 

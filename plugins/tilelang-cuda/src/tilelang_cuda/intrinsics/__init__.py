@@ -23,7 +23,8 @@ _LAZY = {
     "get_swizzle_layout": "layout.mma_layout:get_swizzle_layout",
     "make_mma_swizzle_layout": "layout.mma_layout:make_mma_swizzle_layout",
     "TensorCoreIntrinEmitter": "macro.mma_macro_generator:TensorCoreIntrinEmitter",
-    "TensorCoreIntrinEmitterWithLadderTransform": "macro.mma_macro_generator:TensorCoreIntrinEmitterWithLadderTransform",
+    "TensorCoreIntrinEmitterWithLadderTransform":
+        "macro.mma_macro_generator:TensorCoreIntrinEmitterWithLadderTransform",
     "TensorCoreIntrinEmitterSM120": "macro.mma_sm120_macro_generator:TensorCoreIntrinEmitterSM120",
 }
 

@@ -88,7 +88,9 @@ __device__ __forceinline__ void tl_cp_async_{_n}(void* smem, const void* gmem, i
                :: "r"(tl_smem_addr(smem)), "l"(gmem), "r"(src_bytes) : "memory");
 }}""")
 _helper("tl_cp_async_commit_group", r"""
-__device__ __forceinline__ void tl_cp_async_commit_group() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }""")
+__device__ __forceinline__ void tl_cp_async_commit_group() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}""")
 _helper("tl_cp_async_mbarrier_arrive", r"""
 __device__ __forceinline__ void tl_cp_async_mbarrier_arrive(void* bar) {
   asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];\n" :: "r"(tl_smem_addr(bar)) : "memory");
@@ -198,14 +200,14 @@ _FIELDS = ("x", "y", "z", "w")
 
 
 def _ld_outs(bits: int) -> tuple[str, str]:
-    ctype, c, _, n = _LD_TYPES[bits]
+    _, c, _, n = _LD_TYPES[bits]
     if n == 1:
         return "{%0}", '"+r"(v)'
     return "{" + ", ".join(f"%{i}" for i in range(n)) + "}", ", ".join(f'"+{c}"(v.{f})' for f in _FIELDS[:n])
 
 
 def _st_ins(bits: int, first: int) -> tuple[str, str]:
-    ctype, c, _, n = _LD_TYPES[bits]
+    _, c, _, n = _LD_TYPES[bits]
     if n == 1:
         return f"{{%{first}}}", '"r"(v)'
     return ("{" + ", ".join(f"%{first + i}" for i in range(n)) + "}",
@@ -291,8 +293,9 @@ for _r in range(1, 6):
     # one tiled bulk copy of a box into shared memory, completing its bytes on the user's mbarrier
     _helper(f"tl_tma_copy_load_{_r}d", rf"""
 __device__ __forceinline__ void tl_tma_copy_load_{_r}d(const void* map, void* dst, void* bar, {_coords}) {{
-  asm volatile("cp.async.bulk.tensor.{_r}d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {{{_slots}}}], "
-               "[%{_r + 2}];\n" :: "r"(tl_smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(map)), {_cvals},
+  asm volatile("cp.async.bulk.tensor.{_r}d.shared::cluster.global.mbarrier::complete_tx::bytes "
+               "[%0], [%1, {{{_slots}}}], [%{_r + 2}];\n"
+               :: "r"(tl_smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(map)), {_cvals},
                "r"(tl_smem_addr(bar)) : "memory");
 }}""")
     _sslots = ", ".join(f"%{i + 1}" for i in range(_r))
@@ -312,7 +315,9 @@ __device__ __forceinline__ void tl_tma_load_multicast(const void* map, void* dst
                   "r"(tl_smem_addr(bar)), "h"(mask) : "memory");
 }""")
 _helper("tl_tma_store_arrive", r"""
-__device__ __forceinline__ void tl_tma_store_arrive() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }""")
+__device__ __forceinline__ void tl_tma_store_arrive() {
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}""")
 _helper("tl_tma_store_wait_n", r"""
 template <int N, bool Read> __device__ __forceinline__ void tl_tma_store_wait() {
   if (Read)

@@ -14,13 +14,13 @@ import importlib
 import importlib.util
 from typing import Any
 
-from tilelang_cuda.language import api, cluster, copy_ops, launch, pdl, random, tensorcore, tir, warpgroup
+from tilelang_cuda.language import api, cluster, copy_ops, pdl, random, tensorcore, tir, warpgroup
 from tilelang_cuda.language.api import *  # noqa: F403
 from tilelang_cuda.language.cluster import *  # noqa: F403
 from tilelang_cuda.language.copy_ops import *  # noqa: F403
-from tilelang_cuda.language.launch import ClusterKernel
+from tilelang_cuda.language.launch import ClusterKernel, CUDASourceCodeKernel  # noqa: F401 - in __all__ (built below)
 from tilelang_cuda.language.pdl import *  # noqa: F403
-from tilelang_cuda.language.print import device_assert, print  # noqa: A004 - the module's names, not builtins
+from tilelang_cuda.language.print import device_assert, print  # noqa: F401 - in __all__ (built below)
 from tilelang_cuda.language.random import *  # noqa: F403
 from tilelang_cuda.language.tensorcore import *  # noqa: F403
 from tilelang_cuda.language.tir import *  # noqa: F403
@@ -38,7 +38,7 @@ def _common_names() -> tuple[str, ...]:
 
 _CUDA_MODULES = (api, cluster, copy_ops, pdl, random, tensorcore, tir, warpgroup)
 CUDA_NAMES: tuple[str, ...] = tuple(dict.fromkeys(
-    ["ClusterKernel", *(n for m in _CUDA_MODULES for n in m.__all__), "get_warp_group_idx"]))
+    ["ClusterKernel", "CUDASourceCodeKernel", *(n for m in _CUDA_MODULES for n in m.__all__), "get_warp_group_idx"]))
 # the intrinsic emitters and descriptor helpers of `tilelang_cuda.language.intrinsics` (imported on first use)
 _INTRINSICS = ("TCGEN05TensorCoreIntrinEmitter", "WGMMATensorCoreIntrinEmitter", "TensorCoreIntrinEmitter",
                "TensorCoreIntrinEmitterWithLadderTransform", "TensorCoreIntrinEmitterSM120",

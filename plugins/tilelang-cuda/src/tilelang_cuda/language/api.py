@@ -213,7 +213,7 @@ def warpgroup_wait(num_mma: int) -> Any:
 
 
 @public
-def wait_wgmma(id: int) -> Any:  # noqa: A002 - the reference's parameter name
+def wait_wgmma(id: int) -> Any:
     """`warpgroup_wait`: wait until at most `id` wgmma batches are in flight."""
     return call("wait_wgmma", "handle", [const_int(id, "T.wait_wgmma id")])
 
@@ -414,3 +414,22 @@ def annotate_l2_hit_ratio(buffer: Any, hit_ratio: float) -> Any:
     ratios = dict(st.func_attrs.get("tl.l2_hit_ratio", {}))
     ratios[R.buffer_name(R.buffer_of(buffer))] = float(hit_ratio)
     st.func_attrs["tl.l2_hit_ratio"] = ratios
+
+
+def adopt_core_barriers(namespace: dict[str, Any], names: tuple[str, ...]) -> None:
+    """Bind `names` to core's spellings where core's language has them (``tilelang.language.barriers``: one form
+    of each construct whichever module the user reaches it through; this backend lowers both forms). The
+    definitions above remain for a core without them."""
+    import importlib
+
+    try:
+        core = importlib.import_module("tilelang.language.barriers")
+    except ImportError:
+        return
+    for name in names:
+        if hasattr(core, name):
+            namespace[name] = getattr(core, name)
+
+
+adopt_core_barriers(globals(), ("alloc_barrier", "mbarrier_wait_parity", "mbarrier_arrive", "mbarrier_expect_tx",
+                                "mbarrier_arrive_expect_tx", "barrier_wait", "barrier_arrive", "no_set_max_nreg"))

@@ -12,9 +12,10 @@ from tilelang_cuda.intrinsics.macro.mma_macro_generator import (
 )
 from tilelang_cuda.intrinsics.macro.mma_sm120_macro_generator import TensorCoreIntrinEmitterSM120
 from tilelang_cuda.intrinsics.macro.mma_sp_macro_generator import SparseTensorCoreIntrinEmitter
-from tilelang_cuda.intrinsics.macro.tcgen05_macro_generator import TCGEN05DescriptorParams
-from tilelang_cuda.intrinsics.macro.tcgen05_macro_generator import TensorCoreIntrinEmitter as TCGEN05TensorCoreIntrinEmitter
-from tilelang_cuda.intrinsics.macro.tcgen05_macro_generator import compute_umma_descriptor
+from tilelang_cuda.intrinsics.macro.tcgen05_macro_generator import TCGEN05DescriptorParams, compute_umma_descriptor
+from tilelang_cuda.intrinsics.macro.tcgen05_macro_generator import (
+    TensorCoreIntrinEmitter as TCGEN05TensorCoreIntrinEmitter,
+)
 from tilelang_cuda.intrinsics.macro.wgmma_macro_generator import TensorCoreIntrinEmitter as WGMMATensorCoreIntrinEmitter
 from tilelang_cuda.intrinsics.macro.wgmma_macro_generator import WGMMADescriptorParams, compute_gmma_descriptor
 from tilelang_cuda.intrinsics.macro.wgmma_sp_macro_generator import WGSparseTensorCoreIntrinEmitter

@@ -52,3 +52,15 @@ def ClusterKernel(*blocks: Any, cluster_dims: Any, threads: Any = None, prelude:
     """``with T.ClusterKernel(gx, gy, cluster_dims=2, threads=128) as (bx, by):`` -- `T.Kernel` whose blocks are
     launched in clusters of `cluster_dims` CTAs (sm_90+; the kernel is compiled with ``__cluster_dims__``)."""
     return _ClusterKernel(*blocks, cluster_dims=cluster_dims, threads=threads, prelude=prelude)
+
+
+@public
+def CUDASourceCodeKernel(*blocks: Any, threads: Any = None, source_code_or_path: Any = None,
+                         entry_name: str = "main_kernel", cluster_dims: Any = None, prelude: str | None = None) -> Any:
+    """The reference's launch of a hand-written CUDA kernel (inline source or a ``.cu`` path) from a TileLang
+    program. Not offered by the tilelang-cuda backend, whose device code is always generated from the program:
+    calling it raises NotImplementedError (write the kernel in TileLang, or load the ``.cu`` with
+    ``tilelang.contrib.nvcc`` and launch it yourself)."""
+    raise NotImplementedError("T.CUDASourceCodeKernel (launching user CUDA source) is not implemented by the "
+                              "tilelang-cuda backend; write the kernel in TileLang or build the .cu with "
+                              "tilelang.contrib.nvcc")

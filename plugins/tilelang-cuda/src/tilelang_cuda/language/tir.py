@@ -18,7 +18,15 @@ CUDA_ONLY = ("mma_fill", "mma_store", "ptx_cp_async_bulk", "ptx_fence_barrier_in
              "ptx_wgmma_ss")
 SHARED_LEGACY = ("ptx_arrive_barrier", "ptx_arrive_barrier_expect_tx", "ptx_commit_group", "ptx_cp_async",
                  "ptx_cp_async_barrier", "ptx_init_barrier_thread_count", "ptx_wait_group")
-__all__ = tuple(sorted(CUDA_ONLY + SHARED_LEGACY))
+__all__ = tuple(sorted((*CUDA_ONLY, *SHARED_LEGACY, "ptx_legacy")))
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ptx_legacy":  # apache-tvm's namespace of its legacy PTX intrinsics, as the reference re-exports it
+        from tvm.tirx.script.parser import ptx_legacy
+
+        return ptx_legacy
+    raise AttributeError(f"module 'tilelang.cuda.language.tir' has no attribute {name!r}")
 
 
 def _dtype_first(fn: Any) -> Any:
@@ -81,7 +89,7 @@ def ptx_cp_async_barrier(barrier: Any) -> Any:
 
 @_dtype_first
 def ptx_cp_async_bulk(dtype: Any, shared_ptr: Any, shared_offset: Any, global_ptr: Any, global_offset: Any,
-                      bytes: Any, barrier: Any) -> Any:  # noqa: A002 - TVM's parameter name
+                      bytes: Any, barrier: Any) -> Any:
     """``cp.async.bulk`` of `bytes` (a multiple of 16) from global to shared memory, completing on `barrier`."""
     from tilelang_cuda.language._emit import expr
 
@@ -241,3 +249,13 @@ def ptx_tcgen05_mma_ts(kind_dtype: Any, A_ptr: Any, A_offset: Any, desc_b: Any, 
                                   "tilelang-cuda backend")
     return call("ptx_tcgen05_mma_ts", "handle", [str(kind_dtype), A_ptr, expr(A_offset), desc_b, expr(B_offset),
                                                  C_ptr, expr(C_offset), desc_val, expr(scale_out)])
+
+
+def _adopt_core() -> None:
+    from tilelang_cuda.language.api import adopt_core_barriers
+
+    adopt_core_barriers(globals(), ("ptx_arrive_barrier", "ptx_arrive_barrier_expect_tx", "ptx_commit_group",
+                                    "ptx_cp_async", "ptx_init_barrier_thread_count", "ptx_wait_group"))
+
+
+_adopt_core()

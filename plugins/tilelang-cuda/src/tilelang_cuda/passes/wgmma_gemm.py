@@ -8,9 +8,9 @@ batch. A target without wgmma (not sm_90a) or an accumulator that is not a fragm
 `WgmmaGemmNoWait` (``post_tile_lowering``, before the async pipeline) checks that each wrapped gemm became wgmma
 (an operand pattern that lowers to mma.sync instead, e.g. fewer than 64 rows per warpgroup, is a
 ``LoweringError``: no silent fallback), and drops the batch's closing ``wgmma.wait_group 0`` and the barrier after
-it: ``T.wait_wgmma(n)`` / ``T.warpgroup_wait(n)`` retire it. (A gemm in an RS form, whose A registers or
-relaid B the next gemm rewrites, keeps its wait: correct, only less overlapped.) Each of those waits is followed by the register fence
-of every such accumulator (``tl_wgmma_fence_acc``), so no read of C is scheduled above the wait.
+it: ``T.wait_wgmma(n)`` / ``T.warpgroup_wait(n)`` retire it. (A gemm in an RS form, whose A registers or relaid B
+the next gemm rewrites, keeps its wait: correct, only less overlapped.) Each of those waits is followed by the
+register fence of every such accumulator (``tl_wgmma_fence_acc``), so no read of C is scheduled above the wait.
 """
 
 from __future__ import annotations

@@ -211,6 +211,20 @@ simple("ptx_arrive_cluster_barrier", CLUSTER, "tl_mbarrier_arrive_cluster", arg_
 simple("ptx_cp_async_barrier_noinc", CP_ASYNC, "tl_cp_async_mbarrier_arrive_noinc", arg_fn=_bar_first)
 simple("ptx_cp_async_barrier", CP_ASYNC, "tl_cp_async_mbarrier_arrive", arg_fn=_bar_first)
 simple("ptx_init_barrier_thread_count", MBARRIER, "tl_mbarrier_init", arg_fn=_bar_first)
+# core's spellings (tilelang.language.barriers): the same constructs
+simple("mbarrier_init", MBARRIER, "tl_mbarrier_init", arg_fn=_bar_first)
+simple("mbarrier_arrive_expect_tx", ASYNC_TX, "tl_mbarrier_arrive_expect_tx", arg_fn=_bar_first)
+
+
+@lowering("mbarrier_arrive", MBARRIER)
+def _mbarrier_arrive(ctx: Any) -> Any:
+    """``T.mbarrier_arrive(b)``, or with a CTA id the arrival on that CTA's barrier of the cluster (sm_90+)."""
+    args = _bar_first(ctx)
+    if len(args) > 1:
+        require(ctx, CLUSTER)
+        return ext("tl_mbarrier_arrive_cluster", *args)
+    return ext("tl_mbarrier_arrive", *args)
+
 simple("ptx_fence_barrier_init", CLUSTER, "tl_fence_barrier_init")
 simple("named_barrier_arrive", BASE, "tl_named_barrier_arrive")
 
@@ -439,7 +453,7 @@ def _mma_fill(ctx: Any) -> Any:
     load = ctx.args[2]
     buf, idx = load.source, list(load.indices)
     zero = tirx.const(0, str(buf.ty.dtype))
-    return Lowered(None, [tirx.BufferStore(buf, zero, idx[:-1] + [idx[-1] + i]) for i in range(n)])
+    return Lowered(None, [tirx.BufferStore(buf, zero, [*idx[:-1], idx[-1] + i]) for i in range(n)])
 
 
 @lowering("mma_store", MMA)
@@ -504,17 +518,39 @@ def _increase_desc(ctx: Any) -> Any:
 
 
 # ------------------------------------------------------------------------------------------------ registration
+def resolve_pointer(x: Any) -> Any:
+    """A ``T.access_ptr`` value (core's ``tl.access_ptr(element, extent, rw_mask)``) as the ``tvm_access_ptr`` it
+    lowers to, so the dialect's lowerings (and the passes after them) see the buffer, dtype and offset."""
+    if not is_call(x, "tl.access_ptr"):
+        return x
+    from tilelang.tileop.intrinsics import linear_index
+
+    load, extent, mask = x.args[0], x.args[1], x.args[2]
+    buf = load.source
+    return buf.access_ptr(int(C.as_int(mask) or 3), offset=linear_index(buf, list(load.indices)), extent=extent)
+
+
+def _with_resolved_pointers(ctx: Any) -> Any:
+    import dataclasses
+
+    args = ctx.args
+    if not dataclasses.is_dataclass(ctx) or not any(is_call(a, "tl.access_ptr") for a in args):
+        return ctx
+    call = tvm.ir.Call(ctx.call.op, [resolve_pointer(a) for a in args], ret_ty=ctx.call.ty)
+    return dataclasses.replace(ctx, call=call)
+
+
 def _make_impl(op: str, req: Requirement, fn: LowerFn) -> TileOpImpl:
     def lower(ctx: Any) -> Any:
         require(ctx, req)
-        return fn(ctx)
+        return fn(_with_resolved_pointers(ctx))
 
     return TileOpImpl(op, "cuda_dialect", lower, supports_target=is_cuda, priority=10)
 
 
 def _more_lowerings() -> dict[str, tuple[Requirement, LowerFn]]:
     """Constructs lowered in their own modules (TMA copies, tensor memory, wgmma / tcgen05 GEMMs)."""
-    from tilelang_cuda.tileops import dialect_tma, dialect_tensorcore
+    from tilelang_cuda.tileops import dialect_tensorcore, dialect_tma
 
     return {**dialect_tma.LOWER, **dialect_tensorcore.LOWER}
 

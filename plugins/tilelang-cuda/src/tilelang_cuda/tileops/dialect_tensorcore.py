@@ -121,7 +121,7 @@ def lower_deallocate(ctx: Any) -> Any:
 
 
 def lower_cp_warpx4(ctx: Any) -> Any:
-    ptr, load, col, chunks, *extra = ctx.args
+    ptr, load, col, _chunks, *extra = ctx.args
     slot, _ = slot_of(ctx.func, load.source)
     base = tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)])
     from tilelang_cuda.tileops.dialect import ptr_add

@@ -20,7 +20,7 @@ from tvm import tirx
 from tilelang.layout import linearize
 from tilelang.transform import _common as C
 from tilelang.transform.plan_shared_memory import dtype_bytes
-from tilelang_cuda.tileops.dialect import GATHER4, TMA, Lowered, addr_of, ext, require, seq, stmt
+from tilelang_cuda.tileops.dialect import GATHER4, TMA, Lowered, addr_of, ext, seq, stmt
 
 MAX_BOX = 256
 MAX_RANK = 5
@@ -200,7 +200,7 @@ def lower_tma_load(ctx: Any) -> Any:
 
 
 def lower_gather4(ctx: Any) -> Any:
-    src, dst, col, r0, r1, r2, r3, bar, _ev, *extra = ctx.args
+    src, dst, col, r0, r1, r2, r3, bar, _ev, *_extra = ctx.args
     k_box = C.as_int(dst.ty.shape[1])
     tmap = map_token(str(src.name), [1, k_box], 0)
     ptr = tirx.call_intrin("handle", "tirx.tvm_access_ptr", tirx.type_annotation(str(dst.ty.dtype)), dst.data, 0,
@@ -210,7 +210,7 @@ def lower_gather4(ctx: Any) -> Any:
 
 
 def lower_scatter4(ctx: Any) -> Any:
-    src, dst, col, r0, r1, r2, r3, _ev, *extra = ctx.args
+    src, dst, col, r0, r1, r2, r3, _ev, *_extra = ctx.args
     k_box = C.as_int(src.ty.shape[1])
     tmap = map_token(str(dst.name), [1, k_box], 0)
     ptr = tirx.call_intrin("handle", "tirx.tvm_access_ptr", tirx.type_annotation(str(src.ty.dtype)), src.data, 0,

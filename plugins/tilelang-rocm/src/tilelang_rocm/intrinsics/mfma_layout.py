@@ -166,7 +166,7 @@ def thread_id_shared_access_64x16_to_32x32_layout_B(thread_id: Any, local_id: An
 
 
 # ---------------------------------------------------------------- LDS swizzle
-def make_mfma_swizzle_layout(shared_buf: Any, vecSize: int = 8) -> Any:  # noqa: N803 - the reference's name
+def make_mfma_swizzle_layout(shared_buf: Any, vecSize: int = 8) -> Any:
     """The XOR swizzle of `shared_buf` for MFMA operand reads: column group ``col // vecSize`` XOR the row's
     phase (``(row // per_phase) % max_phase``; 32 banks of 32 bits, 16-lane SIMD reads)."""
     from tilelang.ir import region as R

@@ -253,7 +253,8 @@ class MatrixCoreIntrinEmitter:
         buf, _ = _region(src)
         for t in range(tiles):
             for v in range(per_tile):
-                _emit(tirx.BufferStore(local_buf, tirx.BufferLoad(buf, at(t, v)), [tirx.IntImm("int32", t * per_tile + v)]))
+                dst = [tirx.IntImm("int32", t * per_tile + v)]
+                _emit(tirx.BufferStore(local_buf, tirx.BufferLoad(buf, at(t, v)), dst))
 
     def _load(self, is_a: bool, local_buf: Any, shared: Any, ki: Any, rk: Any) -> None:
         _, reverse = self.get_ldmatrix_index_map(is_b=not is_a)
@@ -273,8 +274,8 @@ class MatrixCoreIntrinEmitter:
         def at(t: int, v: int) -> list[Any]:
             row, col = reverse(lane, v)
             mn0 = warp * warp_tiles + t * micro
-            l, r = (mn0, k0) if mn_first else (k0, mn0)
-            return [*other, base0 + l + row, base1 + r + col]
+            lo, hi = (mn0, k0) if mn_first else (k0, mn0)
+            return [*other, base0 + lo + row, base1 + hi + col]
 
         self._gather(local_buf, shared, tiles, per_tile, at)
 

@@ -118,13 +118,13 @@ class WMMAIntrinEmitter:
         mn_first = (not transposed) if is_a else transposed
         for t in range(tiles):
             mn0 = warp * warp_tiles + t * micro
-            l, r = (mn0, k0) if mn_first else (k0, mn0)
+            lo, hi = (mn0, k0) if mn_first else (k0, mn0)
             for v in range(per_tile):
                 row, col = reverse(lane, v % (per_tile // self.k_pack))
                 kp = v // (per_tile // self.k_pack)
                 kr, kc = (0, kp * self.K_DIM) if mn_first else (kp * self.K_DIM, 0)
-                _emit(tirx.BufferStore(local_buf, tirx.BufferLoad(buf, [*other, base0 + l + row + kr,
-                                                                         base1 + r + col + kc]),
+                _emit(tirx.BufferStore(local_buf, tirx.BufferLoad(buf, [*other, base0 + lo + row + kr,
+                                                                         base1 + hi + col + kc]),
                                        [tirx.IntImm("int32", t * per_tile + v)]))
 
     def ldmatrix_a(self, A_local_buf: Any, A_shared_buf: Any, ki: Any, rk: Any = 0) -> None:

@@ -27,10 +27,14 @@ def _common_names() -> tuple[str, ...]:
 
 
 ROCM_NAMES: tuple[str, ...] = tuple(_intrinsics.__all__)
-__all__ = tuple(dict.fromkeys((*_common_names(), *ROCM_NAMES)))
+__all__ = tuple(dict.fromkeys((*_common_names(), *ROCM_NAMES, *_intrinsics.SHARED_LEGACY)))
 
 
 def __getattr__(name: str) -> Any:
+    if name in _intrinsics.SHARED_LEGACY:
+        value = getattr(importlib.import_module("tilelang_rocm.language.tir"), name)
+        globals()[name] = value
+        return value
     if name in __all__:  # a common-language name
         value = getattr(importlib.import_module("tilelang.language"), name)
         globals()[name] = value

@@ -12,6 +12,7 @@ from tilelang_rocm.intrinsics import (
     mfma_store_index_map_32x32,
 )
 from tilelang_rocm.language.tir import (
+    SHARED_LEGACY,
     ds_read_tr8_b64,
     ds_read_tr16_b64,
     tvm_mfma,
@@ -29,3 +30,4 @@ __all__ = ["MatrixCoreIntrinEmitter", "MatrixCorePreshuffleIntrinEmitter", "WMMA
            "ds_read_tr8_b64", "get_mma_micro_size", "make_mfma_swizzle_layout", "mfma", "mfma_store",
            "mfma_store_index_map", "mfma_store_index_map_32x32", "rdna_wmma", "rdna_wmma_store", "tvm_mfma",
            "tvm_mfma_store", "tvm_rdna_wmma", "tvm_rdna_wmma_store"]
+_SHARED_LEGACY = SHARED_LEGACY  # in tilelang.rocm.language.__all__ (resolved through tilelang.rocm.language.tir)

@@ -21,8 +21,13 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+# the PTX spellings more than one backend lowers (core's ``tilelang.language.barriers``), re-exported here as the
+# reference's ROCm TIR module does: core lowers the asynchronous copies for every target (synchronously);
+# barrier arrivals have no lowering on AMD GPUs (no mbarriers) and are refused there
+SHARED_LEGACY = ("ptx_arrive_barrier", "ptx_arrive_barrier_expect_tx", "ptx_commit_group", "ptx_cp_async",
+                 "ptx_cp_async_barrier", "ptx_init_barrier_thread_count", "ptx_wait_group")
 __all__ = ["ds_read_tr16_b64", "ds_read_tr8_b64", "tvm_mfma", "tvm_mfma_store", "tvm_rdna_wmma",
-           "tvm_rdna_wmma_store"]
+           "tvm_rdna_wmma_store", *SHARED_LEGACY]
 
 _PUBLIC = "tilelang.rocm.language.tir"
 
@@ -91,7 +96,7 @@ def _operand(x: Any, index: Any, vector_dtype: str) -> Any:
 
 
 def _matrix(name: str, doc: str) -> Any:
-    def op(dtype: Any, shape: Any, A_layout: Any, B_layout: Any, A_dtype: Any, B_dtype: Any,  # noqa: N803
+    def op(dtype: Any, shape: Any, A_layout: Any, B_layout: Any, A_dtype: Any, B_dtype: Any,
            C_dtype: Any, multiplicand_a: Any, a_index: Any, multiplicand_b: Any, b_index: Any,
            accumulator: Any, c_index: Any) -> Any:
         a_t, b_t, c_t = str(A_dtype), str(B_dtype), str(C_dtype)
@@ -116,9 +121,9 @@ def _store(name: str) -> Any:
                                       dst_stride], f"T.{name}: store an m x n accumulator tile")
 
     op.__name__ = op.__qualname__ = name
-    op.__doc__ = (f"Store an ``m x n`` accumulator tile from registers (`src_ptr` + `src_offset`) to `dst_ptr` with "
-                  f"row stride `dst_stride` (the reference's intrinsic; not lowered by the tilelang-rocm backend, "
-                  f"whose emitters store accumulators with `stmatrix`).")
+    op.__doc__ = ("Store an ``m x n`` accumulator tile from registers (`src_ptr` + `src_offset`) to `dst_ptr` with "
+                  "row stride `dst_stride` (the reference's intrinsic; not lowered by the tilelang-rocm backend, "
+                  "whose emitters store accumulators with `stmatrix`).")
     return _dtype_first(op)
 
 
@@ -153,3 +158,25 @@ def ds_read_tr8_b64(src: Any) -> Any:
     """LDS transpose read of 64 bits with an 8-bit element transpose (gfx950): ``uint32x2``."""
     return _call("ds_read_tr8_b64", "uint32x2", [_lds_pointer(src, "T.ds_read_tr8_b64")],
                  "T.ds_read_tr8_b64: gfx950 LDS transpose read (8-bit elements)")
+
+
+def ptx_cp_async_barrier(barrier: Any) -> Any:
+    """Arrive on `barrier` when this thread's asynchronous copies complete (``cp.async.mbarrier.arrive``; refused
+    on AMD GPUs, which have no mbarriers)."""
+    from tvm import tirx
+
+    from tilelang.ir import region as R
+
+    load = barrier if R.is_load(barrier) else tirx.BufferLoad(barrier, [tirx.IntImm("int32", 0)])
+    return _call("ptx_cp_async_barrier", "handle", [load], "T.ptx_cp_async_barrier: cp.async.mbarrier.arrive")
+
+
+_public(ptx_cp_async_barrier)
+
+
+def __getattr__(name: str) -> Any:
+    if name in SHARED_LEGACY:
+        import importlib
+
+        return getattr(importlib.import_module("tilelang.language.barriers"), name)
+    raise AttributeError(f"module 'tilelang.rocm.language.tir' has no attribute {name!r}")

@@ -63,7 +63,8 @@ def mma_sp_load_a_32x16_to_shared_16x64_layout(thread_id: Any, local_id: Any) ->
 
 def _b_forward(thread_id: Any, local_id: Any, e: int) -> tuple[Any, Any]:
     half = 4 * e
-    return thread_id // 4 + 8 * (local_id // half), e * (thread_id % 4) + local_id % e + 4 * e * ((local_id % half) // e)
+    row = thread_id // 4 + 8 * (local_id // half)
+    return row, e * (thread_id % 4) + local_id % e + 4 * e * ((local_id % half) // e)
 
 
 def mma_sp_load_b_32x8_to_shared_16x16_layout(thread_id: Any, local_id: Any) -> tuple[Any, Any]:

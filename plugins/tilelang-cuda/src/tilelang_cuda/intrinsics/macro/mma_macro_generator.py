@@ -249,7 +249,8 @@ class TensorCoreIntrinEmitter:
             for v in range(local_size):
                 s, r = (a_fragment(lane, v, e) if is_a else b_fragment(lane, v, e))
                 idx = [*other, base0 + ws + s, base1 + wk + r] if sr_order else [*other, base0 + wk + r, base1 + ws + s]
-                _emit(tirx.BufferStore(local_buf, tirx.BufferLoad(buf, idx), [tirx.IntImm("int32", i * local_size + v)]))
+                dst = [tirx.IntImm("int32", i * local_size + v)]
+                _emit(tirx.BufferStore(local_buf, tirx.BufferLoad(buf, idx), dst))
 
     def ldmatrix_a(self, A_local_buf: Any, A_shared_buf: Any, ki: Any, rk: Any = 0) -> None:
         """Load this warp's A fragments of K step `ki` (of chunk `rk`) from the shared tile."""
@@ -322,8 +323,8 @@ class TensorCoreIntrinEmitter:
     # ------------------------------------------------------------------------------------ layouts
     def make_mma_load_layout(self, local_buf: Any, matrix: str = "A") -> Any:
         """The Fragment of a whole A (M x K) or B tile held in this emitter's operand registers."""
-        from tilelang.layout import Fragment
         from tilelang.ir import region as R
+        from tilelang.layout import Fragment
 
         if matrix not in ("A", "B"):
             raise ValueError("matrix should be either A or B")
