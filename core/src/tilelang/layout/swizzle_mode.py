@@ -2,19 +2,60 @@
 
 from __future__ import annotations
 
-import enum
+from collections.abc import Iterator
+from typing import ClassVar
 
 # mode -> (byte width, wgmma layout_type, tcgen05 layout_type, shared-memory base alignment in bytes)
 _FIELDS = {0: (1, 0, 0, 128), 1: (32, 3, 6, 256), 2: (64, 2, 4, 512), 3: (128, 1, 2, 1024)}
+_NAMES = {0: "NONE", 1: "SWIZZLE_32B", 2: "SWIZZLE_64B", 3: "SWIZZLE_128B"}
 
 
-class SwizzleMode(enum.Enum):
-    """None, 32-, 64- or 128-byte swizzle (ordinals 0..3)."""
+class _SwizzleModeMeta(type):
+    """Iteration over the four modes and ``SwizzleMode(ordinal)`` returning the one instance of that mode."""
 
-    NONE = 0
-    SWIZZLE_32B = 1
-    SWIZZLE_64B = 2
-    SWIZZLE_128B = 3
+    _members: dict[int, SwizzleMode]
+
+    def __call__(cls, ordinal: int | SwizzleMode) -> SwizzleMode:
+        if isinstance(ordinal, cls):
+            return ordinal
+        try:
+            return cls._members[int(ordinal)]
+        except (KeyError, TypeError, ValueError):
+            raise ValueError(f"{ordinal!r} is not a valid SwizzleMode (0: none, 1: 32B, 2: 64B, 3: 128B)") from None
+
+    def __iter__(cls) -> Iterator[SwizzleMode]:
+        return iter(cls._members.values())
+
+    def __len__(cls) -> int:
+        return len(cls._members)
+
+
+class SwizzleMode(metaclass=_SwizzleModeMeta):
+    """None, 32-, 64- or 128-byte swizzle (ordinals 0..3).
+
+    Like the reference's (a registered FFI enum rather than a Python ``enum.Enum``) the four modes are singleton
+    objects: ``SwizzleMode(2) is SwizzleMode.SWIZZLE_64B``; ``.value`` is the ordinal and ``.name`` the mode's name.
+    """
+
+    NONE: ClassVar[SwizzleMode]
+    SWIZZLE_32B: ClassVar[SwizzleMode]
+    SWIZZLE_64B: ClassVar[SwizzleMode]
+    SWIZZLE_128B: ClassVar[SwizzleMode]
+
+    __slots__ = ("value",)
+
+    @property
+    def name(self) -> str:
+        return _NAMES[self.value]
+
+    def __repr__(self) -> str:
+        return f"SwizzleMode.{self.name}"
+
+    def __reduce__(self) -> tuple:
+        return SwizzleMode, (self.value,)
+
+    def __int__(self) -> int:
+        return self.value
 
     def is_none(self) -> bool:
         return self is SwizzleMode.NONE
@@ -62,3 +103,16 @@ class SwizzleMode(enum.Enum):
             if mode.swizzle_byte_size() == nbytes or (nbytes == 0 and mode.is_none()):
                 return mode
         raise ValueError(f"no {nbytes}-byte swizzle (32, 64 or 128 bytes, or none)")
+
+
+def _make_members() -> None:
+    members = {}
+    for ordinal, name in _NAMES.items():
+        mode = object.__new__(SwizzleMode)
+        mode.value = ordinal
+        members[ordinal] = mode
+        setattr(SwizzleMode, name, mode)
+    SwizzleMode._members = members
+
+
+_make_members()
