@@ -12,6 +12,7 @@ from tilelang.artifact import CompiledArtifact, ParamInfo
 from tilelang.backend.execution import ExecutionBackend, resolve_execution_backend
 from tilelang.errors import ExecutionBackendUnavailable, TileLangError
 from tilelang.jit.arguments import make_caller, normalize_out_idx, param_alignment
+from tilelang.transform.config import warn_deprecated
 
 __all__ = ["JITKernel"]
 
@@ -36,10 +37,16 @@ class JITKernel:
         options.update({k: v for k, v in kwargs.items() if k in (*names, "compile_flags")})
         return jit_compile(artifact, **options)
 
-    def __init__(self, artifact: CompiledArtifact, out_idx: int | Sequence[int] | None = None,
+    def __init__(self, artifact: CompiledArtifact | None = None, out_idx: int | Sequence[int] | None = None,
                  execution_backend: str | ExecutionBackend | None = "auto", *args: Any, cache_key: str | None = None,
                  from_cache: bool = False, prim_func: Any = None, pass_configs: dict[str, Any] | None = None,
                  compile_flags: Any = None, **kwargs: Any):
+        if artifact is None:  # the reference's ``JITKernel(from_database=True, ...)``: a shell filled by the database
+            if not kwargs.get("from_database"):
+                raise TypeError("JITKernel needs a compiled artifact, or a function to compile "
+                                "(JITKernel(func, out_idx, ...)), or from_database=True")
+            self._init_shell(out_idx, execution_backend, pass_configs, compile_flags, kwargs)
+            return
         if not isinstance(artifact, CompiledArtifact):  # built by `__new__` from the reference's form
             return
         self.artifact = artifact
@@ -51,6 +58,7 @@ class JITKernel:
         self.from_cache = from_cache
         self.prim_func = prim_func
         self.pass_configs = dict(pass_configs or {})
+        warn_deprecated(self.pass_configs)
         self.compile_flags = compile_flags
         self.config: dict[str, Any] | None = None
         self.latency: float | None = None
@@ -67,6 +75,26 @@ class JITKernel:
         except ExecutionBackendUnavailable as exc:
             self._unavailable = exc
             self._call = self._raise_unavailable
+
+    def _init_shell(self, out_idx: Any, execution_backend: Any, pass_configs: dict[str, Any] | None,
+                    compile_flags: Any, kwargs: dict[str, Any]) -> None:
+        """A kernel with options but no compiled code yet (calling it says so)."""
+        self.artifact = None
+        self.params = []
+        self.out_idx = out_idx
+        self.target = kwargs.get("target", "auto")
+        self.target_host = kwargs.get("target_host")
+        self.cache_key, self.from_cache, self.prim_func = None, False, kwargs.get("func")
+        self.pass_configs = dict(pass_configs or {})
+        warn_deprecated(self.pass_configs)
+        self.compile_flags = compile_flags
+        self.config = self.latency = self.ref_latency = None
+        self._backend = self._launcher = None
+        self._requested_backend = execution_backend
+        self._unavailable = ExecutionBackendUnavailable(
+            "this JITKernel was made with from_database=True and holds no compiled kernel yet "
+            "(load one with JITKernel.from_database(...) or tilelang.compile)")
+        self._call = self._raise_unavailable
 
     # ------------------------------------------------------------------------------------------ calling
     def _make_caller(self) -> Any:

@@ -154,7 +154,8 @@ _TL_CONFIGS: contextvars.ContextVar[dict[str, Any] | None] = contextvars.Context
 @contextlib.contextmanager
 def tl_configs(configs: dict[str, Any]) -> Iterator[None]:
     """Make the ``tl.*`` pass configs visible to the passes run inside (TVM's PassContext rejects them)."""
-    token = _TL_CONFIGS.set({k: v for k, v in configs.items() if k.startswith("tl.")})
+    inherited = _pass_context_tl_configs()  # a user's ``with PassContext(config={"tl...."})`` around the build
+    token = _TL_CONFIGS.set({**inherited, **{k: v for k, v in configs.items() if k.startswith("tl.")}})
     try:
         yield
     finally:
@@ -162,8 +163,75 @@ def tl_configs(configs: dict[str, Any]) -> Iterator[None]:
 
 
 def current_tl_config(key: str, default: Any = None) -> Any:
-    """The value of the ``tl.*`` pass config `key` in the current `tl_configs` scope."""
-    return (_TL_CONFIGS.get() or {}).get(str(key), default)
+    """The value of the ``tl.*`` pass config `key`: the current `tl_configs` scope, else the ``tl.*`` configs of the
+    current ``tvm.transform.PassContext`` (``with PassContext(config={"tl.disable_vectorize": True}):``)."""
+    scoped = _TL_CONFIGS.get() or {}
+    if str(key) in scoped:
+        return scoped[str(key)]
+    return _pass_context_tl_configs().get(str(key), default)
+
+
+# ---------------------------------------------------------------- tl.* keys in tvm.transform.PassContext
+# TVM 0.27 rejects config keys no C++ code registered; the reference registers its ``tl.*`` keys, so users write
+# ``tvm.transform.PassContext(config={"tl.disable_tma_lower": True})``. The patched constructor keeps the ``tl.*``
+# keys beside the context (by its object handle) and ``PassContext.config`` shows them with TVM's own.
+_CONTEXT_TL: dict[int, dict[str, Any]] = {}
+
+# deprecated keys -> the reference's deprecation message (a DeprecationWarning when a kernel is built with them)
+DEPRECATED = {
+    "tl.disable_tma_lower": "`tl.disable_tma_lower` is deprecated and will be removed in v0.1.10. Use "
+                            "`T.copy(..., disable_tma=True)` per-copy instead.",
+}
+
+
+def warn_deprecated(configs: dict[str, Any]) -> None:
+    """A DeprecationWarning for each deprecated key set in `configs`."""
+    import warnings
+
+    for key in configs or {}:
+        name = key.value if isinstance(key, PassConfigKey) else str(key)
+        if name in DEPRECATED:
+            warnings.warn(DEPRECATED[name], DeprecationWarning, stacklevel=3)
+
+
+def _pass_context_tl_configs() -> dict[str, Any]:
+    if not _CONTEXT_TL or "tvm.ir.transform" not in sys.modules:
+        return {}
+    current = sys.modules["tvm.ir.transform"].PassContext.current()
+    return _CONTEXT_TL.get(current.__chandle__(), {})
+
+
+def install_pass_context_configs(pass_context: type) -> None:
+    """Patch ``tvm.transform.PassContext`` to accept the ``tl.*`` keys (checked like `normalize_pass_configs`)."""
+    if getattr(pass_context, "_tilelang_tl_configs", False):
+        return
+    original_init = pass_context.__init__
+    original_config = pass_context.__dict__["config"]
+
+    def __init__(self: Any, opt_level: int = 2, required_pass: Any = None, disabled_pass: Any = None,
+                 instruments: Any = None, config: dict[Any, Any] | None = None) -> None:
+        tl, rest = {}, {}
+        for key, value in (config or {}).items():
+            name = key.value if isinstance(key, PassConfigKey) else str(key)
+            if name.startswith("tl."):
+                _check_key(name)
+                tl[_ALIASES.get(name, name)] = value
+            else:
+                rest[name] = value
+        original_init(self, opt_level, required_pass, disabled_pass, instruments, rest or None)
+        if tl:  # every construction sets its own entry: a handle reused later never sees stale keys
+            _CONTEXT_TL[self.__chandle__()] = tl
+        else:
+            _CONTEXT_TL.pop(self.__chandle__(), None)
+
+    def config(self: Any) -> Any:
+        own = original_config.__get__(self, type(self))
+        tl = _CONTEXT_TL.get(self.__chandle__())
+        return {**{str(k): v for k, v in own.items()}, **tl} if tl else own
+
+    pass_context.__init__ = __init__
+    pass_context.config = property(config, doc="TVM's config of this context and its ``tl.*`` keys")
+    pass_context._tilelang_tl_configs = True
 
 
 def print_ir_target() -> str | None:
