@@ -11,6 +11,7 @@ command).
                 conformance/floor.txt stops passing. Skipped, saying so, when the kit is not there.
 - docs:         the Sphinx site (guides + API reference of the full module tree), warnings as errors.
 - bench:        benchmarks/ (not part of the default run).
+- fuzz:         the program fuzzer's long profile (TILELANG_FUZZ_EXAMPLES, default 2000; not part of the default run).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def _system_packages(session: nox.Session, plugins: tuple[str, ...] | list[str])
 
 
 def _install(session: nox.Session, *paths: str, editable: bool = False) -> None:
-    session.install(TORCH, "pytest")
+    session.install(TORCH, "pytest", "hypothesis")
     args = [a for p in paths for a in (("-e", p) if editable else (p,))]
     session.install(*args)
 
@@ -90,6 +91,16 @@ def _slim(plugin: str):
 
 for _plugin in PLUGINS:
     nox.session(name=f"slim-{_plugin}")(_slim(_plugin))
+
+
+@nox.session
+def fuzz(session: nox.Session) -> None:
+    """The program fuzzer's long profile (core/tests/fuzz): every distribution, TILELANG_FUZZ_EXAMPLES programs
+    (default 2000) per backend; not part of the default run."""
+    _system_packages(session, PLUGINS)
+    _install(session, "core[tools]", *(f"plugins/tilelang-{p}" for p in PLUGINS), editable=True)
+    env = {**_env(session), "TILELANG_FUZZ_EXAMPLES": os.environ.get("TILELANG_FUZZ_EXAMPLES", "2000")}
+    session.run(*PYTEST, "core/tests/fuzz", *session.posargs, env=env)
 
 
 @nox.session(name="third-party")

@@ -12,7 +12,10 @@ therefore writes ``tvm.arith.Analyzer()``, ``tvm.ir.structural_equal(a, b)``, ``
 - ``tvm.tirx.stmt_functor`` provides ``post_order_visit``, ``pre_order_visit``, ``ir_transform`` and
   ``substitute`` on top of ``tvm_ffi.structural_walk`` / ``structural_mutate`` / ``structural_map``.
 
-Only missing names are added (nothing of TVM's is replaced), and nothing is imported until TVM is: the finder
+They also accept what the fork accepts: ``isinstance(x, tvm.tirx.BufferLoad)`` / ``BufferRegion`` (0.27's are
+constructor functions; they become classes that call them), ``tirx.PrimFunc(params, body, buffer_map=...)``, and
+``x & 0xFFFFFFFF`` on an unsigned ``x``. Otherwise only missing names are added (TVM's own behaviour is kept wherever
+it does not fail), and nothing is imported until TVM is: the finder
 installed by `install` patches ``tvm``, ``tvm.ir`` and ``tvm.tirx`` right after they load (or at once when
 they already have).
 """
@@ -119,6 +122,9 @@ def _patch_ir(ir: Any) -> None:
     for name in ("structural_equal", "structural_hash"):
         if not hasattr(ir, name):
             setattr(ir, name, getattr(tvm_ffi, name))
+    from tilelang.transform.config import install_pass_context_configs
+
+    install_pass_context_configs(ir.transform.PassContext)
 
 
 def _expr_dtype(expr: Any) -> Any:
@@ -159,6 +165,79 @@ def _simplify_pass() -> Any:
     return simplify
 
 
+def _checkable_constructor(fn: Callable[..., Any], result: type) -> type:
+    """A class standing for the constructor function `fn`: calling it calls `fn`, and ``isinstance(x, it)`` holds
+    for the `result` type that `fn` builds (the fork's ``tirx.BufferLoad`` is a node class, 0.27's a function)."""
+
+    class _Meta(type):
+        def __instancecheck__(cls, obj: Any) -> bool:
+            return isinstance(obj, result)
+
+    def construct(cls: type, *args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    return _Meta(fn.__name__, (), {"__new__": construct, "__doc__": fn.__doc__, "__module__": fn.__module__})
+
+
+def _add_node_classes(tirx: Any) -> None:
+    """``tirx.BufferLoad`` / ``tirx.BufferRegion`` usable with ``isinstance`` (0.27 builds them as functions)."""
+    from tvm.ir import expr
+
+    for name, result in (("BufferLoad", "TensorLoad"), ("BufferRegion", "TensorRegion")):
+        fn = getattr(tirx, name, None)
+        if callable(fn) and not isinstance(fn, type) and isinstance(getattr(expr, result, None), type):
+            setattr(tirx, name, _checkable_constructor(fn, getattr(expr, result)))
+
+
+def _accept_buffer_map(prim_func: type) -> None:
+    """``PrimFunc(params, body, buffer_map={handle: buffer})``: the fork's signature; 0.27's parameters are the
+    buffers themselves, so each mapped handle parameter is replaced by its buffer."""
+    init = prim_func.__init__
+    if getattr(init, "_tilelang_buffer_map", False):
+        return
+
+    def __init__(self: Any, params: Any, body: Any, *args: Any, buffer_map: Any = None, **kwargs: Any) -> None:
+        if buffer_map:
+            from tvm_ffi import structural_equal
+
+            mapped = list(buffer_map.items())
+            params = [next((b for h, b in mapped if h.same_as(p) or structural_equal(h, p)), p) for p in params]
+        init(self, params, body, *args, **kwargs)
+
+    __init__._tilelang_buffer_map = True  # type: ignore[attr-defined]
+    __init__.__doc__ = init.__doc__
+    prim_func.__init__ = __init__
+
+
+def _unsigned_bitwise_operands(tirx: Any) -> None:
+    """``x & 0xFFFFFFFF`` on an unsigned ``x``: the fork types an int literal that fits `x`'s unsigned range as
+    `x`'s dtype; 0.27 first makes it a signed constant and then fails ("cannot make uint from negative value").
+    Only that failing case changes: such a literal becomes ``tirx.const(value, x.dtype)`` before TVM's operator."""
+    from tvm.ir import PrimType
+    from tvm.ir.expr import ExprOperand
+
+    def literal(expr: Any, other: Any) -> Any:
+        if type(other) is not int or other < 0:
+            return other
+        ty = getattr(expr, "ty", None)
+        dt = ty.dtype if isinstance(ty, PrimType) else None
+        if dt is None or dt.type_code != 1 or dt.lanes != 1 or other >= 1 << dt.bits:  # 1: unsigned int
+            return other
+        return tirx.const(other, str(dt))
+
+    for name in ("__and__", "__rand__", "__or__", "__ror__", "__xor__", "__rxor__"):
+        op = ExprOperand.__dict__.get(name)
+        if op is None or getattr(op, "_tilelang_unsigned", False):
+            continue
+
+        def wrapped(self: Any, other: Any, _op: Callable[[Any, Any], Any] = op) -> Any:
+            return _op(self, literal(self, other))
+
+        wrapped._tilelang_unsigned = True  # type: ignore[attr-defined]
+        wrapped.__name__ = name
+        setattr(ExprOperand, name, wrapped)
+
+
 def _patch_tirx(tirx: Any) -> None:
     if not hasattr(tirx, "PrimExpr"):
         from tvm.ir import Expr
@@ -169,6 +248,9 @@ def _patch_tirx(tirx: Any) -> None:
 
         tirx.Call = Call
     _add_expr_dtype(tirx)
+    _add_node_classes(tirx)
+    _accept_buffer_map(tirx.PrimFunc)
+    _unsigned_bitwise_operands(tirx)
     if not hasattr(tirx.PrimFunc, "buffer_map"):  # params are the buffers in 0.27: each maps to itself
         tirx.PrimFunc.buffer_map = property(lambda f: {p: p for p in f.params if tirx.is_buffer_var(p)})
     if not hasattr(tirx, "stmt_functor"):

@@ -18,6 +18,7 @@ def core_only(monkeypatch):
     def generic_impl(op, target, ctx=None):
         return next(i for i in tile_op_impls_for(op, {"kind": ANY_TARGET}) if i.name == "generic")
 
+    monkeypatch.setenv("TILELANG_DISABLE_CACHE", "1")  # kernels built so must not reach the cache of later tests
     monkeypatch.setattr(pipeline, "passes_at", lambda point, target: [])
     monkeypatch.setattr(lower_tile_ops, "resolve_tile_op_impl", generic_impl)
     monkeypatch.setattr(_common, "pipeline_options", lambda target: GENERIC_OPTIONS.get(kind_of(target), {}))

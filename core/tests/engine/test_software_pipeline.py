@@ -19,6 +19,7 @@ def pipelined(monkeypatch):
     from tilelang.transform import _common
 
     real = _common.pipeline_options
+    monkeypatch.setenv("TILELANG_DISABLE_CACHE", "1")  # kernels built so must not reach the cache of later tests
     monkeypatch.setattr(_common, "pipeline_options", lambda target: {**real(target), "software_pipeline": True})
 
 

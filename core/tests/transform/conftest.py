@@ -12,6 +12,8 @@ def options(monkeypatch):
     """Set the pipeline_options every pass sees, whatever the target: ``options({"has_threads": False})``."""
     from tilelang.transform import _common
 
+    monkeypatch.setenv("TILELANG_DISABLE_CACHE", "1")  # kernels built so must not reach the cache of later tests
+
     def set_options(opts):
         monkeypatch.setattr(_common, "pipeline_options", lambda target: dict(opts))
 

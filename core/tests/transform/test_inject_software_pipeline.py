@@ -295,6 +295,7 @@ def test_top_level_scratch_pipelined_matches_the_serial_loop_on_cpu(monkeypatch,
     import tilelang
 
     real = C.pipeline_options
+    monkeypatch.setenv("TILELANG_DISABLE_CACHE", "1")
     monkeypatch.setattr(C, "pipeline_options", lambda target: {**real(target), "software_pipeline": True})
     func = scratch(n=4, num_stages=num_stages)
     body = _run(func, {"kind": "llvm"})["main"].body
@@ -319,6 +320,7 @@ def test_flash_attention_two_stages_matches_sdpa_on_cpu(monkeypatch, pipelined, 
 
     if pipelined:
         real = C.pipeline_options
+        monkeypatch.setenv("TILELANG_DISABLE_CACHE", "1")
         monkeypatch.setattr(C, "pipeline_options", lambda target: {**real(target), "software_pipeline": True})
     ck = corpus.flash_attention(batch=1, heads=2, seq_len=192, dim=32, is_causal=is_causal, num_stages=2)
     body = _run(ck.func, {"kind": "llvm"})["main"].body

@@ -70,3 +70,17 @@ def test_the_report_survives_the_kernel_cache():
     cached = CompiledArtifact.from_json(artifact.to_json(), {})
     assert cached.metadata["threadgroup_memory"] == artifact.metadata["threadgroup_memory"]
     assert cached.metadata["threadgroup_memory"]["gemm_kernel"]["buffers"]["A_shared"] == 64 * 32 * 2
+
+
+def test_dynamic_shared_barrier_becomes_a_threadgroup_barrier(clang22):
+    """``T.tvm_storage_sync("shared.dyn")`` (which TVM's Metal codegen drops) is a threadgroup barrier."""
+    import tilelang.language as T
+
+    @T.prim_func
+    def main():
+        with T.Kernel(1, threads=32):
+            T.tvm_storage_sync("shared.dyn")
+
+    msl = tilelang.lower(main, target="metal").kernel_source
+    assert msl.count("threadgroup_barrier(mem_flags::mem_threadgroup)") == 1
+    assert check_msl(msl, name="barrier.metal", clang=clang22).ok

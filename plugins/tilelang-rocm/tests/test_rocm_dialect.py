@@ -207,6 +207,11 @@ def _refusal(func, target) -> str:
     (lambda: ds_read(8), "cpu", ["T.ds_read_tr8_b64 on target 'llvm'", "AMD construct"]),
 ])
 def test_constructs_are_refused_where_the_hardware_lacks_them(make, target, expect):
+    from tilelang.backend import plugins
+
+    kind = target["kind"] if isinstance(target, dict) else target
+    if kind not in plugins.installed_kinds():  # the slim ROCm-only venv: the other backend is not there
+        pytest.skip(f"needs the backend of target kind {kind!r}")
     text = _refusal(make(), target)
     missing = [e for e in expect if e not in text]
     assert not missing, text

@@ -127,7 +127,7 @@ def build_prim_func(fn: Any, outer_locals: dict[str, Any] | None = None) -> Any:
     src = FunctionSource.of(fn)
     state = _state.BuildState()
     interp = Interpreter(src, fn, state, outer_locals)
-    params: list[Any] = []
+    params: list[Any] = state.params
     func, returned = run_kernel(fn, interp, lambda it: _declare_signature(it, params))
     if returned is not None and returned.value is not None:
         raise src.error(KernelSyntaxError, "a T.prim_func kernel cannot return a value "

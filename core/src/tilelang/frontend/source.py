@@ -10,7 +10,10 @@ from typing import Any
 
 from tilelang.errors import KernelSyntaxError, SourceError
 
-_CACHE: dict[CodeType, FunctionSource] = {}
+# keyed by the code object's identity: code objects compare equal across files (co_filename is not compared),
+# so two kernels with the same body at the same line of two files (notebook cells, generated modules) would
+# share the first one's source; the entry keeps its code object alive, so the id is not reused
+_CACHE: dict[int, tuple[CodeType, FunctionSource]] = {}
 
 
 class FunctionSource:
@@ -42,10 +45,10 @@ class FunctionSource:
         code = getattr(fn, "__code__", None)
         if code is None:
             raise KernelSyntaxError(f"{fn!r} is not a Python function")
-        src = _CACHE.get(code)
-        if src is None:
-            src = _CACHE[code] = cls(fn)
-        return src
+        entry = _CACHE.get(id(code))
+        if entry is None or entry[0] is not code:
+            entry = _CACHE[id(code)] = (code, cls(fn))
+        return entry[1]
 
     def def_line(self) -> int:
         return self.first_line + self.fdef.lineno - 1

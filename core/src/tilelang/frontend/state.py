@@ -51,6 +51,7 @@ class BuildState:
         self.interpreters: list[Any] = []     # interpreter stack (kernel, then macros)
         self.span: Any = None                 # tvm.ir.Span of the statement being interpreted (None: spans off)
         self.matched: dict[Any, Any] = {}     # handle parameter -> the buffer T.match_buffer declared over it
+        self.params: list[Any] = []           # the T.prim_func's parameters, as they are declared
         self.func_attrs: dict[str, Any] = {}  # PrimFunc attributes set by the body (T.annotate_pass_configs, ...)
         self.let_values: dict[int, tuple[Any, Any]] = {}  # id(var) -> (var, value) of each `x = expr` Bind
 

@@ -116,6 +116,60 @@ class GemmWarpPolicy(enum.IntEnum):
     FullRow = 1
     FullCol = 2
 
+    def is_square(self) -> bool:
+        return self == GemmWarpPolicy.Square
+
+    def is_full_row(self) -> bool:
+        return self == GemmWarpPolicy.FullRow
+
+    def is_full_col(self) -> bool:
+        return self == GemmWarpPolicy.FullCol
+
+    @staticmethod
+    def to_prime_factors(num: int) -> list[int]:
+        """The prime factors of `num` in ascending order, with multiplicity (``12 -> [2, 2, 3]``)."""
+        factors, p = [], 2
+        while p * p <= num:
+            while num % p == 0:
+                factors.append(p)
+                num //= p
+            p += 1
+        return [*factors, num] if num > 1 else factors
+
+    def compute_warp_partition(self, M: int, N: int, num_warps: int) -> tuple[int, int]:
+        """``(m_warp, n_warp)``: how `num_warps` warps tile an M x N output (a warp covers at least 16 rows and
+        8 columns). FullRow puts every warp on rows (the rest on columns when M is too short), FullCol the
+        converse; Square picks the exact factorisation whose per-warp tile is closest to M:N."""
+        if self.is_full_row():
+            m = num_warps
+            if M % (16 * m):
+                m = max(1, M // 16)
+            return m, max(1, num_warps // m)
+        if self.is_full_col():
+            n = num_warps
+            if N % (8 * n):
+                n = max(1, N // 8)
+            return max(1, num_warps // n), n
+        ratio = M / N if N > 0 else 1.0
+        best, best_score = (1, 1), float("inf")
+        for m in range(1, min(M // 16, num_warps) + 1):
+            n, rem = divmod(num_warps, m)
+            if rem or n > N // 8:
+                continue
+            score = abs((M / (16 * m)) / (N / (8 * n)) - ratio)
+            if score < best_score:
+                best, best_score = (m, n), score
+        return best
+
+    @classmethod
+    def from_warp_partition(cls, m_warp: int, n_warp: int) -> GemmWarpPolicy:
+        """The policy a partition expresses: FullRow (all warps on rows), FullCol, else Square."""
+        if n_warp == 1 and m_warp > 1:
+            return cls.FullRow
+        if m_warp == 1 and n_warp > 1:
+            return cls.FullCol
+        return cls.Square
+
 
 def _op_registered(name: str) -> bool:
     try:

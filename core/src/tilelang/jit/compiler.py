@@ -215,7 +215,15 @@ def compile(func: Any, out_idx: int | Sequence[int] | None = None, execution_bac
 
     `out_idx`: parameters the kernel allocates and returns (``-1`` = last). `target`: ``"auto"``, a kind,
     a dict or a ``tvm.target.Target``. `execution_backend`: a name, or ``"auto"`` for the first available.
+    A PrimFunc that returns ``T.empty`` tensors names its outputs itself (its ``tilelang_out_idx`` attribute):
+    giving `out_idx` too is a ValueError.
     """
+    attrs = getattr(func, "attrs", None)
+    if attrs is not None and "tilelang_out_idx" in attrs:
+        if out_idx is not None:
+            raise ValueError("Out index conflict: out_idx is specified and prim_func have returned `T.empty` tensors "
+                             f"(outputs {list(attrs['tilelang_out_idx'])}); drop the out_idx argument")
+        out_idx = [int(i) for i in attrs["tilelang_out_idx"]]
     options = CompileOptions(out_idx, target, target_host, execution_backend, pass_configs or {}, compile_flags,
                              verbose)
     return compile_with(func, options)

@@ -203,6 +203,25 @@ _FLOAT4_E2M1FN_CODE = 17
 _FLOAT4_UNPACKED_CODE = CUSTOM_TYPES["float4_e2m1_unpacked"][0]
 
 
+def _dtype_is_float4_e2m1fn(self: Any) -> bool:
+    """Whether this is the packed fp4 type ``float4_e2m1fn`` (4 bits)."""
+    return self.bits == 4 and int(self.type_code) == _FLOAT4_E2M1FN_CODE
+
+
+def _dtype_is_float4_e2m1_unpacked(self: Any) -> bool:
+    """Whether this is ``custom[float4_e2m1_unpacked]8``: one fp4 value per byte."""
+    return self.bits == 8 and int(self.type_code) == _FLOAT4_UNPACKED_CODE
+
+
+def _dtype_is_float4(self: Any) -> bool:
+    """Whether this is an fp4 type, packed or unpacked."""
+    return _dtype_is_float4_e2m1fn(self) or _dtype_is_float4_e2m1_unpacked(self)
+
+
+_FP4_PREDICATES = {"is_float4_e2m1fn": _dtype_is_float4_e2m1fn,
+                   "is_float4_e2m1_unpacked": _dtype_is_float4_e2m1_unpacked, "is_float4": _dtype_is_float4}
+
+
 def _make_dtype_class() -> type:
     import tvm_ffi
 
@@ -248,15 +267,10 @@ def _make_dtype_class() -> type:
             """The torch dtype that stores this dtype (sub-byte and custom types map to their storage)."""
             return torch_dtype(self)
 
-        def is_float4_e2m1fn(self) -> bool:
-            return self.bits == 4 and int(self.type_code) == _FLOAT4_E2M1FN_CODE
-
-        def is_float4_e2m1_unpacked(self) -> bool:
-            return self.bits == 8 and int(self.type_code) == _FLOAT4_UNPACKED_CODE
-
-        def is_float4(self) -> bool:
-            return self.is_float4_e2m1fn() or self.is_float4_e2m1_unpacked()
-
+    # The fork's DataType has the fp4 predicates: every dtype TVM hands out (``expr.dtype``) gets them too.
+    for name, predicate in _FP4_PREDICATES.items():
+        if not hasattr(tvm_ffi.dtype, name):
+            setattr(tvm_ffi.dtype, name, predicate)
     dtype.__module__ = __name__
     dtype.__qualname__ = "dtype"
     return dtype

@@ -146,23 +146,31 @@ def reshape(src: Any, shape: Any) -> Any:
 def make_tensor(ptr: Any, shape: Any, dtype: Any = "float32", strides: Any = None) -> Any:
     """A buffer of `shape` and `dtype` at address `ptr` (a ``T.ptr`` parameter, or an int64 address value)."""
     import tvm
+    import tvm_ffi
     from tvm import tirx
     from tvm.script.ir_builder import tirx as B
 
-    _state.require("T.make_tensor")
+    st = _state.require("T.make_tensor")
     dtype = canonical(dtype)
     if hasattr(ptr, "asobject"):
         ptr = ptr.asobject()
     if not isinstance(ptr, tvm.ir.Expr):
         raise KernelTypeError(f"T.make_tensor expects a pointer (a T.ptr parameter or an int64 address), got {ptr!r}")
+    if not (st.depth or st.launches) and any(ptr.same_as(p) for p in st.params) and ptr not in st.matched:
+        # over a pointer parameter, at the top of the kernel: the kernel takes the tensor in the pointer's place
+        from tilelang.language.tir.ir import match_buffer
+
+        return match_buffer(ptr, shape, dtype, strides=strides)
     scope = "global"
     ty = ptr.ty
     if isinstance(ty, tvm.ir.PointerType):
         scope = str(ty.storage_scope) or "global"
     pointer = tvm.ir.PointerType(tvm.ir.PrimType(dtype), scope)
-    if not isinstance(ty, tvm.ir.PointerType):  # an address held in an integer
+    if not isinstance(ty, tvm.ir.PointerType):  # an address held in an integer: reinterpreted as the pointer
         address = ptr if str(ty.dtype) == "int64" else tirx.Cast("int64", ptr)
-        ptr = tirx.reinterpret("handle", address)
+        ptr = tvm.ir.Call(tvm.ir.Op.get("tirx.reinterpret"), [address], ret_ty=pointer)
+    elif not tvm_ffi.structural_equal(ty, pointer):  # another element type (e.g. a void handle): retyped
+        ptr = tvm.ir.Call(tvm.ir.Op.get("tirx.reinterpret"), [ptr], ret_ty=pointer)
     data = B.Bind(ptr, pointer)
     return _declare(shape, dtype, data, scope, strides)
 

@@ -18,7 +18,9 @@ from tilelang.transform import _common as C
 def lower_transpose(ctx: Any) -> Any:
     if len(ctx.args) < 2:
         raise ctx.error("expects (src, dst)")
-    src, dst = ctx.region(0), ctx.region(1)
+    # a partitioned source fragment is read across threads: stage it (LayoutInference counts on it, role "s")
+    pre, src = ctx.staged(ctx.region(0))
+    dst = ctx.region(1)
     nd_s, nd_d = len(src.region), len(dst.region)
     if nd_s < 2 or nd_d != nd_s:
         raise ctx.error(f"source and destination must have the same rank (at least 2), got {nd_s} and {nd_d}")
@@ -37,7 +39,7 @@ def lower_transpose(ctx: Any) -> Any:
             value = tirx.if_then_else(read_ok, value, tirx.const(0, dtype))
         return guarded(ctx.in_bounds(dbuf, di), tirx.BufferStore(dbuf, value, di))
 
-    return C.make_parallel_nest(ext, body)
+    return C.seq([*pre, C.make_parallel_nest(ext, body)])
 
 
 TRANSPOSE = TileOpImpl("tl.transpose", "generic", lower_transpose)

@@ -28,6 +28,14 @@ _PASSES = {
     "LegalizeNegativeIndex": "legalize_negative_index",
     "IfStmtBinding": "merge_if",
     "MergeIfStmt": "merge_if",
+    "LetInline": "simplify",
+    "Simplify": "simplify",
+    "simplify_prim_func": "simplify",
+    "apply_simplify": "simplify",
+    "AddWrapperForSingleBufStore": "add_bufstore_wrapper",
+    "HoistBroadcastValues": "hoist_broadcast_values",
+    "DecoupleTypeCast": "decouple_type_cast",
+    "LowerAccessPtr": "lower_access_ptr",
 }
 
 

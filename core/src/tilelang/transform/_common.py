@@ -138,9 +138,18 @@ def parallel_nest(loop: tirx.For) -> tuple[list[tirx.For], Any]:
 
 
 def make_parallel_nest(extents: list[Any], make_body: Callable[[list[Any]], Any], names: str = "ijklmn") -> Any:
-    """``for v0, v1, .. in T.Parallel(*extents): make_body([v0, v1, ..])`` (``tl.parallel`` loops)."""
+    """``for v0, v1, .. in T.Parallel(*extents): make_body([v0, v1, ..])`` (``tl.parallel`` loops).
+
+    With no extents (a one-element region) the nest is ``T.Parallel(1)``: PartitionParallel gives it to one
+    thread (fragment accesses must stay inside a nest; an atomic must run once, not once per thread). Only a
+    body storing to a per-thread buffer (``local``, not a fragment) is returned bare, for every thread to run."""
     if not extents:
-        return make_body([])
+        body = make_body([])
+        if any(scope_of(st.buffer).startswith("local") and scope_of(st.buffer) != "local.fragment"
+               for st in collect(body, tirx.BufferStore)):
+            return body
+        unit = tirx.Var(names[0], "int32")
+        return tirx.For(unit, 0, 1, tirx.ForKind.PARALLEL, body, annotations={PARALLEL_ANN: 1})
     vs = [tirx.Var(names[n % len(names)] + ("" if n < len(names) else str(n)), "int32") for n in range(len(extents))]
     stmt = make_body(vs)
     for v, e in reversed(list(zip(vs, extents))):

@@ -16,6 +16,7 @@ from tvm import tirx
 from tilelang.transform import _common as C
 
 _BITS = {"bool": 8}
+_TINY_BYTES = 4
 
 
 def dtype_bytes(dtype: str) -> int:
@@ -41,10 +42,17 @@ def PlanSharedMemory(target: Any = None) -> tvm.transform.Pass:
             if scope not in ("shared", "shared.dyn"):
                 continue
             n = C.num_elements(buf.ty.shape)
-            if n is not None:
-                total += n * dtype_bytes(str(buf.ty.dtype))
+            width = dtype_bytes(str(buf.ty.dtype))
             if static and scope == "shared.dyn":
                 remap[buf] = C.buffer_with(buf, scope="shared")
+            elif scope == "shared.dyn" and n is not None and n * width <= _TINY_BYTES:
+                # TVM's MergeSharedMemoryAllocations loses the offset of a pool member of 4 bytes or less
+                # ("buffer_byte_offsets" check): give it 8 (its accesses stay in the first elements)
+                n = -(-2 * _TINY_BYTES // width)
+                remap[buf] = C.buffer_with(buf, shape=[n] if len(buf.ty.shape) == 1 else [n, *[1] * (
+                    len(buf.ty.shape) - 1)])
+            if n is not None:
+                total += n * width
         out = C.with_body(func, C.substitute(func.body, remap))
         return out.with_attr("tl.shared_bytes", total) if total else out
 

@@ -119,6 +119,10 @@ def VectorizableExp(target: Any = None) -> Any:
         if not isinstance(op, tvm.ir.Op) or op.name not in _EXPANSIONS or str(call.ty) != "float32":
             return call
         x = call.args[0]
+        if C.collect(x, tvm.ir.TensorLoad, lambda ld: str(ld.source.ty.dtype) == "bfloat16"):
+            # TVM's BF16ComputeLegalize leaves loads inside a Let's value pointing at the old bfloat16 buffer
+            # ("Load/Store of buffer .. occurred before its declaration"): keep the libm call there
+            return call
         # bind the argument once: the expansion reads it several times
         v = tirx.Var("exp_arg", "float32")
         return tirx.Let(v, x, _EXPANSIONS[op.name](v))

@@ -93,3 +93,38 @@ PASSES = (
     PipelinePass("cuda.share_scratch_tiles", "post_tile_lowering", _share_scratch),
     PipelinePass("cuda.legalize_vector_width", "post_parallel", _legalize_vectors),
 )
+
+
+def CUDAPassPipelineBodyPrologue(mod: Any, target: Any) -> Any:
+    """The front half of the CUDA lowering (the reference's name): `mod` with `target` bound, run through
+    core's stages and the CUDA passes from semantic checks to bounds guards (``post_parallel``) and simplified.
+
+    Tile operators are lowered, parallel loops partitioned over threads, memory accesses guarded; shared memory
+    is not yet planned nor barriers inserted. ``tl.force_let_inline`` inlines ``Bind`` values first. `target`:
+    a ``tvm.target.Target`` of kind cuda, or anything `tilelang.backend.target.tvm_target` accepts.
+    """
+    import tvm
+    from tvm import tirx
+
+    from tilelang.backend.passes import passes_at
+    from tilelang.backend.target import tvm_target
+    from tilelang.transform.config import current_tl_config
+    from tilelang.transform.pipeline import CORE_STAGES
+    from tilelang.transform.simplify import LetInline, Simplify
+
+    if not isinstance(target, tvm.target.Target):
+        target = tvm_target(target)
+    if target.kind.name != "cuda":
+        raise ValueError(f"CUDAPassPipelineBodyPrologue needs a cuda target, got kind {target.kind.name!r}")
+    mod = tirx.transform.BindTarget(target)(mod)
+    if current_tl_config("tl.force_let_inline", False):
+        mod = LetInline()(mod)
+    for factory, point in CORE_STAGES:
+        if factory is not None:
+            mod = factory(target)(mod)
+        if point is not None:
+            for p in passes_at(point, target):
+                mod = p(mod)
+        if point == "post_parallel":
+            break
+    return Simplify()(mod)

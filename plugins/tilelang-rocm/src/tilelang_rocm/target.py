@@ -7,6 +7,8 @@ dict or a kind string, and read only its ``mcpu``: nothing here touches a device
 
 from __future__ import annotations
 
+import os
+import shutil
 import warnings
 from typing import Any
 
@@ -113,6 +115,28 @@ def normalize(config: dict) -> dict:
     if warp is not None and "thread_warp_size" not in config:
         config["thread_warp_size"] = warp
     return config
+
+
+def find_rocm_path() -> str:
+    """The ROCm install root: ``$ROCM_PATH``, else the prefix of the ``hipcc`` on PATH, else ``/opt/rocm`` when it
+    holds ``bin/hipcc`` (RuntimeError when none is found)."""
+    if "ROCM_PATH" in os.environ:
+        return os.environ["ROCM_PATH"]
+    hipcc = shutil.which("hipcc")
+    if hipcc is not None:
+        return os.path.realpath(os.path.join(hipcc, "..", ".."))
+    if os.path.exists(os.path.join("/opt/rocm", "bin", "hipcc")):
+        return "/opt/rocm"
+    raise RuntimeError("Cannot find ROCm path: set ROCM_PATH, or put ROCm's hipcc on PATH")
+
+
+def check_hip_availability() -> bool:
+    """Whether a ROCm (HIP) toolkit is installed here (`find_rocm_path` finds one); a GPU is not required."""
+    try:
+        find_rocm_path()
+    except RuntimeError:
+        return False
+    return True
 
 
 def detect() -> dict | None:

@@ -54,17 +54,21 @@ def lower_reduce(ctx: Any) -> Any:
     col = s * 32 + lane
     load = tirx.BufferLoad(src.source, at(row, col))
     fold = tirx.BufferStore(acc, combine(kind, tirx.BufferLoad(acc, [0]), load), [0])
-    if length % 32:
-        fold = tirx.IfThenElse(col < length, fold, None)
+    # warps past the last row run the (uniform) shuffles with the identity: a guard around the whole row would
+    # put the staged tile's reads, and so the barrier before them, inside a thread-dependent condition
+    in_rows = row < rows if rows % warps else None
+    in_row = col < length if length % 32 else None
+    fold_ok = in_rows if in_row is None else (in_row if in_rows is None else tirx.And(in_rows, in_row))
+    if fold_ok is not None:
+        fold = tirx.IfThenElse(fold_ok, fold, None)
     total = tirx.call_extern("float32", WARP_FN[kind], tirx.BufferLoad(acc, [0]), 32)
     per_row = C.seq([
         tirx.BufferStore(acc, identity_value(kind, "float32"), [0]),
         tirx.For(s, 0, (length + 31) // 32, tirx.ForKind.SERIAL, fold),
         tirx.BufferStore(acc, total, [0]),
-        tirx.IfThenElse(lane == 0, tirx.BufferStore(partial, tirx.BufferLoad(acc, [0]), [row]), None),
+        tirx.IfThenElse(lane == 0 if in_rows is None else tirx.And(lane == 0, in_rows),
+                        tirx.BufferStore(partial, tirx.BufferLoad(acc, [0]), [row]), None),
     ])
-    if rows % warps:
-        per_row = tirx.IfThenElse(row < rows, per_row, None)
     rows_loop = tirx.For(o, 0, (rows + warps - 1) // warps, tirx.ForKind.SERIAL, per_row)
 
     def write(vs: list[Any]) -> Any:

@@ -16,7 +16,8 @@ from tvm import tirx
 
 from tilelang.backend.tile_ops import TileOpImpl
 from tilelang.tileop._util import cast
-from tilelang.tileop.gemm import operand_index
+from tilelang.tileop.gemm.generic import operand_index
+from tilelang.tileop.gemm_sp.gemm_sp_base import GemmSPBase
 from tilelang.transform import _common as C
 
 
@@ -56,3 +57,10 @@ def lower_gemm_sp(ctx: Any) -> Any:
 
 
 GEMM_SP = TileOpImpl("tl.gemm_sp", "generic", lower_gemm_sp)
+
+
+class GemmSPGeneric(GemmSPBase):
+    """The generic lowering as a `GemmSPBase` implementation class (instruction ``"generic"``, every target)."""
+
+    def lower(self, *args: Any, **kwargs: Any) -> Any:
+        return lower_gemm_sp(self.gemm_node)

@@ -12,6 +12,7 @@ from tvm import tirx
 
 from tilelang.backend.tile_ops import TileOpImpl
 from tilelang.tileop._util import cast
+from tilelang.tileop.gemm.gemm_base import GemmBase
 from tilelang.transform import _common as C
 
 
@@ -67,3 +68,10 @@ def lower_gemm(ctx: Any) -> Any:
 
 
 GEMM = TileOpImpl("tl.gemm", "generic", lower_gemm)
+
+
+class GemmGeneric(GemmBase):
+    """The generic lowering as a `GemmBase` implementation class (instruction ``"generic"``, every target)."""
+
+    def lower(self, *args: Any, **kwargs: Any) -> Any:
+        return lower_gemm(self.gemm_node)
