@@ -3,6 +3,8 @@ command).
 
 - tests:        every distribution installed editable in one venv; all tests.
 - slim-<x>:     a fresh venv with tilelang-core and tilelang-<x> only (regular installs); core's and x's tests.
+- nvrtc:        core + tilelang-cuda[nvrtc] only, no nvcc on PATH, no CUDA_HOME: CUDA from pip wheels (NVRTC) builds
+                the corpus to cubins for sm_80 and sm_90a.
 - third-party:  core + cpu + examples/third_party_backend (a backend published without touching core).
 - lint:         ruff.
 - demo:         core + cpu; runs the README quickstart kernel end to end.
@@ -10,6 +12,7 @@ command).
                 (../shared/conformance, or TILELANG_CONFORMANCE_DIR) run against it, failing when a test of
                 conformance/floor.txt stops passing. Skipped, saying so, when the kit is not there.
 - docs:         the Sphinx site (guides + API reference of the full module tree), warnings as errors.
+- wheels:       sdist and wheel of every distribution (`python -m build`), failing on any deprecation warning.
 - bench:        benchmarks/ (not part of the default run).
 - fuzz:         the program fuzzer's long profile (TILELANG_FUZZ_EXAMPLES, default 2000; not part of the default run).
 """
@@ -17,6 +20,7 @@ command).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -33,7 +37,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CONFORMANCE_DIR = os.path.abspath(os.environ.get("TILELANG_CONFORMANCE_DIR")
                                   or os.path.join(HERE, "..", "shared", "conformance"))
 
-nox.options.sessions = ["lint", "tests", *(f"slim-{p}" for p in PLUGINS), "third-party", "demo", "conformance"]
+nox.options.sessions = ["lint", "tests", *(f"slim-{p}" for p in PLUGINS), "nvrtc", "third-party", "demo",
+                        "conformance"]
 nox.options.reuse_existing_virtualenvs = False
 
 
@@ -74,7 +79,7 @@ def tests(session: nox.Session) -> None:
     WebGPU vector-global tests fail after the whole of the other plugins' suites in one process, not after any
     one of them — an isolation problem of the tests under investigation)."""
     _system_packages(session, PLUGINS)
-    _install(session, "core[tools]", *(f"plugins/tilelang-{p}" for p in PLUGINS), editable=True)
+    _install(session, "core[tools,ray,dask]", *(f"plugins/tilelang-{p}" for p in PLUGINS), editable=True)
     session.run(*PYTEST, "core/tests", *session.posargs, env=_env(session))
     for p in PLUGINS:
         session.run(*PYTEST, f"plugins/tilelang-{p}/tests", *session.posargs, env=_env(session))
@@ -105,6 +110,24 @@ def fuzz(session: nox.Session) -> None:
     _install(session, "core[tools]", *(f"plugins/tilelang-{p}" for p in PLUGINS), editable=True)
     env = {**_env(session), "TILELANG_FUZZ_EXAMPLES": os.environ.get("TILELANG_FUZZ_EXAMPLES", "2000")}
     session.run(*PYTEST, "core/tests/fuzz", *session.posargs, env=env)
+
+
+@nox.session(name="nvrtc")
+def nvrtc(session: nox.Session) -> None:
+    """CUDA from pip alone: only tilelang-core and tilelang-cuda[nvrtc] (NVRTC, the runtime/crt/CCCL header wheels,
+    cuda-bindings, cuda-pathfinder), no nvcc on PATH, no CUDA_HOME: the test corpus builds to cubins for sm_80 and
+    sm_90a with NVRTC (no GPU or driver needed)."""
+    session.install(TORCH, "pytest", "pytest-xdist")
+    session.install("./core", "./plugins/tilelang-cuda[nvrtc]")
+    path = os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep)
+                           if d and not os.path.exists(os.path.join(d, "nvcc")))
+    env = {**_env(session), "PATH": path, "CUDA_HOME": None, "CUDA_PATH": None, "TILELANG_CUDA_COMPILER": "nvrtc"}
+    # fail here, rather than skip in pytest, if the extra did not bring what NVRTC needs
+    session.run("python", "-c", "from tilelang_cuda import toolkit; toolkit.load_nvrtc(); "
+                "print(toolkit.nvrtc_status()[1])", env=env)
+    session.run(*PYTEST, "-n", "2", "plugins/tilelang-cuda/tests/test_nvrtc_pip.py",
+                "plugins/tilelang-cuda/tests/test_cuda_toolkit.py", "plugins/tilelang-cuda/tests/test_cuda_driver.py",
+                *session.posargs, env=env)
 
 
 @nox.session(name="third-party")
@@ -150,12 +173,52 @@ def docs(session: nox.Session) -> None:
     """The documentation site (Sphinx, sphinx-autoapi, furo), warnings as errors; every module path of TileLang's
     module map must have its API page."""
     session.install("sphinx>=8", "sphinx-autoapi>=3.4", "furo", "myst-parser>=4")
-    tree = os.path.join(session.create_tmp(), "docs-src")
+    tree = os.path.join(os.path.abspath(session.create_tmp()), "docs-src")  # conf.py resolves it from docs/
     session.run("python", "docs/stage_source_tree.py", tree)
     out = os.path.join("build", "docs", "html")
-    session.run("sphinx-build", "-W", "--keep-going", "-q", "-b", "html", "docs", out,
+    # -E: read every page afresh; a saved environment keeps objects of the previous build's pages (seen as
+    # duplicate descriptions when an object moves between pages)
+    session.run("sphinx-build", "-E", "-W", "--keep-going", "-q", "-b", "html", "docs", out,
                 env={"DOCS_SOURCE_TREE": os.path.join(tree, "tilelang")})
     session.run("python", "docs/check_module_index.py", out)
+
+
+# every distribution this repository publishes: the meta-distribution `tilelang` (the root), core, each backend
+DISTRIBUTIONS = (".", "core", *(f"plugins/tilelang-{p}" for p in PLUGINS))
+# a deprecation in a build's output: a Python warning class (SetuptoolsDeprecationWarning, DeprecationWarning,
+# PendingDeprecationWarning, ...), pip's "DEPRECATION:" notices, or a "... is deprecated" sentence (setuptools'
+# banners); a file called deprecated.py in the file lists is not one
+DEPRECATION = re.compile(r"DeprecationWarning|\bDEPRECATION\b|\bdeprecated\b(?!\.py)", re.IGNORECASE)
+
+
+def deprecations(output: str) -> list[str]:
+    """The lines of a build's output that report a deprecation."""
+    return [line.strip() for line in output.splitlines() if DEPRECATION.search(line)]
+
+
+@nox.session
+def wheels(session: nox.Session) -> None:
+    """Build every distribution as users and indexes do (`python -m build`: the sdist, then the wheel from the
+    sdist, each in a fresh isolated build environment with the newest setuptools the metadata allows) and fail on
+    any deprecation in the output: setuptools' metadata and configuration deprecations, pip's notices and
+    Python's DeprecationWarnings (made visible, they are hidden by default)."""
+    session.install("build")
+    dist = os.path.join(os.path.abspath(session.create_tmp()), "dist")
+    shutil.rmtree(dist, ignore_errors=True)
+    env = {"PYTHONWARNINGS": "always::DeprecationWarning,always::PendingDeprecationWarning"}
+    found = []
+    # from outside the checkout: its build/ folder would shadow the `build` package for `python -m build`
+    with session.chdir(session.create_tmp()):
+        for name in DISTRIBUTIONS:
+            output = session.run("python", "-m", "build", "--outdir", dist, os.path.join(HERE, name), env=env,
+                                 silent=True) or ""
+            found += [f"{name}: {line}" for line in deprecations(output)]
+    built = sorted(os.listdir(dist))
+    session.log("built: " + ", ".join(built))
+    if len([f for f in built if f.endswith(".whl")]) != len(DISTRIBUTIONS):
+        session.error(f"expected {len(DISTRIBUTIONS)} wheels in {dist}, found {built}")
+    if found:
+        session.error("deprecation warnings while building:\n" + "\n".join(found))
 
 
 # benchmarks that need no GPU; `nox -s bench -- gpu_bench.py` runs the CUDA one on a GPU machine

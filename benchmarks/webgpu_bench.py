@@ -102,10 +102,10 @@ def main() -> None:
     override = {k: v for k, v in (("fragment_vector_lanes", args.vector_lanes),
                                   ("fragment_vector_scope", args.vector_scope)) if v is not None}
     if override:
-        from tilelang.transform import _common
+        from tilelang.transform import utils as transform_utils
 
-        registered = _common.pipeline_options
-        _common.pipeline_options = lambda target: {**registered(target), **override}
+        registered = transform_utils.pipeline_options
+        transform_utils.pipeline_options = lambda target: {**registered(target), **override}
 
     import torch
 

@@ -7,6 +7,7 @@ that tree under ``build/docs-src`` (``DOCS_SOURCE_TREE``) before building.
 
 from __future__ import annotations
 
+import ast
 import os
 import sys
 
@@ -33,6 +34,135 @@ autoapi_options = ["members", "undoc-members", "show-inheritance", "show-module-
 autoapi_python_class_content = "class"
 autoapi_member_order = "groupwise"
 autoapi_ignore = ["*/examples/*", "*/__pycache__/*"]
-suppress_warnings = ["autoapi.python_import_resolution", "ref.python", "myst.header"]
+# Imports of modules outside the documented tree (tvm, torch, ...) cannot be resolved by autoapi, which parses
+# source only; the names are still documented where this project defines them.
+suppress_warnings = ["autoapi.python_import_resolution"]
 myst_heading_anchors = 3
 nitpicky = False
+
+
+def _module_names(root: str) -> set[str]:
+    """Every module path of the staged tree under `root` (``tilelang``, ``tilelang.engine.lower``, ...)."""
+    names = set()
+    base = os.path.dirname(root)
+    for dirpath, _dirs, files in os.walk(root):
+        package = os.path.relpath(dirpath, base).replace(os.sep, ".")
+        for f in files:
+            if f == "__init__.py":
+                names.add(package)
+            elif f.endswith(".py"):
+                names.add(f"{package}.{f[:-3]}")
+    return names
+
+
+_MODULES = _module_names(autoapi_dirs[0]) if os.path.isdir(autoapi_dirs[0]) else set()
+
+
+def _skip_shadowed_by_a_module(app, what, name, obj, skip, options):
+    """An object re-exported by a package under the full name of one of its submodules (the function `lower`
+    imported into ``tilelang.engine`` is ``tilelang.engine.lower``, as is the module ``engine/lower.py``) would be
+    described twice; it is documented on the submodule's page, where it is defined."""
+    if what not in ("package", "module") and name in _MODULES:
+        return True
+    return skip
+
+
+def _scan(root: str) -> tuple[dict[str, dict[str, str]], dict[str, set[str]]]:
+    """For every module of the staged tree: the names its top level imports (``TYPE_CHECKING`` blocks included)
+    with the full paths they stand for (``{"tilelang.layout.swizzle": {"Fragment":
+    "tilelang.layout.fragment.Fragment"}}``), and the names it defines (classes, functions, assignments)."""
+    imports: dict[str, dict[str, str]] = {}
+    defined: dict[str, set[str]] = {}
+    base = os.path.dirname(root)
+    for dirpath, _dirs, files in os.walk(root):
+        package = os.path.relpath(dirpath, base).replace(os.sep, ".")
+        for f in files:
+            if not f.endswith(".py"):
+                continue
+            module = package if f == "__init__.py" else f"{package}.{f[:-3]}"
+            with open(os.path.join(dirpath, f), encoding="utf-8") as fh:
+                tree = ast.parse(fh.read())
+            names, own = imports.setdefault(module, {}), defined.setdefault(module, set())
+            todo = list(tree.body)
+            while todo:
+                node = todo.pop()
+                if isinstance(node, (ast.If, ast.Try)):
+                    todo += [*node.body, *node.orelse, *getattr(node, "finalbody", [])]
+                elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
+                    origin = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+                    source = ".".join([*origin, *([node.module] if node.module else [])])
+                    for alias in node.names:
+                        if alias.name != "*":
+                            names[alias.asname or alias.name] = f"{source}.{alias.name}"
+                elif isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                    own.add(node.name)
+                elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    own.update(t.id for t in targets if isinstance(t, ast.Name))
+    return imports, defined
+
+
+_IMPORTS, _DEFINED = _scan(autoapi_dirs[0]) if os.path.isdir(autoapi_dirs[0]) else ({}, {})
+
+
+def _qualify_annotation_names():
+    """A post-transform (run before Sphinx resolves references) for names in type annotations.
+
+    An annotation names a class as its module knows it (``-> Layout``); Sphinx then searches every documented
+    ``*.Layout`` and, finding several (``tilelang.layout.Layout``, ``tilelang.layout.cute.Layout``, or one class
+    documented where it is defined and where a package re-exports it), warns and links the first, maybe the wrong
+    one. Here such a name is pointed at the object the module imported; a name the module defines itself at its
+    own entry (plain text when it is not documented); any other at the one module that defines it, when exactly
+    one does.
+    """
+    from docutils import nodes
+    from sphinx.addnodes import pending_xref
+    from sphinx.transforms.post_transforms import SphinxPostTransform
+
+    def defining(name: str) -> bool:
+        module, _, attr = name.rpartition(".")
+        return attr in _DEFINED.get(module, ())
+
+    index: dict[str, list[str]] = {}
+
+    def by_last_name(objects) -> dict[str, list[str]]:
+        """The documented names by their last component (built once, when every page has been read)."""
+        if not index:
+            for name in objects:
+                index.setdefault(name.rpartition(".")[2], []).append(name)
+        return index
+
+    class QualifyAnnotationNames(SphinxPostTransform):
+        default_priority = 5  # Sphinx's ReferencesResolver runs at 10
+
+        def run(self, **kwargs):
+            objects = self.env.get_domain("py").objects
+            for node in list(self.document.findall(pending_xref)):
+                if node.get("refdomain") != "py" or not node.hasattr("refspecific"):
+                    continue
+                target, module = node["reftarget"], node.get("py:module") or ""
+                head, _, rest = target.partition(".")
+                if head in _IMPORTS.get(module, {}):
+                    full = _IMPORTS[module][head]
+                    qualified = f"{full}.{rest}" if rest else full
+                    if qualified in objects:
+                        node["reftarget"] = qualified
+                elif head in _DEFINED.get(module, ()):
+                    if f"{module}.{target}" in objects:  # e.g. a type alias, documented as data: qualified, the
+                        node["reftarget"] = f"{module}.{target}"  # class search finds no other class first
+                    else:
+                        node.replace_self(node.children[0].deepcopy() if node.children else nodes.Text(target))
+                else:
+                    last = target.rpartition(".")[2]
+                    found = [o for o in by_last_name(objects).get(last, ()) if o == target or
+                             o.endswith(f".{target}")]
+                    defs = [o for o in found if defining(o)]
+                    if len(found) > 1 and len(defs) == 1:
+                        node["reftarget"] = defs[0]
+
+    return QualifyAnnotationNames
+
+
+def setup(app):
+    app.connect("autoapi-skip-member", _skip_shadowed_by_a_module)
+    app.add_post_transform(_qualify_annotation_names())

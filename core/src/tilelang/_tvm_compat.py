@@ -7,8 +7,9 @@ therefore writes ``tvm.arith.Analyzer()``, ``tvm.ir.structural_equal(a, b)``, ``
 - ``tvm.ffi`` is the ``tvm_ffi`` package; ``tvm.arith`` is ``tvm.sym`` (the same analyzer, iter-map and
   interval-set API under its 0.27 name);
 - ``tvm.ir.structural_equal`` / ``structural_hash`` are ``tvm_ffi``'s; ``tvm.tirx.PrimExpr`` is ``tvm.ir.Expr``,
-  ``tvm.tirx.Call`` is ``tvm.ir.Call``, scalar expressions have ``.dtype`` (buffer vars keep TVM's own) and
-  ``PrimFunc.buffer_map`` maps each buffer parameter to itself (parameters are buffers in 0.27);
+  ``tvm.tirx.Call`` is ``tvm.ir.Call`` (also callable in the fork's order ``Call(dtype, op, args)``), scalar
+  expressions have ``.dtype`` (buffer vars keep TVM's own) and ``PrimFunc.buffer_map`` maps each buffer
+  parameter to itself (parameters are buffers in 0.27);
 - ``tvm.tirx.stmt_functor`` provides ``post_order_visit``, ``pre_order_visit``, ``ir_transform`` and
   ``substitute`` on top of ``tvm_ffi.structural_walk`` / ``structural_mutate`` / ``structural_map``.
 
@@ -179,6 +180,18 @@ def _checkable_constructor(fn: Callable[..., Any], result: type) -> type:
     return _Meta(fn.__name__, (), {"__new__": construct, "__doc__": fn.__doc__, "__module__": fn.__module__})
 
 
+def _fork_call(*args: Any, **kwargs: Any) -> Any:
+    """``tirx.Call(dtype, op, args[, span])`` (the fork's order) or 0.27's ``Call(op, args, ..., ret_ty=)``."""
+    from tvm import ir
+
+    if len(args) >= 3 and isinstance(args[0], str) and isinstance(args[1], (ir.Op, str)):
+        dtype, op, call_args, *rest = args
+        op = ir.Op.get(op) if isinstance(op, str) else op
+        span = rest[0] if rest else kwargs.pop("span", None)
+        return ir.Call(op, list(call_args), span=span, ret_ty=str(dtype))
+    return ir.Call(*args, **kwargs)
+
+
 def _add_node_classes(tirx: Any) -> None:
     """``tirx.BufferLoad`` / ``tirx.BufferRegion`` usable with ``isinstance`` (0.27 builds them as functions)."""
     from tvm.ir import expr
@@ -243,10 +256,9 @@ def _patch_tirx(tirx: Any) -> None:
         from tvm.ir import Expr
 
         tirx.PrimExpr = Expr
-    if not hasattr(tirx, "Call"):
-        from tvm.ir import Call
-
-        tirx.Call = Call
+    call_class = importlib.import_module("tvm.ir").Call
+    if getattr(tirx, "Call", call_class) is call_class:  # also the fork's argument order (dtype, op, args)
+        tirx.Call = _checkable_constructor(_fork_call, call_class)
     _add_expr_dtype(tirx)
     _add_node_classes(tirx)
     _accept_buffer_map(tirx.PrimFunc)
@@ -293,6 +305,7 @@ class _PatchingLoader(importlib.abc.Loader):
         if self.name == "tvm":  # tvm imports its submodules itself, before it finishes
             for name in _PATCHES:
                 _apply(name)
+            _tvm_loaded()
 
 
 class _TVMCompatFinder(importlib.abc.MetaPathFinder):
@@ -329,9 +342,34 @@ class _AliasLoader(importlib.abc.Loader):
         """The aliased module is already executed."""
 
 
+def _tvm_loaded() -> None:
+    """Once TVM is imported: register TileLang's ``tl.*`` ops and the TVM global functions that plugins declare
+    (``target.build.tilelang_*``), as the reference's library does when it loads (the programs and tests call
+    ``tvm.ir.Op.get("tl.abs2")`` / ``tvm.get_global_func(...)`` directly). Cheap: no plugin is imported."""
+    global _TVM_READY
+    if _TVM_READY:
+        return
+    _TVM_READY = True
+    try:
+        from tilelang.backend.plugins import register_declared_global_funcs
+        from tilelang.ir.ops import ensure_registered
+
+        ensure_registered()
+        register_declared_global_funcs()
+    except Exception as exc:  # never break `import tvm`; the lazy paths register on first use anyway
+        import warnings
+
+        warnings.warn(f"tilelang: registering ops / plugin global functions with TVM failed: {exc}", stacklevel=2)
+
+
+_TVM_READY = False
+
+
 def install() -> None:
     """Install the finder (once) and patch whatever of TVM is already imported."""
     if not any(isinstance(f, _TVMCompatFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, _TVMCompatFinder())
     for name in _PATCHES:
         _apply(name)
+    if "tvm" in sys.modules and "tvm.tirx" in sys.modules:
+        _tvm_loaded()

@@ -8,7 +8,10 @@ Nothing here imports TVM.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tilelang.engine.launch_plan import LaunchPlan
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,8 @@ class CompiledArtifact:
     rt_mod: the runtime module to run, when the target's execution goes through TVM's runtime.
     files: named binary products (``{"kernel.so": b"..."}``, ``{"kernel.cubin": ...}``) the cache persists.
     metadata: JSON-able launch facts a backend needs (grid, threads, shared bytes, register usage, ...).
+    launch_plan: the device functions to launch, their parameter binding, grid, block and dynamic shared
+    bytes (`tilelang.engine.launch_plan.LaunchPlan`); None for kernels that run as host code.
     """
 
     name: str
@@ -49,6 +54,7 @@ class CompiledArtifact:
     rt_mod: Any = None
     files: dict[str, bytes] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
+    launch_plan: LaunchPlan | None = None
 
     @property
     def params_json(self) -> list[dict[str, Any]]:
@@ -60,13 +66,18 @@ class CompiledArtifact:
             "name": self.name, "target": self.target, "target_host": self.target_host,
             "params": self.params_json, "kernel_source": self.kernel_source, "host_source": self.host_source,
             "metadata": self.metadata, "files": sorted(self.files),
+            "launch_plan": self.launch_plan.to_json() if self.launch_plan is not None else None,
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any], files: dict[str, bytes]) -> CompiledArtifact:
         """Rebuild from `to_json` output and the stored files (runtime module reloaded by the backend)."""
+        from tilelang.engine.launch_plan import LaunchPlan
+
+        plan = data.get("launch_plan")
         return cls(
             name=data["name"], target=data["target"], target_host=data.get("target_host"),
             params=[ParamInfo.from_json(p) for p in data["params"]], kernel_source=data["kernel_source"],
             host_source=data.get("host_source"), files=files, metadata=data.get("metadata", {}),
+            launch_plan=LaunchPlan.from_json(plan) if plan is not None else None,
         )

@@ -1,4 +1,4 @@
-"""Every environment variable TileLang reads, in one table (read at access time, never cached).
+"""Every environment variable TileLang reads, in one list (read at access time, never cached).
 
 ``tilelang.env`` is the `Environment` instance ``env`` (as in the reference): each variable is an attribute
 (``env.TILELANG_CACHE_DIR``) whose value comes from ``os.environ`` or its default; assigning one
@@ -6,38 +6,42 @@
 module-level functions below (``cache_dir()``, ``verbose()``, ...) are the typed accessors the project uses;
 they are also methods of ``env``.
 
-| variable | meaning | default |
-|---|---|---|
-| ``TILELANG_CACHE_DIR`` | root of the on-disk kernel cache | ``~/.tilelang/cache`` |
-| ``TILELANG_TMP_DIR`` | scratch files of compilers | ``$TILELANG_CACHE_DIR/tmp`` |
-| ``TILELANG_DISABLE_CACHE`` | ``1`` turns the kernel cache (memory and disk) off | ``0`` |
-| ``TILELANG_DEFAULT_TARGET`` | target of ``target="auto"`` (a kind, or a JSON dict) | ``auto`` (detected) |
-| ``TILELANG_EXECUTION_BACKEND`` | execution backend of ``execution_backend="auto"`` | ``auto`` |
-| ``TILELANG_VERBOSE`` | ``1`` logs compilations and cache decisions | ``0`` |
-| ``TILELANG_LOG_LEVEL`` | level of the ``tilelang`` logger (DEBUG, INFO, WARNING, ...) | ``WARNING`` |
-| ``TILELANG_PRINT_ON_COMPILATION`` | log each compilation at INFO level | ``1`` |
-| ``TILELANG_NUM_THREADS`` | CPU threads of TVM's runtime (sets ``TVM_NUM_THREADS``) | all usable cores |
-| ``TILELANG_AUTOTUNE_WORKERS`` | processes compiling autotuning candidates | usable cores |
-| ``TILELANG_AUTO_TUNING_CPU_COUNTS`` | the reference's name for the same (``-1``: auto) | ``-1`` |
-| ``TILELANG_AUTO_TUNING_CPU_UTILITIES`` | share of cores autotuning uses when counts is auto | ``0.9`` |
-| ``TILELANG_AUTO_TUNING_MAX_CPU_COUNT`` | upper bound on autotuning workers (``-1``: none) | ``-1`` |
-| ``TILELANG_AUTO_TUNING_DISABLE_CACHE`` | ``1``: autotuning results are not cached | ``0`` |
-| ``TILELANG_COMPILE_TIMEOUT_SECONDS`` | timeout of one device-compiler run (nvcc, ...) | none |
-| ``TILELANG_CLEANUP_TEMP_FILES`` | ``0`` keeps compilers' temporary files | ``1`` |
-| ``TILELANG_JIT_DIAGNOSTICS`` | ``1`` logs each JIT phase (start, done, failed) | ``0`` |
-| ``TILELANG_KERNEL_CACHE_USE_LIB_STAMP`` | key the CUDA binary cache by the toolchain stamp too | ``0`` |
-| ``TILELANG_PRINT_IR`` | print the IR after a pass (its name, or ``all``) | off |
-| ``TILELANG_PASS_PROFILE`` / ``..._THRESHOLD_MS`` | time each pass / only report slower ones | ``0`` / ``0`` |
-| ``TILELANG_PASS_DIFF`` / ``TILELANG_PASS_DIFF_OUTPUT`` | per-pass IR diffs (terminal, html, both) / where | off |
-| ``TL_LOWER_TRACE`` / ``TL_LOWER_TRACE_DIR`` | per-pass IR snapshots (html, terminal, both) / where | off |
-| ``TILELANG_ENABLE_IR_SPAN`` | source spans in the IR (error locations) | ``1`` |
-| ``TL_IKET_OUTPUT_DIR`` | where IKET profiling sessions write their traces | the session's choice |
-| ``TILELANG_LAYOUT_COST_MODEL`` | default of the ``tl.layout_cost_model`` pass config | unset |
-| ``TILELANG_DISABLE_PLUGIN_AUTOLOAD`` | ``1`` ignores every installed backend | off |
-| ``TILELANG_BLOCK_PLUGINS`` | ignore some backends (names or target kinds, comma-separated) | none |
-| ``TILELANG_CUDA_COMPILER`` | ``nvcc`` or ``nvrtc`` for CUDA builds | nvcc when on PATH |
-| ``TILELANG_CACHE_WRITE_DELAY`` | test hook: seconds to sleep between the files of a cache write | ``0`` |
-| ``CUDA_HOME`` / ``CUDA_PATH``, ``ROCM_PATH`` / ``ROCM_HOME`` | toolkit locations (read once) | detected |
+Variables (meaning; default):
+
+- ``TILELANG_CACHE_DIR``: root of the on-disk kernel cache; default ``~/.tilelang/cache``
+- ``TILELANG_TMP_DIR``: scratch files of compilers; default ``$TILELANG_CACHE_DIR/tmp``
+- ``TILELANG_DISABLE_CACHE``: ``1`` turns the kernel cache (memory and disk) off; default ``0``
+- ``TILELANG_CACHE_MAX_BYTES``: disk cache size limit (``500M``, ``10G``); LRU entries are evicted; default none
+- ``TILELANG_DEFAULT_TARGET``: target of ``target="auto"`` (a kind, or a JSON dict); default ``auto`` (detected)
+- ``TILELANG_EXECUTION_BACKEND``: execution backend of ``execution_backend="auto"``; default ``auto``
+- ``TILELANG_VERBOSE``: ``1``: the ``tilelang`` logger at INFO (compilations, cache decisions); default ``0``
+- ``TILELANG_LOG_LEVEL``: level of the ``tilelang`` logger (a name or a number); wins over VERBOSE; default
+  ``WARNING``
+- ``TILELANG_PRINT_ON_COMPILATION``: ``0`` hides the per-compilation line; ``1`` (set) shows it at any level;
+  default ``1``
+- ``TILELANG_NUM_THREADS``: CPU threads of TVM's runtime (sets ``TVM_NUM_THREADS``); default all usable cores
+- ``TILELANG_AUTOTUNE_WORKERS``: processes compiling autotuning candidates; default usable cores
+- ``TILELANG_AUTO_TUNING_CPU_COUNTS``: the reference's name for the same (``-1``: auto); default ``-1``
+- ``TILELANG_AUTO_TUNING_CPU_UTILITIES``: share of cores autotuning uses when counts is auto; default ``0.9``
+- ``TILELANG_AUTO_TUNING_MAX_CPU_COUNT``: upper bound on autotuning workers (``-1``: none); default ``-1``
+- ``TILELANG_AUTO_TUNING_DISABLE_CACHE``: ``1``: autotuning results are not cached; default ``0``
+- ``TILELANG_COMPILE_TIMEOUT_SECONDS``: timeout of one device-compiler run (nvcc, ...); default none
+- ``TILELANG_CLEANUP_TEMP_FILES``: ``0`` keeps compilers' temporary files; default ``1``
+- ``TILELANG_JIT_DIAGNOSTICS``: ``1`` logs each JIT phase (start, done, failed); default ``0``
+- ``TILELANG_KERNEL_CACHE_USE_LIB_STAMP``: key the CUDA binary cache by the toolchain stamp too; default ``0``
+- ``TILELANG_PRINT_IR``: print the IR after a pass (its name, or ``all``); default off
+- ``TILELANG_PASS_PROFILE`` / ``..._THRESHOLD_MS``: time each pass / only report slower ones; default ``0`` / ``0``
+- ``TILELANG_PASS_DIFF`` / ``TILELANG_PASS_DIFF_OUTPUT``: per-pass IR diffs (terminal, html, both) / where; default
+  off
+- ``TL_LOWER_TRACE`` / ``TL_LOWER_TRACE_DIR``: per-pass IR snapshots (html, terminal, both) / where; default off
+- ``TILELANG_ENABLE_IR_SPAN``: source spans in the IR (error locations); default ``1``
+- ``TL_IKET_OUTPUT_DIR``: where IKET profiling sessions write their traces; default the session's choice
+- ``TILELANG_LAYOUT_COST_MODEL``: default of the ``tl.layout_cost_model`` pass config; default unset
+- ``TILELANG_DISABLE_PLUGIN_AUTOLOAD``: ``1`` ignores every installed backend; default off
+- ``TILELANG_BLOCK_PLUGINS``: ignore some backends (names or target kinds, comma-separated); default none
+- ``TILELANG_CUDA_COMPILER``: ``nvcc`` or ``nvrtc`` for CUDA builds; default nvcc when on PATH
+- ``TILELANG_CACHE_WRITE_DELAY``: test hook: seconds to sleep between the files of a cache write; default ``0``
+- ``CUDA_HOME`` / ``CUDA_PATH``, ``ROCM_PATH`` / ``ROCM_HOME``: toolkit locations (read once); default detected
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ import glob
 import json
 import math
 import os
+import re
 import shutil
 import sys
 from collections.abc import Callable, Mapping
@@ -57,6 +62,7 @@ __all__ = [
     "execution_backend", "num_threads", "autotune_workers", "verbose", "cache_write_delay", "usable_cores",
     "tmp_dir", "log_level", "parse_pass_profile_threshold_ms", "resolve_pass_profile_threshold_ms",
     "enable_cache", "disable_cache", "is_cache_enabled", "CUDA_HOME", "ROCM_HOME",
+    "parse_byte_size", "cache_max_bytes", "describe",
 ]
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -138,6 +144,21 @@ def resolve_pass_profile_threshold_ms(pass_configs: Mapping[Any, Any], key: Any,
     return env_threshold_ms()
 
 
+_BYTE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_byte_size(value: object, name: str = "size") -> int:
+    """`value` as a number of bytes: an integer, or a number with a binary unit (``500M``, ``10G``, ``1.5GiB``,
+    ``64k``; K/M/G/T are powers of 1024, a trailing ``B``/``iB`` is optional). ValueError naming `name` otherwise."""
+    text = str(value).strip()
+    match = re.fullmatch(r"(\d+(?:\.\d*)?|\.\d+)\s*([kmgtKMGT]?)(?:i?[bB])?", text)
+    if match is None:
+        raise ValueError(f"{name}={text!r} is not a size: use a number of bytes or a number with a unit, "
+                         "e.g. 500M or 10G")
+    number, unit = match.groups()
+    return int(float(number) * _BYTE_UNITS[unit.lower()])
+
+
 def _find_cuda_home() -> str:
     """The CUDA toolkit root: CUDA_HOME / CUDA_PATH, nvcc on PATH, the nvidia-cuda-nvcc wheel, /usr/local/cuda."""
     for var in ("CUDA_HOME", "CUDA_PATH"):
@@ -215,6 +236,7 @@ class Environment:
     TILELANG_CACHE_DIR = EnvVar("TILELANG_CACHE_DIR", os.path.expanduser("~/.tilelang/cache"))
     TILELANG_TMP_DIR = EnvVar("TILELANG_TMP_DIR", _default_tmp_dir)
     TILELANG_DISABLE_CACHE = EnvVar("TILELANG_DISABLE_CACHE", "0")
+    TILELANG_CACHE_MAX_BYTES = EnvVar("TILELANG_CACHE_MAX_BYTES", "")
     TILELANG_CACHE_WRITE_DELAY = EnvVar("TILELANG_CACHE_WRITE_DELAY", "0")
     TILELANG_KERNEL_CACHE_USE_LIB_STAMP = EnvVar("TILELANG_KERNEL_CACHE_USE_LIB_STAMP", "0")
     TILELANG_PRINT_ON_COMPILATION = EnvVar("TILELANG_PRINT_ON_COMPILATION", "1")
@@ -280,6 +302,13 @@ class Environment:
     # ------------------------------------------------------------------------------- flags
     def is_print_on_compilation_enabled(self) -> bool:
         return _truthy(self.TILELANG_PRINT_ON_COMPILATION)
+
+    def is_print_on_compilation_requested(self) -> bool:
+        """``TILELANG_PRINT_ON_COMPILATION`` turned on explicitly (environment or assignment), not by default:
+        the compilation lines are then shown at INFO whatever the ``tilelang`` logger's level."""
+        var = vars(Environment)["TILELANG_PRINT_ON_COMPILATION"]
+        explicit = var._forced_value is not None or var.key in os.environ
+        return explicit and _truthy(var.get())
 
     def should_cleanup_temp_files(self) -> bool:
         return _truthy(self.TILELANG_CLEANUP_TEMP_FILES)
@@ -407,6 +436,35 @@ class Environment:
     def usable_cores(self) -> int:
         return usable_cores()
 
+    def cache_max_bytes(self) -> int | None:
+        """``TILELANG_CACHE_MAX_BYTES`` in bytes; None when unset, empty or 0 (no limit)."""
+        value = self.TILELANG_CACHE_MAX_BYTES
+        text = "" if value is None else str(value).strip()
+        if not text:
+            return None
+        return parse_byte_size(text, "TILELANG_CACHE_MAX_BYTES") or None
+
+    def describe(self) -> list[dict[str, Any]]:
+        """Every setting with its effective value and where it came from (``tilelang env``): one dict per
+        variable with ``name``, ``value`` and ``source`` (``environment``, ``set in this process``, ``default``;
+        toolkit locations read once at import say ``environment`` or ``detected``)."""
+        out = []
+        for attr in vars(type(self)).values():
+            if not isinstance(attr, EnvVar):
+                continue
+            if attr._forced_value is not None:
+                source = "set in this process"
+            elif attr.key in os.environ:
+                source = "environment"
+            else:
+                source = "default"
+            out.append({"name": attr.key, "value": attr.get(), "source": source})
+        for name, variables in (("CUDA_HOME", ("CUDA_HOME", "CUDA_PATH")), ("ROCM_HOME", ("ROCM_PATH", "ROCM_HOME"))):
+            given = next((v for v in variables if os.environ.get(v)), None)
+            out.append({"name": name, "value": getattr(self, name) or None,
+                        "source": f"environment ({given})" if given else "detected"})
+        return out
+
     def settings(self) -> dict[str, Any]:
         """Every variable of the table with its effective value (``tilelang env``)."""
         out = {}
@@ -446,3 +504,5 @@ log_level = env.log_level
 num_threads = env.num_threads
 autotune_workers = env.autotune_workers
 cache_write_delay = env.cache_write_delay
+cache_max_bytes = env.cache_max_bytes
+describe = env.describe

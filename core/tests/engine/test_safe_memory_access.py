@@ -119,8 +119,8 @@ def test_dynamic_kernel_is_guarded_symbolically():
     import tvm
     from tvm.target import Target
 
-    from tilelang.transform import _common as C
     from tilelang.transform import pipeline
+    from tilelang.transform import utils as C
 
     mod = tvm.IRModule({"main": dynamic_scale()})
     with pipeline.pass_context({}):

@@ -8,7 +8,7 @@ import tvm
 
 import tilelang
 from tilelang.testing.corpus import CORPUS
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 
 _MSL_BYTES = {"half": 2, "bfloat": 2, "float": 4, "int": 4, "uint": 4, "short": 2, "ushort": 2, "char": 1,
               "uchar": 1}

@@ -16,11 +16,11 @@ from tilelang.testing import corpus
 @pytest.fixture
 def pipelined(monkeypatch):
     """Every target asks for software pipelining (what the CUDA backend's options do)."""
-    from tilelang.transform import _common
+    from tilelang.transform import utils as transform_utils
 
-    real = _common.pipeline_options
+    real = transform_utils.pipeline_options
     monkeypatch.setenv("TILELANG_DISABLE_CACHE", "1")  # kernels built so must not reach the cache of later tests
-    monkeypatch.setattr(_common, "pipeline_options", lambda target: {**real(target), "software_pipeline": True})
+    monkeypatch.setattr(transform_utils, "pipeline_options", lambda target: {**real(target), "software_pipeline": True})
 
 
 def _run_cpu(ck):
@@ -51,7 +51,7 @@ def _versioned_tiles(func, stages):
     from tvm.target import Target
 
     from tilelang.transform import CheckSemantics, InjectSoftwarePipeline, LayoutInference
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     target = Target({"kind": "llvm"})
     mod = tvm.tirx.transform.BindTarget(target)(tvm.IRModule({"main": func}))

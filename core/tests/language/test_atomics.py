@@ -121,7 +121,7 @@ def test_element_atomics_are_intrinsic_calls_in_the_ir():
 
     import tvm
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     names = [c.op.name for c in C.collect(main.body, tvm.ir.Call) if isinstance(c.op, tvm.ir.Op)
              and c.op.name.startswith("tl.")]

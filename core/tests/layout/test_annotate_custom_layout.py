@@ -11,7 +11,7 @@ import tvm
 import tilelang
 import tilelang.language as T
 from tilelang.layout import Fragment, Layout, make_full_bank_swizzled_layout, make_half_bank_swizzled_layout
-from tilelang.transform import _common
+from tilelang.transform import utils as transform_utils
 
 M, N = 64, 64
 
@@ -33,8 +33,9 @@ def shared_layouts_applied(monkeypatch):
     """The CPU keeps shared layouts as hints by default: apply them, and keep the kernel cache out of it."""
     from tilelang import cache
 
-    original = _common.pipeline_options
-    monkeypatch.setattr(_common, "pipeline_options", lambda target: {**original(target), "shared_layouts": True})
+    original = transform_utils.pipeline_options
+    monkeypatch.setattr(transform_utils, "pipeline_options",
+                        lambda target: {**original(target), "shared_layouts": True})
     was_enabled = cache.is_cache_enabled()
     cache.disable_cache()
     yield
@@ -101,7 +102,7 @@ def test_bank_swizzle_changes_the_storage_shape(shared_layouts_applied):
                 B[i, j] = S[i, j] * 3.0
 
     mod = ApplyLayouts({"kind": "cpu"})(AttachLayouts({"kind": "cpu"})(tvm.IRModule({"main": scale})))
-    (alloc,) = [a for a in _common.allocations(mod["main"].body) if str(a.buffer.name) == "S"]
+    (alloc,) = [a for a in transform_utils.allocations(mod["main"].body) if str(a.buffer.name) == "S"]
     assert [int(s) for s in alloc.buffer.ty.shape] == [2, 8, 256]
     kernel = tilelang.compile(scale, target="cpu")
     a, b = torch.randn(M, N), torch.empty(M, N)

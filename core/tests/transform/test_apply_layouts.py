@@ -12,7 +12,7 @@ import tilelang.language as T
 from tilelang.errors import KernelTypeError, LoweringError
 from tilelang.layout import Layout, make_padded_layout, make_swizzled_layout
 from tilelang.transform import ApplyLayouts, AttachLayouts, PlanSharedMemory
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 
 
 def shared_allocs(func):

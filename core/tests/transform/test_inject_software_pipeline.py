@@ -6,7 +6,7 @@ from transform_helpers import as_module, body_equal
 
 import tilelang.language as T
 from tilelang.transform import InjectSoftwarePipeline
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 
 ON = {"software_pipeline": True}
 

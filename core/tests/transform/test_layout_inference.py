@@ -3,7 +3,7 @@ import tvm
 from transform_helpers import as_module
 
 from tilelang.transform import LayoutInference
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 
 
 def kinds(mod):

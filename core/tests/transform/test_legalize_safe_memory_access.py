@@ -7,7 +7,7 @@ from tvm.script import tirx as S
 
 from tilelang.testing.corpus import CORPUS
 from tilelang.transform import LegalizeSafeMemoryAccess
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 
 
 def _guard(func):

@@ -87,7 +87,7 @@ def test_an_unsupported_intrinsic_names_construct_target_and_alternative(options
     with pytest.raises(Exception, match="T.any_sync on target 'metal': not supported by this backend; keep the"):
         _lower_intrinsics(before, "metal")
     with pytest.raises(LoweringError, match="T.any_sync on target 'metal'"):
-        from tilelang.transform import _common as C
+        from tilelang.transform import utils as C
 
         try:
             _lower_intrinsics(before, "metal")

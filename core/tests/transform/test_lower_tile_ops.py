@@ -5,7 +5,7 @@ from tvm.script import tirx as S
 
 import tilelang.language as T
 from tilelang.transform import LayoutInference, LowerTileOps
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 
 
 def test_fill_and_copy_become_parallel_nests():

@@ -8,7 +8,7 @@ from transform_helpers import as_module
 import tilelang
 import tilelang.language as T
 from tilelang.transform import RasterizeBlocks
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 from tilelang.transform.rasterize_blocks import remap
 
 

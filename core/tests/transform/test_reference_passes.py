@@ -21,7 +21,7 @@ from tilelang.transform import (
     apply_simplify,
     simplify_prim_func,
 )
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 
 
 def _run_llvm(func, *arrays):

@@ -13,7 +13,7 @@ from tilelang.transform import (
     InsertBarriers,
     PlanSharedMemory,
 )
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 
 
 def test_pipelined_loop_becomes_serial():

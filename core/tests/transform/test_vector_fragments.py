@@ -11,7 +11,7 @@ import tilelang.language as T
 from tilelang.errors import LoweringError
 from tilelang.layout import CyclicFragment, evaluate_index, fragment_vector_lanes, unravel
 from tilelang.transform import LayoutInference, LowerTileOps, PartitionParallel
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 
 VEC = {"has_threads": True, "fragment_vector_lanes": 4}
 

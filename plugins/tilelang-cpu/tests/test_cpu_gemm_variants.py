@@ -166,7 +166,7 @@ def test_hoisting_moves_only_block_invariant_packs() -> None:
     import tvm
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
     from tilelang_cpu.gemm_prepack import HOIST, hoist_block_invariants
 
     def marked(name: str, uses_i: bool, i: Any) -> list[Any]:

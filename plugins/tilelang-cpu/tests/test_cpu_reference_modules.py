@@ -10,7 +10,7 @@ import tvm
 
 import tilelang
 import tilelang.language as T
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 
 
 @pytest.fixture(autouse=True)

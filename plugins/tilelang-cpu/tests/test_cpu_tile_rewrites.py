@@ -12,7 +12,7 @@ import tvm
 import tilelang
 import tilelang.language as T
 from tilelang.testing.corpus import elementwise_add, gemm, softmax
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 from tilelang_cpu.elide_copies import elide_tile_copies
 from tilelang_cpu.merge_k import merge_gemm_k_steps
 

@@ -172,7 +172,7 @@ def test_exp_in_an_explicitly_vectorised_loop() -> None:
 def test_pass_expands_float32_exp_only(dtype: str, expanded: bool) -> None:
     import tvm
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
     from tilelang_cpu.fastmath import VectorizableExp
 
     @T.prim_func

@@ -7,7 +7,7 @@ import tvm
 
 import tilelang.language as T
 from tilelang.cuda.pipeline import CUDAPassPipelineBodyPrologue
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 
 
 def _gemm():

@@ -380,6 +380,13 @@ class _FakeLaunchDriver(_FakeDriver):
     def cuModuleLoadData(self, *args):
         return 0
 
+    def cuCtxGetCurrent(self, ctx):  # the kernel keeps one module per (device, context)
+        ctypes.cast(ctx, ctypes.POINTER(ctypes.c_void_p)).contents.value = 1
+        return 0
+
+    def cuCtxGetDevice(self, device):
+        return 0
+
     def cuModuleGetFunction(self, *args):
         return 0
 
@@ -416,7 +423,7 @@ def test_launch_passes_a_tensor_map_per_tma_loaded_tensor(monkeypatch):
     launcher(a, b, c)
     (launch,) = fake.launches
     assert launch[0] == (2, 2, 1) and launch[1] == (128, 1, 1)
-    names = [n for n, _ in launcher.device_params]
+    names = [n for n, _ in launcher.kernels[0].device_params]
     assert names == ["C_ptr", "tl_tmap_A", "tl_tmap_B"]
     params = launch[2]
     assert ctypes.c_void_p.from_buffer_copy(params[0][:8]).value == c.data_ptr()

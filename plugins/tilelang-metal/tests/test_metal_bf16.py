@@ -51,7 +51,7 @@ def test_bf16_gemm_lowers_to_checked_msl_on_simdgroup_matrices(clang22):
     msl = artifact.kernel_source
     # native bf16 (pipeline option ``native_bf16``): bf16 stays ``bfloat`` in device and threadgroup memory, and
     # the gemm multiplies bf16 tiles on ``simdgroup_bfloat8x8`` operands into fp32 accumulators
-    assert re.search(r"device bfloat\* A_ptr", msl) and re.search(r"threadgroup bfloat A_shared\[", msl)
+    assert re.search(r"device bfloat\* A_ptr", msl) and re.search(r"threadgroup bfloat\* A_shared = ", msl)
     assert "simdgroup_bfloat8x8" in msl and "simdgroup_multiply_accumulate(" in msl
     assert "ushort" not in msl and not re.search(r"<< \(uint\)16", msl)  # no 16-bit-integer widening
     result = check_msl(msl, name="gemm_bf16.metal", clang=clang22)

@@ -19,7 +19,6 @@ from tilelang_metal.launch import (
     LaunchPlan,
     MetalLaunchError,
     bind_arguments,
-    evaluate,
     parse_kernels,
     parse_structs,
     plan_for,
@@ -71,23 +70,29 @@ def test_static_plans_follow_the_msl(name, buffers, grid):
     names = [p.name for p in artifact.params]
     assert [names[i] + "_ptr" for i in step.buffers] == [b[1] for b in sig.buffers]
     assert [b[0] for b in sig.buffers] == list(range(len(buffers)))
-    assert step.dims({}) == (grid, (128, 1, 1))
-    assert plan_for(without_ir(artifact)) == plan  # metadata alone gives the same plan
+    args = tuple(_Shaped(p.shape) if p.is_tensor else 1 for p in artifact.params)
+    (bound,) = bind_arguments(plan, artifact.params, args)
+    assert step.dims(bound) == (grid, (128, 1, 1))
+    assert plan_for(without_ir(artifact)) == plan  # the cached artifact's JSON alone gives the same plan
 
 
 def test_dynamic_dim_is_packed_and_sets_the_grid():
     artifact = artifact_of("dynamic_add")
-    (step,) = plan_for(artifact).steps
+    plan = plan_for(artifact)
+    (step,) = plan.steps
     assert step.buffers == (0, 1) and step.pod_slot == 2
     assert [(f.name, f.msl_type, f.count, f.offset) for f in step.pods] == [("m", "int", 2, 0)]
     assert step.pod_size == 8
-    env = bind_arguments(artifact.params, (_Shaped((100, 64)), _Shaped((100, 64))))
-    assert env == {"m": 100}
-    assert step.pack(env) == struct.pack("<ii", 100, 0)
-    assert step.dims(env) == ((4, 1, 1), (128, 1, 1))
-    assert step.dims({"m": 32})[0] == (1, 1, 1) and step.dims({"m": 33})[0] == (2, 1, 1)
-    cached = plan_for(without_ir(artifact)).steps[0]
-    assert [cached.dims({"m": v}) for v in (1, 32, 100)] == [step.dims({"m": v}) for v in (1, 32, 100)]
+
+    def call(rows, p=plan):
+        (bound,) = bind_arguments(p, artifact.params, (_Shaped((rows, 64)), _Shaped((rows, 64))))
+        return bound
+
+    assert step.pack(call(100)) == struct.pack("<ii", 100, 0)
+    assert step.dims(call(100)) == ((4, 1, 1), (128, 1, 1))
+    assert step.dims(call(32))[0] == (1, 1, 1) and step.dims(call(33))[0] == (2, 1, 1)
+    cached = plan_for(without_ir(artifact))
+    assert [call(v, cached).grid for v in (1, 32, 100)] == [call(v).grid for v in (1, 32, 100)]
 
 
 def test_scalars_and_dynamic_dim_share_one_struct():
@@ -96,9 +101,9 @@ def test_scalars_and_dynamic_dim_share_one_struct():
     assert "constant scale_dyn_kernel_args_t& arg [[ buffer(2) ]]" in artifact.kernel_source
     assert [(f.name, f.msl_type, f.offset) for f in step.pods] == [("alpha", "float", 0), ("bias", "int", 8),
                                                                   ("m", "int", 16)]
-    env = bind_arguments(artifact.params, (_Shaped((70, 64)), _Shaped((70, 64)), 2.5, -3))
-    assert step.pack(env) == struct.pack("<fiiiii", 2.5, 0, -3, 0, 70, 0)
-    assert step.dims(env) == ((3, 1, 1), (128, 1, 1))
+    (bound,) = bind_arguments(plan_for(artifact), artifact.params, (_Shaped((70, 64)), _Shaped((70, 64)), 2.5, -3))
+    assert step.pack(bound) == struct.pack("<fiiiii", 2.5, 0, -3, 0, 70, 0)
+    assert step.dims(bound) == ((3, 1, 1), (128, 1, 1))
 
 
 def test_plan_round_trips_through_json_and_the_cache_file():
@@ -121,14 +126,14 @@ def test_struct_layout_follows_c_alignment():
 
 def test_bad_calls_are_reported():
     artifact = artifact_of("elementwise_add")
+    plan = plan_for(artifact)
     with pytest.raises(MetalLaunchError, match="expected 3 arguments"):
-        bind_arguments(artifact.params, (_Shaped((256, 256)),))
+        bind_arguments(plan, artifact.params, (_Shaped((256, 256)),))
     with pytest.raises(MetalLaunchError, match="needs shape"):
-        bind_arguments(artifact.params, tuple(_Shaped((256, 128)) for _ in range(3)))
-    with pytest.raises(MetalLaunchError, match="unbound"):
-        evaluate("(m + 31) >> 5", {})
-    with pytest.raises(ExecutionBackendUnavailable):
-        evaluate("__import__('os')", {})
+        bind_arguments(plan, artifact.params, tuple(_Shaped((256, 128)) for _ in range(3)))
+    dynamic = artifact_of("scale_dyn")
+    with pytest.raises(MetalLaunchError, match="'alpha' must be a number"):
+        bind_arguments(plan_for(dynamic), dynamic.params, (_Shaped((70, 64)), _Shaped((70, 64)), "x", -3))
 
 
 class _Shaped:

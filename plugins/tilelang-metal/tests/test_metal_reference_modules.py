@@ -10,11 +10,14 @@ import tvm
 
 import tilelang
 import tilelang.language as T
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 from tilelang_metal.mslcheck import check_msl
 
 
-def _gemm_kernel(m: int = 32, n: int = 32, k: int = 32, threads: int = 128):
+def _gemm_kernel(m: int = 32, n: int = 32, k: int = 32, threads: int = 128, epilogue: bool = True):
+    """A GEMM kernel; with `epilogue` its accumulator is also used element-wise, so it stays a fragment and the
+    ``tl.gemm`` call reaches the tile-op registry (without, SimdgroupAccumulators keeps it in simdgroup matrices)."""
+
     @T.prim_func
     def mm(A: T.Tensor((m, k), "float16"), B: T.Tensor((k, n), "float16"), Cout: T.Tensor((m, n), "float32")):
         with T.Kernel(1, threads=threads):
@@ -25,6 +28,9 @@ def _gemm_kernel(m: int = 32, n: int = 32, k: int = 32, threads: int = 128):
             T.copy(B, b_s)
             T.clear(acc)
             T.gemm(a_s, b_s, acc)
+            if epilogue:
+                for i, j in T.Parallel(m, n):
+                    acc[i, j] = acc[i, j] * 2.0
             T.copy(acc, Cout)
 
     return mm

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from tilelang.artifact import ParamInfo
+from tilelang.engine.launch_plan import DeviceParam, KernelLaunch, LaunchPlan
 from tilelang.errors import TileLangError
 from tilelang_rocm import hip
 from tilelang_rocm.execution_backend import (
@@ -19,7 +20,6 @@ from tilelang_rocm.execution_backend import (
     bind_args,
     check_binding,
     kernel_layout,
-    launch_dims,
     llvm_signature,
     metadata_args,
     natural_layout,
@@ -76,6 +76,16 @@ PARAMS = [ParamInfo("A", "float32", ("m", 64)), ParamInfo("C", "float32", ("m", 
           ParamInfo("n", "int32", (), is_tensor=False), ParamInfo("alpha", "float32", (), is_tensor=False)]
 
 
+# core's launch plan of LL's k_kernel: A, n, C, alpha, m (m: the first extent of A)
+K_LAUNCH = KernelLaunch("k_kernel", (DeviceParam("A", "handle", True, 0),
+                                     DeviceParam("n", "int32", False, None, ("arg", 2)),
+                                     DeviceParam("C", "handle", True, 1),
+                                     DeviceParam("alpha", "float32", False, None, ("arg", 3)),
+                                     DeviceParam("m", "int64", False, None, ("dim", 0, 0))),
+                        (("ceildiv", ("dim", 0, 0), 32), 1, 1), (64, 1, 1))
+PLAN = LaunchPlan(("A", "C", "n", "alpha"), (0, 1), (K_LAUNCH,))
+
+
 def fake_tensor(address: int, shape: tuple[int, ...], device: str = "cuda", index: int | None = 0):
     return SimpleNamespace(data_ptr=lambda: address, shape=shape, device=SimpleNamespace(type=device, index=index))
 
@@ -125,36 +135,32 @@ def test_pack_args_writes_each_value_at_its_offset():
 
 def test_bind_args_maps_tensors_scalars_and_dims():
     layout = natural_layout(llvm_signature(LL, "k_kernel"))
-    check_binding(layout, PARAMS, "k_kernel")
+    check_binding(layout, K_LAUNCH, "k_kernel")
     a, c = fake_tensor(0x1000, (100, 64)), fake_tensor(0x2000, (100, 64))
-    values, env = bind_args(layout, PARAMS, (a, c, 7, 0.5))
+    values, bound = bind_args(layout, PLAN, PARAMS, (a, c, 7, 0.5))
     assert values == [0x1000, 7, 0x2000, 0.5, 100]
-    assert env == {"m": 100, "n": 7, "alpha": 0.5}
+    assert (bound.grid, bound.block) == ((4, 1, 1), (64, 1, 1))
 
 
 def test_bind_args_checks_devices():
     layout = natural_layout(llvm_signature(LL, "k_kernel"))
     gpu = fake_tensor(0x1000, (4, 64))
     with pytest.raises(TileLangError, match="'C' must be a torch tensor on an AMD GPU"):
-        bind_args(layout, PARAMS, (gpu, fake_tensor(0x2000, (4, 64), device="cpu"), 1, 1.0))
+        bind_args(layout, PLAN, PARAMS, (gpu, fake_tensor(0x2000, (4, 64), device="cpu"), 1, 1.0))
     with pytest.raises(TileLangError, match="'C' is on cuda:1, the kernel runs on cuda:0"):
-        bind_args(layout, PARAMS, (gpu, fake_tensor(0x2000, (4, 64), index=1), 1, 1.0))
+        bind_args(layout, PLAN, PARAMS, (gpu, fake_tensor(0x2000, (4, 64), index=1), 1, 1.0))
     with pytest.raises(TileLangError, match="expected 4 arguments"):
-        bind_args(layout, PARAMS, (gpu,))
+        bind_args(layout, PLAN, PARAMS, (gpu,))
 
 
 def test_unbindable_kernel_argument_is_reported():
     layout = [KernelArg("B", 0, 8, "ptr", True)]
+    scalar_first = KernelLaunch("k_kernel", (DeviceParam("n", "int32", False, None, ("arg", 2)),), (1, 1, 1),
+                                (1, 1, 1))
     with pytest.raises(TileLangError, match="cannot bind kernel argument 'B'"):
-        check_binding(layout, PARAMS, "k_kernel")
-
-
-def test_launch_dims_static_and_dynamic():
-    assert launch_dims([8, 4], {}) == (8, 4, 1)
-    assert launch_dims(["(m + 32 - 1) // 32"], {"m": 100}) == (4, 1, 1)
-    assert launch_dims([128], {}) == (128, 1, 1)
-    with pytest.raises(TileLangError, match="cannot evaluate launch extent"):
-        launch_dims(["k * 2"], {"m": 1})
+        check_binding(layout, scalar_first, "k_kernel")
+    with pytest.raises(TileLangError, match="takes 1 kernel arguments, the launch plan passes 5"):
+        check_binding([KernelArg("A", 0, 8, "ptr", True)], K_LAUNCH, "k_kernel")
 
 
 class FakeLib:
@@ -214,12 +220,12 @@ def test_launch_plan_of_a_real_artifact(lld22):
     import tilelang
     from tilelang.testing.corpus import dynamic_add
     from tilelang_rocm.compiler import finalize
-    from tilelang_rocm.execution_backend import LaunchPlan
+    from tilelang_rocm.execution_backend import HipLaunch
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         artifact = finalize(tilelang.lower(dynamic_add().prim_func(), target={"kind": "rocm", "mcpu": "gfx942"}))
-    plan = LaunchPlan(artifact)
+    plan = HipLaunch(artifact)
     assert plan.kernel == "dynamic_add_kernel"
     assert [(a.name, a.offset, a.llvm_type) for a in plan.layout] == [("A", 0, "ptr"), ("C", 8, "ptr"),
                                                                       ("m", 16, "i32")]

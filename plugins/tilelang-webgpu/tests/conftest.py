@@ -21,9 +21,9 @@ def wgpu_backend():
 def cyclic_fragments(monkeypatch):
     """Lower with the cyclic fragment layout (``fragment_vector_lanes = 1``) for tests pinning that layout's
     paths; the kernel cache is bypassed (its key does not hold the override)."""
-    from tilelang.transform import _common
+    from tilelang.transform import utils as transform_utils
 
-    registered = _common.pipeline_options
+    registered = transform_utils.pipeline_options
     monkeypatch.setenv("TILELANG_DISABLE_CACHE", "1")
-    monkeypatch.setattr(_common, "pipeline_options",
+    monkeypatch.setattr(transform_utils, "pipeline_options",
                         lambda target: {**registered(target), "fragment_vector_lanes": 1})

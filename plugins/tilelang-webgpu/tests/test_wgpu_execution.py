@@ -10,6 +10,7 @@ import wgpu_kernels as K
 
 import tilelang
 from tilelang.artifact import CompiledArtifact, ParamInfo
+from tilelang.errors import ExecutionBackendUnavailable
 from tilelang.testing.tirx_kernels import build_through_registry, vector_add_gpu
 
 
@@ -17,15 +18,24 @@ def _launcher(backend, func):
     return backend.load(tilelang.lower(func, target="webgpu"))
 
 
-def test_vector_add_through_registry_and_wgsl_only_plan(wgpu_backend):
-    """Registry-built WGSL alone (no IR): bindings from ``X_ptr`` names, the grid from the metadata."""
+def test_vector_add_from_the_artifact_json_alone(wgpu_backend):
+    """A kernel reloaded from its JSON (no IR, no stored WebGPU plan) runs from core's launch plan and WGSL."""
+    import json
+
+    art = tilelang.lower(vector_add_gpu(1024, 128), target="webgpu")
+    again = CompiledArtifact.from_json(json.loads(json.dumps(art.to_json())), {})
+    assert again.device_mod is None and again.launch_plan == art.launch_plan
+    a, b, c = torch.randn(1024), torch.randn(1024), torch.zeros(1024)
+    wgpu_backend.load(again)(a, b, c)
+    torch.testing.assert_close(c, a + b)
+
+
+def test_an_artifact_without_a_launch_plan_is_refused(wgpu_backend):
     _, device_modules = build_through_registry(vector_add_gpu(1024, 128), "webgpu")
     params = [ParamInfo(n, "float32", (1024,)) for n in "ABC"]
-    artifact = CompiledArtifact("vector_add", {"kind": "webgpu"}, params, device_modules[0].inspect_source(),
-                                metadata={"grid": [8], "threads": [128]})
-    a, b, c = torch.randn(1024), torch.randn(1024), torch.zeros(1024)
-    wgpu_backend.load(artifact)(a, b, c)
-    torch.testing.assert_close(c, a + b)
+    artifact = CompiledArtifact("vector_add", {"kind": "webgpu"}, params, device_modules[0].inspect_source())
+    with pytest.raises(ExecutionBackendUnavailable, match="carries no launch plan"):
+        wgpu_backend.load(artifact)
 
 
 def test_2d_grid(wgpu_backend):

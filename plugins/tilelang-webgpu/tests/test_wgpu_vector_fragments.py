@@ -17,13 +17,13 @@ from tilelang.testing.corpus import CORPUS
 def lanes(monkeypatch):
     """Force ``fragment_vector_lanes`` / ``fragment_vector_scope`` (and bypass the kernel cache, whose key does not
     hold the override)."""
-    from tilelang.transform import _common
+    from tilelang.transform import utils as transform_utils
 
-    registered = _common.pipeline_options
+    registered = transform_utils.pipeline_options
     monkeypatch.setenv("TILELANG_DISABLE_CACHE", "1")
 
     def force(value: int, scope: str = "all") -> None:
-        monkeypatch.setattr(_common, "pipeline_options", lambda target: {
+        monkeypatch.setattr(transform_utils, "pipeline_options", lambda target: {
             **registered(target), "fragment_vector_lanes": value, "fragment_vector_scope": scope})
 
     return force

@@ -18,13 +18,13 @@ from tilelang_webgpu.vector_globals import MARK, vectorize_storage_views
 def options(monkeypatch):
     """Override pipeline options of the webgpu target kind (the kernel cache is bypassed: its key does not hold
     the override)."""
-    from tilelang.transform import _common
+    from tilelang.transform import utils as transform_utils
 
-    registered = _common.pipeline_options
+    registered = transform_utils.pipeline_options
     monkeypatch.setenv("TILELANG_DISABLE_CACHE", "1")
 
     def force(**extra) -> None:
-        monkeypatch.setattr(_common, "pipeline_options", lambda target: {**registered(target), **extra})
+        monkeypatch.setattr(transform_utils, "pipeline_options", lambda target: {**registered(target), **extra})
 
     return force
 

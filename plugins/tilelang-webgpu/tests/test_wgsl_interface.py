@@ -64,8 +64,15 @@ def test_validation_error_names_kernel_and_quotes_line():
 
 
 def test_plan_json_round_trip():
-    step = KernelStep("scale_kernel", WGSL, (0, 1), ("alpha", "n"), ("(n + 63) // 64", "1", "1"))
-    plan = LaunchPlan("scale", (step,))
+    from tilelang.engine.launch_plan import DeviceParam, KernelLaunch
+    from tilelang.engine.launch_plan import LaunchPlan as CoreLaunchPlan
+
+    params = (DeviceParam("A_ptr", "handle", True, 0), DeviceParam("C_ptr", "handle", True, 1),
+              DeviceParam("alpha", "float32", False, value=("arg", 2)),
+              DeviceParam("n", "int32", False, value=("dim", 0, 0)))
+    kernel = KernelLaunch("scale_kernel", params, (("ceildiv", ("dim", 0, 0), 64), 1, 1), (64, 1, 1))
+    step = KernelStep(WGSL, (0, 1), kernel)
+    plan = LaunchPlan("scale", CoreLaunchPlan(("A", "C", "alpha"), (0, 1), (kernel,)), (step,))
     assert LaunchPlan.from_json(plan.to_json()) == plan
 
 

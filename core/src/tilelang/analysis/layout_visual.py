@@ -65,7 +65,7 @@ def LayoutVisual(formats: str | Sequence[str] = "", save_directory: str = "./tmp
 
     def show(func: Any) -> None:
         from tilelang.tools.plot_layout import plot_layout
-        from tilelang.transform import _common as C
+        from tilelang.transform import utils as C
 
         threads = C.block_threads(func) if C.launch_extents(func) else 1
         for alloc in C.allocations(func.body):

@@ -22,7 +22,7 @@ def check_parallel_local_indices(func: Any) -> None:
     """Raise ValueError for the first local-buffer access indexed by an enclosing parallel loop variable."""
     import tvm_ffi
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     if C.launch_extents(func) and C.block_threads(func) == 1:
         return

@@ -7,11 +7,14 @@ objects carrying everything a worker needs *by value*: the kernel factory (cloud
 defined in ``__main__`` or a notebook travel too), the target already resolved in the caller (``"auto"`` is never
 resolved again on a worker), the pass configs, compile flags, out_idx and execution backend. Forked workers use
 the caller's object directly (a token), every other worker (spawn, threads, remote) unpickles the payload: all
-compile exactly the same thing.
+compile exactly the same thing. A factory whose module is not part of an installed distribution (a test module, a
+script's helper) is pickled by value with that module's globals, since a remote worker could not import it.
+Executors that also benchmark (Ray, Dask) implement ``submit_benchmark``: see `tilelang.autotuner.benchmark`.
 """
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import sys
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
@@ -21,7 +24,8 @@ from typing import Any
 from tilelang import env
 
 __all__ = ["SerialExecutor", "local_process_executor", "CompileTask", "compile_task", "pack_job", "unpack_job",
-           "register_job"]
+           "register_job",
+           "dumps_by_value", "warm_worker"]
 
 # Jobs registered before a fork: forked workers find functions that cannot be imported (closures, __main__).
 _FORKED_JOBS: dict[int, Any] = {}
@@ -31,6 +35,7 @@ class SerialExecutor(Executor):
     """Runs each task immediately in this process."""
 
     def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future:
+        """Call ``fn(*args, **kwargs)`` now; a finished ``concurrent.futures.Future`` of its result (or error)."""
         future: Future = Future()
         try:
             future.set_result(fn(*args, **kwargs))
@@ -67,7 +72,6 @@ def pack_job(jit_impl: Any, target: dict[str, Any]) -> bytes:
     a function pickled by value loses its file), and its compile options with `target` resolved."""
     from dataclasses import replace
 
-    import cloudpickle
 
     options = replace(jit_impl.options, target=target)
     code = getattr(jit_impl.fn, "__code__", None)
@@ -78,7 +82,47 @@ def pack_job(jit_impl: Any, target: dict[str, Any]) -> bytes:
         lines = linecache.getlines(code.co_filename)
         if lines:
             source = (code.co_filename, "".join(lines))
-    return cloudpickle.dumps((jit_impl.fn, options, jit_impl.mode, source))
+    return dumps_by_value((jit_impl.fn, options, jit_impl.mode, source), jit_impl.fn)
+
+
+def dumps_by_value(obj: Any, *functions: Any) -> bytes:
+    """`obj` cloudpickled, the modules of `functions` that are not part of an installed distribution (a test
+    module, a script's helper: a worker elsewhere cannot import them by name) pickled by value."""
+    import cloudpickle
+
+    modules = []
+    for fn in functions:
+        module = sys.modules.get(getattr(fn, "__module__", None) or "")
+        if module is not None and module.__name__ != "__main__" and not _installed(module.__name__) \
+                and module not in modules:
+            modules.append(module)
+    for module in modules:
+        cloudpickle.register_pickle_by_value(module)
+    try:
+        return cloudpickle.dumps(obj)
+    except Exception as exc:  # e.g. a global of that module that cannot be pickled: by reference, as before
+        if not modules:
+            raise
+        logging.getLogger("tilelang.autotuner").debug("pickling %s by value failed (%r): by reference", modules, exc)
+    finally:
+        for module in modules:
+            cloudpickle.unregister_pickle_by_value(module)
+    return cloudpickle.dumps(obj)
+
+
+def _installed(module_name: str) -> bool:
+    """Whether `module_name`'s top-level package belongs to an installed distribution (so any worker with the
+    same environment imports it by name); other modules' factories are pickled by value."""
+    from importlib.metadata import packages_distributions
+
+    global _DISTRIBUTED_PACKAGES
+    if _DISTRIBUTED_PACKAGES is None:
+        _DISTRIBUTED_PACKAGES = set(packages_distributions())
+    top = module_name.partition(".")[0]
+    return top in _DISTRIBUTED_PACKAGES or top in sys.stdlib_module_names
+
+
+_DISTRIBUTED_PACKAGES: set[str] | None = None
 
 
 def _with_filename(code: Any, filename: str) -> Any:
@@ -121,6 +165,19 @@ def register_job(jit_impl: Any, target: dict[str, Any] | None = None) -> int:
     token = id(jit_impl)
     _FORKED_JOBS[token] = jit_impl
     return token
+
+
+def warm_worker(target: Any = "cpu") -> int:
+    """Worker side: import TileLang, TVM and the backend serving `target`, so that the first compile does not pay
+    for them; returns the process id."""
+    import os
+
+    from tilelang.ir.ops import ensure_registered
+    from tilelang.jit.compiler import CompileOptions, _backend_for
+
+    ensure_registered()
+    _backend_for(CompileOptions(target=target).resolved_target(), "auto")
+    return os.getpid()
 
 
 def compile_task(task: CompileTask) -> dict[str, Any]:

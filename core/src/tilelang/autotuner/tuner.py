@@ -1,10 +1,12 @@
 """`AutoTuner` and ``@tilelang.autotune``: compile every configuration in parallel, check, time, keep the best.
 
 Compiles fan out through an executor (`tilelang.autotuner.executors`); benchmarking runs here, one kernel at a
-time. A configuration whose compile fails, whose outputs differ from `ref_prog`, or whose run raises is
-disqualified (reported through the ``tilelang_autotune_result`` hook). The best configuration and its latency
-are kept on disk, keyed like the JIT's source key plus the configurations, so a later process compiles (or
-loads) only the winner.
+time, unless the executor runs benchmarks itself (``submit_benchmark``, `tilelang.autotuner.benchmark`: the Ray and
+Dask executors time candidates on the workers owning the device). Every compiled candidate lands in this process's
+kernel cache, wherever it was compiled. A configuration whose compile fails, whose outputs differ from
+`ref_prog`, or whose run raises is disqualified (reported through the ``tilelang_autotune_result`` hook). The best
+configuration and its latency are kept on disk, keyed like the JIT's source key plus the configurations, so a
+later process compiles (or loads) only the winner.
 """
 
 from __future__ import annotations
@@ -18,8 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tilelang import env
-from tilelang.artifact import CompiledArtifact
-from tilelang.autotuner import executors
+from tilelang.autotuner import benchmark, executors
 from tilelang.autotuner.param import CompileArgs, ProfileArgs
 from tilelang.cache.keys import Unkeyable, canonical, digest, function_fingerprint
 from tilelang.cache.manager import kernel_cache
@@ -177,55 +178,85 @@ class AutoTuner:
                 kernel.ref_latency = record.get("ref_latency")
                 return AutoTuneResult(record["config"], record["latency"], kernel, record.get("ref_latency"),
                                       record.get("trials", []), from_cache=True)
-        kernels, trials = self._compile_all(args, kwargs, configs)
+        kernels, trials, compiled = self._compile_all(args, kwargs, configs)
         inputs = None
         if self.jit_impl.mode == "eager":
             inputs = next((self._eager_inputs(k, args, kwargs) for k in kernels if k is not None), None)
-        result = self._benchmark(kernels, trials, inputs)
+        executor = _adapt(self.executor)
+        if benchmark.supports_benchmark(executor):
+            result = self._benchmark_remote(executor, kernels, trials, compiled, inputs)
+        else:
+            result = self._benchmark(kernels, trials, inputs)
         if record_key is not None and result.config is not None:
             kernel_cache.put_record(RECORDS, record_key, {
                 "config": result.config, "latency": result.latency, "ref_latency": result.ref_latency,
                 "trials": result.trials})
         return result
 
-    def _compile_all(self, args: tuple, kwargs: dict,
-                     configs: list[dict[str, Any]]) -> tuple[list[JITKernel | None], list[dict[str, Any]]]:
+    def _compile_all(self, args: tuple, kwargs: dict, configs: list[dict[str, Any]]
+                     ) -> tuple[list[JITKernel | None], list[dict[str, Any]], list[dict[str, Any] | None]]:
         from tqdm.auto import tqdm
 
         target = self.jit_impl.options.resolved_target()  # resolved here, once: workers never re-resolve "auto"
         token = executors.register_job(self.jit_impl, target)
         payload = executors.pack_job(self.jit_impl, target)
+        call_args, call_kwargs = args, kwargs
         if self.jit_impl.mode == "eager":  # workers need shapes and dtypes, not the tensors' data
             args, kwargs = _stand_ins(args), dict(zip(kwargs, _stand_ins(tuple(kwargs.values()))))
         tasks = [executors.CompileTask(token, payload, args, {**kwargs, **c}) for c in configs]
         trials: list[dict[str, Any]] = [{"config": c, "latency": None, "error": None} for c in configs]
         kernels: list[JITKernel | None] = [None] * len(configs)
+        compiled: list[dict[str, Any] | None] = [None] * len(configs)
         own = self.executor is None
         workers = min(self.max_workers or env.autotune_workers(), len(tasks))
         pool = executors.SerialExecutor() if own and workers <= 1 else (
-            executors.local_process_executor(workers) if own else self.executor)
+            executors.local_process_executor(workers) if own else _adapt(self.executor))
         try:
             futures = {pool.submit(executors.compile_task, t): i for i, t in enumerate(tasks)}
             bar = tqdm(as_completed(futures), total=len(futures), desc="autotune: compiling", disable=not self.progress)
             for future in bar:
                 i = futures[future]
                 try:
-                    kernels[i] = self._rebuild(future.result())
+                    compiled[i] = future.result()
+                    kernels[i] = self._rebuild(compiled[i])
                 except Exception as exc:
                     trials[i]["error"] = f"compile failed: {type(exc).__name__}: {exc}"
                     logger.debug("config %s failed to compile:\n%s", configs[i], traceback.format_exc())
+                    continue
+                try:
+                    self._land(kernels[i], call_args, {**call_kwargs, **configs[i]}, target)
+                except Exception as exc:  # the candidate still runs; only the caller's cache misses it
+                    logger.warning("config %s: its kernel was not stored in this process's cache: %r", configs[i], exc)
         finally:
             if own:
                 pool.shutdown(wait=True)
-        return kernels, trials
+        return kernels, trials, compiled
 
     def _rebuild(self, payload: dict[str, Any]) -> JITKernel:
-        files = {k: (v if isinstance(v, bytes) else bytes(v)) for k, v in payload["files"].items()}
-        artifact = CompiledArtifact.from_json(payload["artifact"], files)
         options = self.jit_impl.options
-        return JITKernel(artifact, payload.get("out_idx", options.out_idx), options.execution_backend,
-                         cache_key=payload.get("cache_key"), pass_configs=options.pass_configs,
-                         compile_flags=options.compile_flags)
+        return benchmark.rebuild_kernel({**payload, "out_idx": payload.get("out_idx", options.out_idx)},
+                                        options.execution_backend, options.pass_configs, options.compile_flags)
+
+    def _land(self, kernel: JITKernel, args: tuple, kwargs: dict, target: dict[str, Any]) -> None:
+        """Put a candidate compiled elsewhere into this process's kernel cache: its artifact on disk (unless a
+        worker sharing the cache directory stored it already), the kernel in memory, and for lazy factories the
+        record mapping the call to it, so that calling the factory with a tuned configuration loads, not compiles.
+        """
+        key = kernel.cache_key
+        if key is None or not kernel_cache.enabled:
+            return
+        from tilelang.jit.compiler import _out_key
+
+        if not kernel_cache.store().entry_dir(key).is_dir():
+            kernel_cache.save_artifact(key, kernel.artifact, kernel._backend)
+        kernel_cache.put_kernel((key, _out_key(kernel.out_idx), getattr(kernel._backend, "name", None)), kernel)
+        if self.jit_impl.mode == "lazy":
+            try:
+                call = canonical([list(args), kwargs])
+            except Unkeyable:
+                return
+            source_key = self.jit_impl._source_key("lazy", call, self.jit_impl.options, target)
+            self.jit_impl._remember(source_key, kernel)
 
     def _eager_inputs(self, kernel: JITKernel, args: tuple, kwargs: dict) -> list[Any] | None:
         """The eager call's own values for `kernel`'s inputs (by parameter name), or None when a tensor input
@@ -256,35 +287,69 @@ class AutoTuner:
         for i, kernel in enumerate(tqdm(kernels, desc="autotune: benchmarking", disable=not self.progress)):
             trial = trials[i]
             if kernel is not None:
-                try:
-                    profiler = Profiler(kernel, p.supply_type, p.dims)
-                    these = inputs if inputs is not None else self._supply(profiler, kernel)
-                    if p.cache_input_tensors or captured is not None:
-                        inputs = these
-                    if not ref_timed:
-                        ref_timed = True
-                        if p.ref_prog is not None:
-                            ref_latency = profiler.do_bench(p.ref_prog, warmup=p.warmup, rep=p.rep,
-                                                            input_tensors=these)
-                    if p.ref_prog is not None and not p.skip_check:
-                        if p.manual_check_prog is not None:
-                            profiler.manual_assert_close(p.ref_prog, these, p.manual_check_prog)
-                        else:
-                            profiler.assert_allclose(p.ref_prog, these, atol=p.atol, rtol=p.rtol,
-                                                     max_mismatched_ratio=p.max_mismatched_ratio)
-                    if self.early_stop and best is not None:
-                        estimate = profiler.do_bench(warmup=0, rep=max(1.0, p.rep / 10), input_tensors=these)
-                        if estimate > best[0] * self.early_stop_factor:
-                            trial["error"] = (f"early stop: estimated {estimate:.4f} ms > {self.early_stop_factor}x "
-                                              f"the best {best[0]:.4f} ms")
-                            hook(config=trial["config"], latency=None, error=trial["error"])
-                            continue
-                    trial["latency"] = profiler.do_bench(warmup=p.warmup, rep=p.rep, input_tensors=these)
-                except Exception as exc:
-                    trial["error"] = f"{type(exc).__name__}: {exc}"
+                measured = benchmark.measure(kernel, p, inputs, time_ref=not ref_timed,
+                                             best=best[0] if self.early_stop and best is not None else None,
+                                             early_stop_factor=self.early_stop_factor)
+                if measured["ref_timed"]:
+                    ref_timed, ref_latency = True, measured["ref_latency"]
+                if measured["inputs"] is not None and (p.cache_input_tensors or captured is not None):
+                    inputs = measured["inputs"]
+                trial["latency"], trial["error"] = measured["latency"], measured["error"]
             hook(config=trial["config"], latency=trial["latency"], error=trial["error"])
             if trial["latency"] is not None and (best is None or trial["latency"] < best[0]):
                 best = (trial["latency"], i)
+        return self._winner(kernels, trials, best, ref_latency)
+
+    def _benchmark_remote(self, executor: Any, kernels: list[JITKernel | None], trials: list[dict[str, Any]],
+                          compiled: list[dict[str, Any] | None], inputs: list[Any] | None) -> AutoTuneResult:
+        """Time every compiled candidate through ``executor.submit_benchmark`` (on the workers owning the device,
+        one kernel at a time per device). The reference is timed once, with the first candidate; early stop does
+        not apply (candidates are timed concurrently on different devices)."""
+        from tqdm.auto import tqdm
+
+        from tilelang.autotuner.capture import get_autotune_inputs
+        from tilelang.backend.hooks import plugin_manager
+
+        p = self.profile
+        hook = plugin_manager().hook.tilelang_autotune_result
+        captured = get_autotune_inputs()
+        if captured is not None:
+            if p.supply_prog is not None:
+                logger.warning("supply_prog is ignored: the inputs come from `with set_autotune_inputs(...)`")
+            inputs = list(captured)
+        profile = benchmark.BenchmarkTask.pack_profile(p, inputs)
+        options = self.jit_impl.options
+        futures: dict[Any, int] = {}
+        first = True
+        for i, payload in enumerate(compiled):
+            if payload is None or kernels[i] is None:
+                continue
+            task = benchmark.BenchmarkTask({**payload, "out_idx": payload.get("out_idx", options.out_idx)},
+                                           profile, options.execution_backend, options.pass_configs,
+                                           options.compile_flags, time_ref=first)
+            first = False
+            futures[executor.submit_benchmark(benchmark.benchmark_task, task, target=payload["target"])] = i
+        ref_latency = None
+        best: tuple[float, int] | None = None
+        bar = tqdm(as_completed(futures), total=len(futures), desc="autotune: benchmarking", disable=not self.progress)
+        for future in bar:
+            i = futures[future]
+            trial = trials[i]
+            try:
+                measured = future.result()
+                trial["latency"], trial["error"] = measured["latency"], measured["error"]
+                if measured.get("ref_latency") is not None:
+                    ref_latency = measured["ref_latency"]
+            except Exception as exc:
+                trial["error"] = f"benchmark failed: {type(exc).__name__}: {exc}"
+        for i, trial in enumerate(trials):
+            hook(config=trial["config"], latency=trial["latency"], error=trial["error"])
+            if trial["latency"] is not None and (best is None or trial["latency"] < best[0]):
+                best = (trial["latency"], i)
+        return self._winner(kernels, trials, best, ref_latency)
+
+    def _winner(self, kernels: list[JITKernel | None], trials: list[dict[str, Any]], best: tuple[float, int] | None,
+                ref_latency: float | None) -> AutoTuneResult:
         if best is None:
             errors = "; ".join(f"{t['config']}: {t['error']}" for t in trials[:5])
             raise RuntimeError(f"autotune: no configuration compiled and ran correctly ({errors})")
@@ -295,12 +360,7 @@ class AutoTuner:
 
     def _supply(self, profiler: Profiler, kernel: JITKernel) -> list[Any]:
         """Inputs for `kernel`: ``supply_prog(params)`` when given, else the profiler's supply type."""
-        if self.profile.supply_prog is None:
-            return profiler._get_inputs()
-        from tilelang.engine.param import KernelParam
-
-        params = [KernelParam.from_param_info(p) for i, p in enumerate(kernel.params) if i not in kernel.out_idx]
-        return list(self.profile.supply_prog(params))
+        return benchmark.supply_inputs(self.profile, profiler, kernel)
 
 
 def _args_spelling(args: Any) -> Any:
@@ -316,6 +376,17 @@ def _args_spelling(args: Any) -> Any:
             value = value.value
         out[f.name] = canonical(value)
     return out
+
+
+def _adapt(executor: Any) -> Any:
+    """`executor` as a ``concurrent.futures``-style executor: a ``distributed.Client`` (whose futures
+    ``concurrent.futures.as_completed`` cannot wait on) becomes a `tilelang.autotuner.dask_executor.DaskExecutor`."""
+    if executor is not None and type(executor).__module__.startswith("distributed") and \
+            type(executor).__name__ == "Client":
+        from tilelang.autotuner.dask_executor import DaskExecutor
+
+        return DaskExecutor(executor)
+    return executor
 
 
 def _stand_ins(values: tuple) -> tuple:

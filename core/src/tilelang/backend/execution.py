@@ -9,14 +9,16 @@ Names: a backend is asked for by its own `name` or by the reference TileLang's n
 by `aliases` (accepted, not listed). A name no backend of the target answers to raises `InvalidExecutionBackend`
 listing the names that do.
 
-| reference name | CPU (c / llvm) | CUDA | ROCm | Metal | WebGPU |
-|---|---|---|---|---|---|
-| ``cython`` | TVM runtime (c only) | CUDA driver | HIP runtime | - | - |
-| ``tvm_ffi`` | TVM runtime | CUDA driver | HIP runtime | Metal (direct) | wgpu |
-| ``ctypes`` | TVM runtime (alias) | CUDA driver (alias) | HIP runtime (alias) | - | - |
-| ``nvrtc`` | - | CUDA driver, NVRTC compile | - | - | - |
-| ``torch`` | - | - | - | torch MPS | - |
-| ``cutedsl`` | - | CuTeDSL (needs nvidia-cutlass-dsl) | - | - | - |
+============== ==================== ============================ =================== ============== ======
+reference name CPU (c / llvm)       CUDA                         ROCm                Metal          WebGPU
+============== ==================== ============================ =================== ============== ======
+``cython``     TVM runtime (c only) CUDA driver                  HIP runtime         n/a            n/a
+``tvm_ffi``    TVM runtime          CUDA driver                  HIP runtime         Metal (direct) wgpu
+``ctypes``     TVM runtime (alias)  CUDA driver (alias)          HIP runtime (alias) n/a            n/a
+``nvrtc``      n/a                  CUDA driver, NVRTC compile   n/a                 n/a            n/a
+``torch``      n/a                  n/a                          n/a                 torch MPS      n/a
+``cutedsl``    n/a                  CuTeDSL (nvidia-cutlass-dsl) n/a                 n/a            n/a
+============== ==================== ============================ =================== ============== ======
 """
 
 from __future__ import annotations

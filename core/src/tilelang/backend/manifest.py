@@ -35,15 +35,16 @@ class ToolStatus:
 class Backend:
     """What a backend plugin declares about itself.
 
-    name: the backend's name; ``tilelang.<name>`` aliases the plugin's package.
-    target_kinds: every target kind it serves; each needs an entry point of that name.
-    register: fills core's registries; called once, when the first of its kinds is used.
-    hook_modules: import paths of modules with ``@hookimpl`` functions, registered with the PluginManager.
-    toolchain: reports the health of the tools the backend needs (compilers, drivers, adapters).
-    callbacks: FFI callbacks of the backend's toolchain, ``{global function name: "module:attr"}``; imported and
-        registered as TVM global functions when the backend's `tilelang.backend.BackendModule` is built.
-    supports_target: for a backend that shares a target kind with another (a variant such as CuTeDSL on
-        ``cuda``), the predicate on a ``tvm.target.Target`` telling which targets are its own.
+    - ``name``: the backend's name; ``tilelang.<name>`` aliases the plugin's package.
+    - ``target_kinds``: every target kind it serves; each needs an entry point of that name.
+    - ``register``: fills core's registries; called once, when the first of its kinds is used.
+    - ``hook_modules``: import paths of modules with ``@hookimpl`` functions, registered with the PluginManager.
+    - ``toolchain``: reports the health of the tools the backend needs (compilers, drivers, adapters).
+    - ``callbacks``: FFI callbacks of the backend's toolchain, ``{global function name: "module:attr"}``;
+      imported and registered as TVM global functions when the backend's `tilelang.backend.BackendModule` is
+      built.
+    - ``supports_target``: for a backend that shares a target kind with another (a variant such as CuTeDSL on
+      ``cuda``), the predicate on a ``tvm.target.Target`` telling which targets are its own.
     """
 
     name: str

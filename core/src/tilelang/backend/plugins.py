@@ -123,6 +123,49 @@ def package_for_alias(name: str) -> str | None:
     return None
 
 
+# ----------------------------------------------------------------------------- TVM global functions
+GLOBAL_FUNC_GROUP = "tilelang.global_funcs"
+_global_funcs_done = False
+
+
+def register_declared_global_funcs() -> list[str]:
+    """Register the TVM global functions that installed plugins declare in entry-point group
+    ``tilelang.global_funcs`` (name: the global function, e.g. ``target.build.tilelang_hip_without_compile``;
+    value: ``"module:attr"`` of the callable). Only a trampoline is registered: the plugin module is imported on
+    the first call, so this costs a metadata scan, not a plugin import. A name TVM already has is left alone; the
+    escape-hatch variables apply. Called once, when TVM is first imported; returns the names registered."""
+    global _global_funcs_done
+    from importlib import metadata
+
+    import tvm_ffi
+
+    with _lock:
+        if _global_funcs_done:
+            return []
+        _global_funcs_done = True
+    from tilelang.env import env
+
+    if str(env.TILELANG_DISABLE_PLUGIN_AUTOLOAD or "").strip() not in ("", "0"):
+        return []
+    blocked = {b.strip() for b in str(env.TILELANG_BLOCK_PLUGINS or "").split(",") if b.strip()}
+    done = []
+    for ep in metadata.entry_points(group=GLOBAL_FUNC_GROUP):
+        package = ep.value.split(":")[0].split(".")[0]
+        if package.removeprefix("tilelang_") in blocked or tvm_ffi.get_global_func(ep.name, allow_missing=True):
+            continue
+        tvm_ffi.register_global_func(ep.name, _trampoline(ep.value))
+        done.append(ep.name)
+    return done
+
+
+def _trampoline(import_path: str) -> Any:
+    def call(*args: Any) -> Any:
+        return _registry.import_object(import_path)(*args)
+
+    call.__doc__ = f"Calls {import_path} (imported on first use)."
+    return call
+
+
 # ----------------------------------------------------------------------------- loading
 def report_once(key: str, message: str) -> None:
     """Warn with `message` the first time `key` is reported in this process."""

@@ -3,8 +3,10 @@
 Keys cover the program, the call arguments, the target (with a host-CPU fingerprint when no ``mcpu`` is
 given), pass configs, compile flags, the versions of core, plugins and TVM, and a digest of the installed source
 trees of core and the target's plugins, so that an edited pass invalidates what it lowered (`tilelang.cache.keys`).
-Writes are atomic and crash-safe (`tilelang.cache.store`). ``TILELANG_DISABLE_CACHE=1`` or `disable_cache`
-turns it off.
+Writes are atomic and crash-safe, also in a directory shared by several hosts (`tilelang.cache.store`,
+`tilelang.cache.atomic`). ``TILELANG_CACHE_MAX_BYTES`` bounds its size by LRU eviction (`tilelang.cache.usage`);
+``tilelang cache info|clear`` inspects and empties it (`tilelang.cache.commands`). ``TILELANG_DISABLE_CACHE=1``
+or `disable_cache` turns it off.
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ option (``--use_fast_math`` changes the SASS, not the source), never on the host
 ``<TILELANG_CACHE_DIR>/<version>/cuda-binaries/<key>.<format>``, where ``<version>`` is the version part of
 `tilelang.cache.kernel_cache.KernelCache._get_cache_namespace` (host executables add the platform below it), so
 hosts sharing a cache directory share binaries. ``TILELANG_KERNEL_CACHE_USE_LIB_STAMP=1`` adds a hash of the
-native TileLang/TVM libraries to the key. Writes are atomic (a temporary file renamed into place); the cache is
-skipped while caching is disabled.
+native TileLang/TVM libraries to the key. Writes are atomic (a host-qualified temporary under the cache's
+``tmp/``, ``fsync``, rename); a hit marks the file as used for LRU eviction (``TILELANG_CACHE_MAX_BYTES``,
+`tilelang.cache.usage`); the cache is skipped while caching is disabled.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import hashlib
 import json
 import os
 import sys
-import uuid
+import time
+from pathlib import Path
 from typing import Any
 
 from tilelang.env import env
@@ -45,7 +47,7 @@ class CUDABinaryCache:
 
     @classmethod
     def _get_namespace_root(cls) -> str:
-        return os.path.join(str(env.TILELANG_CACHE_DIR), cls._version_namespace())
+        return os.path.join(str(env.cache_dir()), cls._version_namespace())
 
     @classmethod
     def _get_cache_root(cls) -> str:
@@ -105,28 +107,38 @@ class CUDABinaryCache:
 
     @classmethod
     def load(cls, key: str, compile_format: str) -> bytes | None:
-        """The cached binary, or None (a miss, or caching disabled)."""
+        """The cached binary, or None (a miss, or caching disabled); a hit marks the file as just used."""
         if not env.is_cache_enabled():
             return None
+        path = cls.get_path(key, compile_format)
         try:
-            with open(cls.get_path(key, compile_format), "rb") as f:
-                return f.read()
+            with open(path, "rb") as f:
+                data = f.read()
         except FileNotFoundError:
-            return None
+            return None  # absent, or evicted by another process
+        now = time.time_ns()
+        try:
+            os.utime(path, ns=(now, now))
+        except OSError:
+            pass
+        return data
 
     @classmethod
     def save(cls, key: str, compile_format: str, data: bytes) -> None:
-        """Store `data` atomically (nothing while caching is disabled)."""
+        """Store `data` atomically (a host-qualified temporary, ``fsync``, rename; nothing while caching is
+        disabled), then keep the cache within ``TILELANG_CACHE_MAX_BYTES``."""
         if not env.is_cache_enabled():
             return
-        root = cls._get_cache_root()
-        os.makedirs(root, exist_ok=True)
+        from tilelang.cache.atomic import write_atomic
+        from tilelang.cache.store import DiskStore
+
+        limit = env.cache_max_bytes()  # a malformed value is reported before anything is written
+        store = DiskStore(env.cache_dir())
         path = cls.get_path(key, compile_format)
-        temp = os.path.join(root, f".{os.getpid()}_{uuid.uuid4().hex}.{compile_format}.tmp")
-        try:
-            with open(temp, "wb") as f:
-                f.write(bytes(data))
-            os.replace(temp, path)
-        finally:
-            if os.path.exists(temp):
-                os.remove(temp)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        store.collect_garbage()
+        write_atomic(path, bytes(data), tmp_dir=store.tmp_dir)
+        if limit is not None:
+            from tilelang.cache.usage import enforce_limit
+
+            enforce_limit(store, limit, keep=Path(path))

@@ -103,7 +103,8 @@ class KernelCache:
         data["files"] = sorted(files)
         files[ARTIFACT_JSON] = json.dumps(data, sort_keys=True, default=str).encode()
         try:
-            self.store().put(key, files)
+            kind = artifact.target.get("kind") if isinstance(artifact.target, dict) else None
+            self.store().put(key, files, meta={"target": kind, "name": artifact.name})
         except OSError as exc:
             logger.warning("kernel %s was not cached: %r", artifact.name, exc)
             return False

@@ -4,13 +4,19 @@ Layout under the cache root::
 
     kernels/<key[:2]>/<key>/   one entry: its files and ``manifest.json`` (sha256 + size of every file)
     records/<ns>/<key>.json    small JSON records (source key -> program key, autotuning results)
-    tmp/                       entries being written: ``<name>.<pid>.<random>``
+    tmp/                       entries being written: ``<name>.<host>.<pid>.<random>`` (`tilelang.cache.atomic`)
 
-An entry is written in a fresh directory under ``tmp/`` (manifest last) and published with one ``rename``:
-readers see a whole entry or none, and a process killed mid-write leaves only its ``tmp/`` directory, which
-the next writer removes once its pid is gone. When two processes publish the same key, the second rename fails
+An entry is written in a fresh directory under ``tmp/`` (every file ``fsync``-ed, manifest last) and published
+with one ``rename``: readers see a whole entry or none, and a process killed mid-write leaves only its ``tmp/``
+directory, which the next writer on the same host removes once that pid is gone (another host's temporaries are
+never removed: its pids mean nothing here). When two processes publish the same key, the second rename fails
 and the loser discards its copy. Reads check every file against the manifest: a damaged entry is moved aside,
-deleted and reported as a miss, so it is rebuilt.
+deleted and reported as a miss, so it is rebuilt; an entry that vanishes while being read (evicted or cleared
+by another process) is a plain miss.
+
+The manifest's modification time is the entry's last use: set when it is written and on every hit. With
+``TILELANG_CACHE_MAX_BYTES`` set, a write that takes the cache over the limit evicts the least recently used
+entries (`tilelang.cache.usage`).
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from tilelang import env
+from tilelang.cache.atomic import fsync_directory, is_stale_own_temporary, temporary_name, write_atomic, write_durable
 
 __all__ = ["DiskStore", "StoredFiles", "MANIFEST"]
 
@@ -42,21 +49,6 @@ class StoredFiles(dict):
 
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _write_file(path: Path, data: bytes) -> None:
-    with open(path, "wb") as handle:
-        handle.write(data)
 
 
 class DiskStore:
@@ -78,12 +70,14 @@ class DiskStore:
 
     def _new_tmp(self, name: str) -> Path:
         self.tmp_dir.mkdir(parents=True, exist_ok=True)
-        path = self.tmp_dir / f"{name[:24]}.{os.getpid()}.{os.urandom(6).hex()}"
-        return path
+        return self.tmp_dir / temporary_name(name)
 
     # ------------------------------------------------------------------------------------------ entries
     def get(self, key: str) -> StoredFiles | None:
-        """The files of entry `key`, verified against its manifest; None when absent or damaged."""
+        """The files of entry `key`, verified against its manifest; None when absent, vanished or damaged.
+
+        A hit marks the entry as just used (the manifest's modification time), for LRU eviction.
+        """
         entry = self.entry_dir(key)
         try:
             manifest = json.loads((entry / MANIFEST).read_bytes())
@@ -103,36 +97,66 @@ class DiskStore:
                     raise ValueError(f"{name} does not match the manifest")
                 data[name] = blob
                 paths[name] = entry / name
+        except FileNotFoundError:
+            if not (entry / MANIFEST).exists():
+                return None  # evicted or cleared by another process while we read it: a miss, not damage
+            self._discard(entry)
+            return None
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             self._discard(entry)
             return None
+        self.touch(key)
         return StoredFiles(data, paths)
 
-    def put(self, key: str, files: dict[str, bytes]) -> bool:
-        """Publish entry `key` atomically; False when another process published it first."""
+    def touch(self, key: str) -> None:
+        """Mark entry `key` as used now (nothing when it is gone or the cache is read-only)."""
+        now = time.time_ns()
+        try:
+            os.utime(self.entry_dir(key) / MANIFEST, ns=(now, now))
+        except OSError:
+            pass
+
+    def put(self, key: str, files: dict[str, bytes], meta: dict[str, Any] | None = None) -> bool:
+        """Publish entry `key` atomically; False when another process published it first.
+
+        `meta` (small, JSON-able: e.g. ``{"target": "cuda"}``) is kept in the manifest for `tilelang cache`.
+        Over ``TILELANG_CACHE_MAX_BYTES``, least recently used entries other than this one are then evicted.
+        """
+        limit = env.cache_max_bytes()  # a malformed value is reported before anything is written
         self.collect_garbage()
         tmp = self._new_tmp(key)
         tmp.mkdir()
         try:
             delay = env.cache_write_delay()
             manifest: dict[str, Any] = {"format": _FORMAT, "key": key, "created": time.time(), "files": {}}
+            if meta:
+                manifest["meta"] = dict(meta)
             for name, blob in files.items():
                 if "/" in name or name in (MANIFEST, "", ".", ".."):
                     raise ValueError(f"invalid cache file name {name!r}")
-                _write_file(tmp / name, blob)
+                write_durable(tmp / name, blob)
                 manifest["files"][name] = {"sha256": _sha256(blob), "size": len(blob)}
                 if delay:
                     time.sleep(delay)
-            _write_file(tmp / MANIFEST, json.dumps(manifest, sort_keys=True).encode())
+            write_durable(tmp / MANIFEST, json.dumps(manifest, sort_keys=True).encode())
+            now = time.time_ns()  # the clock's full resolution: file times may be coarser
+            os.utime(tmp / MANIFEST, ns=(now, now))
+            fsync_directory(tmp)
             final = self.entry_dir(key)
             final.parent.mkdir(parents=True, exist_ok=True)
             for _ in range(3):
                 try:
                     os.rename(tmp, final)
-                    return True
                 except OSError as exc:
                     if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
                         raise
+                else:
+                    fsync_directory(final.parent)
+                    if limit is not None:
+                        from tilelang.cache.usage import enforce_limit
+
+                        enforce_limit(self, limit, keep=final)
+                    return True
                 if self.get(key) is not None:  # someone else published a good entry
                     return False
                 # a damaged entry was discarded by get(); try again
@@ -142,7 +166,7 @@ class DiskStore:
                 shutil.rmtree(tmp, ignore_errors=True)
 
     def _discard(self, entry: Path) -> None:
-        """Move a damaged entry aside (one rename, so readers never see half of it) and delete it."""
+        """Move an entry aside (one rename, so readers never see half of it) and delete it."""
         if not entry.exists():
             return
         trash = self._new_tmp("trash")
@@ -161,45 +185,42 @@ class DiskStore:
             return None
 
     def put_record(self, namespace: str, key: str, value: Any) -> None:
-        """Write a JSON record atomically (temp file + ``os.replace``)."""
+        """Write a JSON record atomically (host-qualified temporary, ``fsync``, ``os.replace``)."""
         path = self.record_path(namespace, key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self._new_tmp(key)
-        try:
-            _write_file(tmp, json.dumps(value, sort_keys=True).encode())
-            os.replace(tmp, path)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
+        self.tmp_dir.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps(value, sort_keys=True).encode(), tmp_dir=self.tmp_dir)
 
     # ------------------------------------------------------------------------------------------ upkeep
     def collect_garbage(self) -> None:
-        """Remove temp entries whose writer process is gone (killed mid-write)."""
+        """Remove temporaries that this host's dead writers left behind (killed mid-write).
+
+        Temporaries of other hosts sharing the directory, of live processes and of unknown form are kept.
+        """
         try:
             names = os.listdir(self.tmp_dir)
         except FileNotFoundError:
             return
         for name in names:
-            parts = name.rsplit(".", 2)
-            if len(parts) != 3 or not parts[1].isdigit():
+            if not is_stale_own_temporary(name):
                 continue
-            pid = int(parts[1])
-            if pid != os.getpid() and not _pid_alive(pid):
-                path = self.tmp_dir / name
-                if path.is_dir():
-                    shutil.rmtree(path, ignore_errors=True)
-                else:
-                    try:
-                        path.unlink()
-                    except OSError:
-                        pass
+            path = self.tmp_dir / name
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                try:
+                    path.unlink()
+                except OSError:
+                    pass
 
     def clear(self) -> None:
-        """Delete every entry and record (entries being written by live processes are left to them)."""
-        for sub in ("kernels", "records"):
-            path = self.root / sub
+        """Delete every entry and record, and the compilers' binary caches (entries being written are left to
+        their writers)."""
+        from tilelang.cache.usage import binary_cache_dirs
+
+        for path in [self.root / "kernels", self.root / "records", *binary_cache_dirs(self.root)]:
             if path.exists():
-                trash = self._new_tmp(f"clear-{sub}")
+                trash = self._new_tmp(f"clear-{path.name}")
                 try:
                     os.rename(path, trash)
                 except OSError:

@@ -428,10 +428,12 @@ def compile_cuda(code: str, target_format: str = "ptx", arch: str | list[str] | 
                  verbose: bool = False) -> bytearray:
     """Compile CUDA C `code` with nvcc and return the PTX / cubin / fatbin bytes.
 
-    arch: a list of nvcc flags (``["-arch=sm_90a"]``, ``["-gencode", "arch=...,code=..."]``), a string passed
-        as ``-arch <arch>``, or None for the current Target's ``arch`` / ``code`` (the local GPU without one).
-    options: extra nvcc flags (a string is one flag). path_target: write the output there instead.
-    Raises RuntimeError with nvcc's output and the command line when it fails or runs out of time.
+    :param arch: a list of nvcc flags (``["-arch=sm_90a"]``, ``["-gencode", "arch=...,code=..."]``), a string
+        passed as ``-arch <arch>``, or None for the current Target's ``arch`` / ``code`` (the local GPU without
+        one).
+    :param options: extra nvcc flags (a string is one flag).
+    :param path_target: write the output there instead.
+    :raises RuntimeError: with nvcc's output and the command line when it fails or runs out of time.
     """
     return run_nvcc(code, target_format, arch, options, path_target, verbose).data
 

@@ -51,9 +51,10 @@ def compile_cuda(code: str, target_format: Literal["ptx", "cubin"] = "ptx", arch
                  options: str | list[str] | None = None, verbose: bool = False) -> bytearray:
     """Compile CUDA C `code` with NVRTC and return the PTX or cubin bytes.
 
-    arch: the SM number (``80``, ``90`` ...; 90 and on compile the arch-specific ``a`` variant); None reads the
-        current Target's arch (or the local GPU). options: extra NVRTC flags (a string is one flag).
-    RuntimeError with the source, NVRTC's log (``verbose=True``) and the options when compilation fails.
+    :param arch: the SM number (``80``, ``90`` ...; 90 and on compile the arch-specific ``a`` variant); None
+        reads the current Target's arch (or the local GPU).
+    :param options: extra NVRTC flags (a string is one flag).
+    :raises RuntimeError: with the source, NVRTC's log (``verbose=True``) and the options when compilation fails.
     """
     if target_format not in ("ptx", "cubin"):
         raise ValueError(f"target_format must be cubin or ptx, got {target_format!r}")

@@ -32,7 +32,7 @@ def _plain(value: Any) -> Any:
 
 
 def _dim(e: Any) -> int | str:
-    from tilelang.transform._common import as_int
+    from tilelang.transform.utils import as_int
 
     v = as_int(e)
     return v if v is not None else str(e)
@@ -59,7 +59,7 @@ def extrac_params(func: Any) -> list[Any]:
 
 
 def launch_metadata(func: Any) -> dict[str, Any]:
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     ext = C.launch_extents(func)
     meta: dict[str, Any] = {
@@ -100,17 +100,26 @@ def _inspect(rt_mod: Any, fmt: str) -> str:
 
 
 def lower(func: Any, target: Any = None, target_host: Any = None,
-          pass_configs: dict[str, Any] | None = None) -> CompiledArtifact:
+          pass_configs: dict[str, Any] | None = None, *, runtime_only: bool = False,
+          enable_host_codegen: bool = True, enable_device_compile: bool = True) -> CompiledArtifact:
     """Compile `func` (a PrimFunc or a one-function IRModule) for `target` (``"auto"``/None: see
-    `tilelang.backend.determine_target`; an enclosing ``with tvm.target.Target(...)`` sets the default)."""
+    `tilelang.backend.determine_target`; an enclosing ``with tvm.target.Target(...)`` sets the default).
+
+    The reference's keywords: ``enable_host_codegen=False`` leaves the host half as IR (``host_mod``; no
+    ``rt_mod`` to run, no ``host_source``) for targets with device code; ``enable_device_compile=False`` builds
+    the device module through its codegen's source-only path (``DeviceCodegen.build_without_compile``) where it
+    has one. Both default to True here (the reference defaults them to False because its JIT adapters build
+    those halves themselves; this project's execution backends take them from the artifact). `runtime_only` is
+    accepted for the reference's signature; parameter descriptions are always produced.
+    """
     from tvm.target import Target
 
     from tilelang.backend import hooks
     from tilelang.backend.host_codegen import apply_host_codegen_hooks, resolve_host_codegen
     from tilelang.backend.target import determine_target
     from tilelang.engine.callback import apply_postproc
-    from tilelang.transform import _common as C
     from tilelang.transform import pipeline
+    from tilelang.transform import utils as C
     from tilelang.transform.config import normalize_pass_configs
 
     config = determine_target("auto" if target is None else target)
@@ -137,15 +146,17 @@ def lower(func: Any, target: Any = None, target_host: Any = None,
             host_mod = apply_host_codegen_hooks(host_mod, th, tgt)
             host_mod = hooks.chain("tilelang_prepare_host_codegen", host_mod, target_host=th, target=tgt)
             if device_mod is None:
-                rt_mod = _device_codegen(host_mod, tgt)
+                rt_mod = _device_codegen(host_mod, tgt, compile_device=enable_device_compile)
                 source = _inspect(rt_mod, "ll") or _inspect(rt_mod, "")
                 host_source = None
             else:
-                dev_rt = _device_codegen(device_mod, tgt)
+                dev_rt = _device_codegen(device_mod, tgt, compile_device=enable_device_compile)
                 source = _inspect(dev_rt, "")
-                rt_mod = resolve_host_codegen(th).lower(host_mod, th)
-                rt_mod.import_module(dev_rt)
-                host_source = _inspect(rt_mod, "ll") or None
+                rt_mod, host_source = None, None
+                if enable_host_codegen:
+                    rt_mod = resolve_host_codegen(th).lower(host_mod, th)
+                    rt_mod.import_module(dev_rt)
+                    host_source = _inspect(rt_mod, "ll") or None
             source = hooks.chain("tilelang_postprocess_kernel_source", source, target=tgt)
             source = apply_postproc(source, tgt)
         except TileLangError:
@@ -166,23 +177,29 @@ def lower(func: Any, target: Any = None, target_host: Any = None,
     if shared:
         metadata["shared_bytes"] = shared
     metadata["device_functions"] = [str(gv.name_hint) for gv in (device_mod or host_mod).functions.keys()]
+    params = param_infos(prim)
+    plan = None
+    if device_mod is not None:
+        from tilelang.engine.launch_plan import build_launch_plan
+
+        plan = build_launch_plan(device_mod, host_mod, params)
     artifact = CompiledArtifact(
-        name=name, target=_plain(config), target_host=_plain(host_config), params=param_infos(prim),
+        name=name, target=_plain(config), target_host=_plain(host_config), params=params,
         kernel_source=source, host_source=host_source, device_mod=device_mod if device_mod is not None else host_mod,
-        host_mod=host_mod, rt_mod=rt_mod, metadata=json.loads(json.dumps(metadata)),
+        host_mod=host_mod, rt_mod=rt_mod, metadata=json.loads(json.dumps(metadata)), launch_plan=plan,
     )
     hooks.plugin_manager().hook.tilelang_artifact_built(artifact=artifact)
     return artifact
 
 
-def _device_codegen(mod: Any, target: Any) -> Any:
+def _device_codegen(mod: Any, target: Any, *, compile_device: bool = True) -> Any:
     """Build `mod` with the target's device codegen, through the compile session's codegen middleware."""
     from tilelang.backend.device_codegen import resolve_device_codegen
     from tilelang.instrumentation import run_codegen_with_instrumentation
 
     codegen = resolve_device_codegen(target)
     return run_codegen_with_instrumentation(f"target.build.tilelang_{codegen.name}", mod, target,
-                                            lambda: codegen.lower(mod, target))
+                                            lambda: codegen.lower(mod, target, compile_device=compile_device))
 
 
 @contextlib.contextmanager
@@ -240,7 +257,7 @@ def _final_shared_bytes(device_mod: Any) -> int | None:
     Counted after TVM's StorageRewrite / MergeSharedMemoryAllocations and every backend pass: tiles whose
     lifetimes do not overlap share storage, backend scratch is included (the plan before them overstates).
     """
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
     from tilelang.transform.plan_shared_memory import dtype_bytes
 
     best = 0

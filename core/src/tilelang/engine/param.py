@@ -24,7 +24,7 @@ class KernelParam:
 
     @classmethod
     def from_buffer(cls, buffer: Any) -> KernelParam:
-        from tilelang.transform._common import as_int
+        from tilelang.transform.utils import as_int
 
         shape = []
         for dim in buffer.ty.shape if hasattr(buffer, "ty") else buffer.shape:

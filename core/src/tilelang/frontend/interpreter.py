@@ -436,7 +436,7 @@ class Interpreter:
         """``a:b`` in a store target: a Ramp over the constant number of elements it covers."""
         from tvm import tirx
 
-        from tilelang.transform import _common as C
+        from tilelang.transform import utils as C
 
         start = 0 if node.lower is None else self.eval(node.lower)
         step = 1 if node.step is None else self.eval(node.step)

@@ -1,4 +1,4 @@
-"""Pass events: TVM's before/after-pass callbacks paired into nested, numbered `PassEvent`s.
+"""Pass events: TVM's before/after-pass callbacks paired into nested, numbered `PassEvent` records.
 
 TVM reports every pass run inside a ``PassContext`` to its instruments twice (``run_before_pass`` and
 ``run_after_pass``), nested passes included, and says nothing when a pass raises. `StackedPassInstrument` keeps
@@ -49,7 +49,7 @@ def current_pass_phase() -> str | None:
 
 
 def active_stacked_pass_instruments() -> tuple[StackedPassInstrument, ...]:
-    """The `StackedPassInstrument`s whose PassContext is entered in this execution context, oldest first."""
+    """The `StackedPassInstrument` objects whose PassContext is entered in this execution context, oldest first."""
     return _ACTIVE.get()
 
 
@@ -107,7 +107,7 @@ class _Frame:
 
 @pass_instrument
 class StackedPassInstrument:
-    """A TVM pass instrument that pairs nested callbacks and reports `PassEvent`s to `observer`.
+    """A TVM pass instrument that pairs nested callbacks and reports `PassEvent` records to `observer`.
 
     ``capture_nested=False`` reports only top-level passes (nested ones are still tracked so pairing stays
     right); ``capture_predicate(name, depth)`` filters further. ``sequence_allocator`` numbers events from a

@@ -10,6 +10,7 @@ Registration is idempotent and happens on first use (importing this module does 
 from __future__ import annotations
 
 import enum
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -207,14 +208,18 @@ def register_all() -> None:
 
 
 _registered = False
+_register_lock = threading.Lock()
 
 
 def ensure_registered() -> None:
-    """Register the tile ops with TVM once per process."""
+    """Register the tile ops with TVM once per process (thread-safe: TVM rejects a second registration, and
+    threads compiling at once would both register)."""
     global _registered
     if not _registered:
-        register_all()
-        _registered = True
+        with _register_lock:
+            if not _registered:
+                register_all()
+                _registered = True
 
 
 def register_intrinsic(name: str, effect: str, description: str) -> tvm.ir.Op:

@@ -29,6 +29,7 @@ from tilelang.jit.kernel import JITKernel
 __all__ = ["CompileOptions", "compile", "par_compile", "kernel_from_cache"]
 
 logger = logging.getLogger("tilelang.jit")
+_compilation_logger = logging.getLogger("tilelang.jit.compilation")  # see tilelang.log: TILELANG_PRINT_ON_COMPILATION
 
 
 def _plain_configs(configs: dict[Any, Any] | None) -> dict[str, Any]:
@@ -192,8 +193,8 @@ def compile_with(func: Any, options: CompileOptions, target: dict[str, Any] | No
     start = time.perf_counter()
     name = _name_of(prim)
     if env.is_print_on_compilation_enabled():
-        logger.info("TileLang begins to compile kernel `%s` with `out_idx=%s` for %s", name, options.out_idx,
-                    target.get("kind"))
+        _compilation_logger.info("TileLang begins to compile kernel `%s` with `out_idx=%s` for %s", name,
+                                 options.out_idx, target.get("kind"))
     context = {"kernel": name, "target": target, "backend": options.execution_backend}
     with jit_phase("cache.compile", verbose=options.verbose, **context):
         with jit_phase("lower", verbose=options.verbose, **context):
@@ -252,7 +253,7 @@ def par_compile(funcs: Iterable[Any], out_idx: int | Sequence[int] | None = None
 
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=len(funcs), desc="par_compile", disable=len(funcs) < 2, leave=False)
+    bar = tqdm(total=len(funcs), desc="Parallel Compiling", disable=len(funcs) < 2, leave=False)
     try:
         if workers == 1:
             results = []

@@ -13,7 +13,9 @@ dialect that no installed backend provides raises an AttributeError naming the d
 from __future__ import annotations
 
 import importlib
+import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -164,3 +166,26 @@ def reset() -> None:
     with _lock:
         _entry_points = None
         _modules.clear()
+
+
+def common_language_dialect(module_name: str, label: str) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """``(__getattr__, __dir__)`` for a backend's dialect module that is exactly the common language
+    (``tilelang.language.common``) under its own name; names resolve on first use (importing the dialect imports
+    neither TVM nor torch). `label` names the backend in the AttributeError of an unknown name."""
+
+    def get(name: str) -> Any:
+        common = importlib.import_module("tilelang.language.common")
+        if name == "__all__":
+            value: Any = tuple(common.__all__)
+        elif name in common.__all__:
+            value = getattr(common, name)
+        else:
+            raise AttributeError(f"module {module_name!r} has no attribute {name!r} (the {label} dialect is the "
+                                 "common language: see tilelang.language.common.__all__)")
+        vars(sys.modules[module_name])[name] = value
+        return value
+
+    def names() -> list[str]:
+        return sorted({*vars(sys.modules[module_name]), *get("__all__")})
+
+    return get, names

@@ -107,16 +107,18 @@ def _matrix(r: Any, op: str, what: str) -> list[Any]:
     return last2
 
 
+# C may be a shared tile too (the reference accepts it; a backend's gemm that needs a fragment C declines it in
+# its `applies` and core's generic lowering serves it)
 _GEMM_SCOPES = ("shared", "shared.dyn", "local.fragment", "local")
 
 
 def gemm(A: Any, B: Any, C: Any, transpose_A: bool = False, transpose_B: bool = False,
          policy: Any = GemmWarpPolicy.Square, clear_accum: bool = False, k_pack: int = 1, mbar: Any = None,
          annotations: dict | None = None, *, wg_wait: int = 0) -> None:
-    """``C (+)= op(A) @ op(B)``: A (shared or fragment) is MxK, B KxN, C (fragment or local) MxN."""
+    """``C (+)= op(A) @ op(B)``: A (shared or fragment) is MxK, B KxN, C (fragment, local or shared) MxN."""
     _state.require("T.gemm")
     regions = []
-    for name, x, scopes in (("A", A, _GEMM_SCOPES), ("B", B, _GEMM_SCOPES), ("C", C, ("local.fragment", "local"))):
+    for name, x, scopes in (("A", A, _GEMM_SCOPES), ("B", B, _GEMM_SCOPES), ("C", C, _GEMM_SCOPES)):
         r = R.to_region(_operand(x, name, "T.gemm"))
         scope = R.buffer_scope(r.source)
         if scope not in scopes:

@@ -177,8 +177,8 @@ class Layout:
 
     # ------------------------------------------------------------------------------------------ algebra
     def repeat(self, dim: int, factor: int) -> Layout:
-        """Tile this layout `factor` times along input `dim`: ``L'(..idx..) = [idx[dim] // extent] +
-        L(idx with idx[dim] % extent)`` (a new leading output index numbers the copies)."""
+        """Tile this layout `factor` times along input `dim` (a new leading output index numbers the copies):
+        ``L'(..idx..) = [idx[dim] // extent] + L(idx with idx[dim] % extent)``."""
         if isinstance(dim, bool) or not isinstance(dim, int):
             raise TypeError(f"dim must be an int, got {type(dim)!r}")
         if isinstance(factor, bool) or not isinstance(factor, int):

@@ -91,8 +91,8 @@ class Profiler:
     def manual_assert_close(self, reference_program: Callable[..., Any],
                             input_tensors: Sequence[Any] | None = None,
                             manual_check_prog: Callable[..., Any] | None = None) -> None:
-        """Run the kernel and `reference_program` on the same inputs and let ``manual_check_prog(outputs,
-        ref_outputs)`` judge them (it raises, typically AssertionError, on a mismatch)."""
+        """Run the kernel and `reference_program` on the same inputs and let `manual_check_prog` judge them:
+        ``manual_check_prog(outputs, ref_outputs)`` (it raises, typically AssertionError, on a mismatch)."""
         if manual_check_prog is None:
             raise ValueError("manual_assert_close needs manual_check_prog(outputs, ref_outputs)")
         inputs = list(input_tensors) if input_tensors is not None else self._get_inputs()
@@ -100,12 +100,24 @@ class Profiler:
 
     def do_bench(self, func: Callable[..., Any] | None = None, warmup: float = 25, rep: float = 100,
                  n_warmup: int = 0, n_repeat: int = 0, input_tensors: Sequence[Any] | None = None,
-                 quantiles: list[float] | None = None, return_mode: str = "mean") -> Any:
+                 backend: str = "event", quantiles: list[float] | None = None, return_mode: str = "mean",
+                 dynamic_symbolic_constraints: dict[str, int] | None = None, device: Any = None,
+                 early_stop_baseline: float | None = None) -> Any:
         """Milliseconds per call of `func` (default: the kernel) on the inputs: for the kernel itself the
         backend's device timer when it offers one (`ExecutionBackend.device_timer`), else wall clock on CPU
-        and device events on GPUs."""
+        and device events on GPUs (`backend`: ``"event"``, ``"cupti"`` or ``"cudagraph"``), each GPU run after
+        an L2 flush (see `tilelang.profiler.bench`).
+
+        `input_tensors` are used as given; else `dynamic_symbolic_constraints` (``{"m": 2048}``) gives the
+        symbolic dims of freshly made inputs; else the profiler's own inputs. `device` is the CUDA device to
+        time on; `early_stop_baseline` skips the full measurement of a kernel already slower than it (ms)."""
         target = func or self.kernel
-        inputs = list(input_tensors) if input_tensors is not None else self._get_inputs()
+        if input_tensors is not None:
+            inputs = list(input_tensors)
+        elif dynamic_symbolic_constraints is not None:
+            inputs = self._inputs_for({**self.dims, **dynamic_symbolic_constraints})
+        else:
+            inputs = self._get_inputs()
         timer = None
         device_timer = self.kernel.device_timer() if target is self.kernel else None
         if device_timer is not None:
@@ -113,4 +125,14 @@ class Profiler:
             timer = lambda: device_timer(*everything, warmup=0, rep=1)
         return do_bench(lambda: target(*inputs), warmup=warmup, rep=rep, device_type=self.device,
                         n_warmup=n_warmup, n_repeat=n_repeat, quantiles=quantiles, return_mode=return_mode,
-                        timer=timer)
+                        backend=backend, device=device, early_stop_baseline=early_stop_baseline, timer=timer)
+
+    def _inputs_for(self, dims: dict[str, int]) -> list[Any]:
+        """Fresh inputs with the symbolic dims `dims` (ValueError naming any symbolic dim left without a value)."""
+        for i in self.inputs:
+            p = self.kernel.params[i]
+            missing = [d for d in (p.shape if p.is_tensor else ()) if isinstance(d, str) and d not in dims]
+            if missing:
+                raise ValueError(f"Dynamic symbolic variable {missing[0]!r} of parameter {p.name!r} not found in "
+                                 f"dynamic_symbolic_constraints. Available constraints: {sorted(dims)}")
+        return supply_inputs(self.kernel.params, self.inputs, self.supply_type, self.device, dims)

@@ -183,6 +183,16 @@ requires_gfx950 = Requirement("requires_gfx950", _rocm_family_probe("gfx950", la
                               ("gpu",))
 
 
+def _check_is_gfx950() -> bool:
+    """Whether the visible AMD GPU is a gfx950 (the reference's helper; False without one)."""
+    return requires_gfx950.holds
+
+
+def _check_is_cdna() -> bool:
+    """Whether the visible AMD GPU is a CDNA part (gfx90a / gfx94x / gfx950); False without one."""
+    return requires_cdna.holds
+
+
 def _cuda_or_cdna() -> str | None:
     cuda, cdna = requires_cuda.reason, requires_cdna.reason
     return None if cuda is None or cdna is None else f"needs an NVIDIA GPU or a CDNA GPU ({cuda}; {cdna})"

@@ -398,7 +398,7 @@ def gemv(N: int = 256, K: int = 512, block_N: int = 128, dtype: str = "float16",
 
 # ---------------------------------------------------------------------------------------------- atomics
 def atomic_colsum(M: int = 256, N: int = 64, block_M: int = 32, dtype: str = "float32") -> CorpusKernel:
-    """Column sums: each block reduces its rows and ``T.atomic_add``s the partial row into the output."""
+    """Column sums: each block reduces its rows and adds the partial row (``T.atomic_add``) into the output."""
 
     @T.prim_func
     def atomic_colsum(A: T.Tensor((M, N), dtype), S: T.Tensor((N,), dtype)):

@@ -15,8 +15,8 @@ import tvm
 from tvm import tirx
 
 from tilelang.backend.tile_ops import TileOpImpl
-from tilelang.tileop._util import cast, guarded, nonunit_dims, region_indices
-from tilelang.transform import _common as C
+from tilelang.tileop.utils import cast, guarded, nonunit_dims, region_indices
+from tilelang.transform import utils as C
 
 ATOMIC_ATTR = "tl.atomic"
 DEFAULT_ATOMIC_FUNCTIONS = {"add": "atomicAdd", "max": "atomicMax", "min": "atomicMin"}

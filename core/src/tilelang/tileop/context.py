@@ -10,7 +10,7 @@ import tvm
 from tvm import tirx
 
 from tilelang.layout import CyclicFragment
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 
 
 @dataclass

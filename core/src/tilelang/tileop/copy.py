@@ -11,8 +11,8 @@ from typing import Any
 from tvm import tirx
 
 from tilelang.backend.tile_ops import TileOpImpl
-from tilelang.tileop._util import cast, guarded, nonunit_dims, region_indices
-from tilelang.transform import _common as C
+from tilelang.tileop.utils import cast, guarded, nonunit_dims, region_indices
+from tilelang.transform import utils as C
 
 
 def lower_copy(ctx: Any) -> Any:

@@ -12,9 +12,9 @@ from typing import Any
 from tvm import tirx
 
 from tilelang.backend.tile_ops import TileOpImpl
-from tilelang.tileop._util import cast
 from tilelang.tileop.reduce import identity_value
-from tilelang.transform import _common as C
+from tilelang.tileop.utils import cast
+from tilelang.transform import utils as C
 
 
 def lower_cumsum(ctx: Any) -> Any:

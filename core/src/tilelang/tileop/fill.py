@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from tilelang.backend.tile_ops import TileOpImpl
-from tilelang.tileop._util import cast, guarded, nonunit_dims, region_indices
-from tilelang.transform import _common as C
+from tilelang.tileop.utils import cast, guarded, nonunit_dims, region_indices
+from tilelang.transform import utils as C
 
 
 def lower_fill(ctx: Any) -> Any:

@@ -37,7 +37,7 @@ from tvm import tirx
 from tilelang.backend.tile_ops import TileOpImpl
 from tilelang.tileop.atomic import ATOMIC_ATTR
 from tilelang.tileop.atomic import DEFAULT_ATOMIC_FUNCTIONS as TILE_ATOMIC_FUNCTIONS
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 
 DEFAULT_WARP_SIZE = 32
 

@@ -11,8 +11,8 @@ from typing import Any
 from tvm import tirx
 
 from tilelang.backend.tile_ops import TileOpImpl
-from tilelang.tileop._util import cast
-from tilelang.transform import _common as C
+from tilelang.tileop.utils import cast
+from tilelang.transform import utils as C
 
 KINDS = ("sum", "max", "min", "abssum", "absmax", "bitand", "bitor", "bitxor")
 

@@ -11,8 +11,8 @@ from typing import Any
 from tvm import tirx
 
 from tilelang.backend.tile_ops import TileOpImpl
-from tilelang.tileop._util import cast, guarded
-from tilelang.transform import _common as C
+from tilelang.tileop.utils import cast, guarded
+from tilelang.transform import utils as C
 
 
 def lower_transpose(ctx: Any) -> Any:

@@ -1,4 +1,4 @@
-"""Roofline estimate of a tile program: FLOPs of its ``T.gemm``s, bytes its ``T.copy``s move to or from global
+"""Roofline estimate of a tile program: FLOPs of its ``T.gemm`` calls, bytes its ``T.copy`` calls move to or from global
 memory, and the time a device needs for the larger of the two.
 
 Counts come from the tile IR (before lowering): each tile op is weighted by the extents of the serial loops

@@ -96,8 +96,8 @@ def load_example(path: str) -> ModuleType:
 
 
 def discover_prim_func(module: ModuleType, name: str | None = None, **kwargs: Any) -> Any:
-    """The PrimFunc of the first ``@tilelang.jit`` kernel or ``@T.prim_func`` of `module` (or the one `name`d);
-    a jit kernel is specialised with `kwargs`."""
+    """The PrimFunc of the first ``@tilelang.jit`` kernel or ``@T.prim_func`` of `module` (or the one called
+    `name`); a jit kernel is specialised with `kwargs`."""
     from tvm import tirx
 
     from tilelang.jit import JITImpl

@@ -28,7 +28,7 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 from tilelang.transform.config import current_tl_config
 
 LAYOUT_MAP_ATTR = "tl.layout_map"

@@ -12,7 +12,7 @@ from typing import Any
 import tvm
 from tvm import tirx
 
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 
 _MIN_ARGS = {"tl.copy": 2, "tl.fill": 2, "tl.gemm": 3, "tl.reduce": 4, "tl.cumsum": 2, "tl.atomic": 2,
              "tl.transpose": 2, "tl.im2col": 8, "tl.gemm_sp": 4}

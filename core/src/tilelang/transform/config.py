@@ -171,6 +171,11 @@ def current_tl_config(key: str, default: Any = None) -> Any:
     return _pass_context_tl_configs().get(str(key), default)
 
 
+def current_tl_configs() -> dict[str, Any]:
+    """Every ``tl.*`` pass config in effect (the current `tl_configs` scope over the current PassContext's)."""
+    return {**_pass_context_tl_configs(), **(_TL_CONFIGS.get() or {})}
+
+
 # ---------------------------------------------------------------- tl.* keys in tvm.transform.PassContext
 # TVM 0.27 rejects config keys no C++ code registered; the reference registers its ``tl.*`` keys, so users write
 # ``tvm.transform.PassContext(config={"tl.disable_tma_lower": True})``. The patched constructor keeps the ``tl.*``

@@ -22,7 +22,7 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 
 __all__ = ["DecoupleTypeCast", "normalize_flat_binds"]
 

@@ -17,7 +17,7 @@ from typing import Any
 import tvm
 from tvm import tirx
 
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 from tilelang.transform.plan_shared_memory import dtype_bytes
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import tvm
 
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 
 
 def InsertBarriers(target: Any = None) -> tvm.transform.Pass:

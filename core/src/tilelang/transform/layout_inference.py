@@ -35,7 +35,7 @@ from tvm import tirx
 
 from tilelang.errors import LoweringError
 from tilelang.layout import CyclicFragment, fragment_vector_lanes
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 
 VECTOR_LANES_ANN = "tl.vector_lanes"  # AllocBuffer annotation: the partitioned fragment's vector width (> 1 only)
 VECTOR_LANES_OPTION = "fragment_vector_lanes"  # TargetKind.pipeline_options key enabling vector layouts

@@ -13,7 +13,7 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 
 
 def _legal(indices: list[Any], shape: list[Any], analyzer: Any) -> tuple[list[Any], bool]:

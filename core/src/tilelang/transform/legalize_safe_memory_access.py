@@ -32,7 +32,7 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 from tilelang.transform.config import current_tl_config
 
 _POINTER_OPS = ("tirx.address_of", "tirx.tvm_access_ptr")

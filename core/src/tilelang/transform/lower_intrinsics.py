@@ -6,9 +6,9 @@ Runs right after LowerTileOps; backend passes at ``post_tile_lowering`` see the 
 `tilelang.tileop.intrinsics.IntrinsicContext` and asks the tile-op registry for the highest-priority
 implementation of that name for the target (core's generic ones are registered for every target with priority
 0). An implementation returns the replacement expression, or a `tilelang.tileop.intrinsics.Lowered` whose
-statements are spliced in front of the statement holding the call (in evaluation order; flat ``Bind``s keep their
-scope). A call no implementation serves is a `LoweringError`
-naming the construct, the target and what to use instead.
+statements are spliced in front of the statement holding the call (in evaluation order; flat ``Bind``
+statements keep their scope). A call no implementation serves is a `LoweringError` naming the construct, the
+target and what to use instead.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from tvm import tirx
 from tilelang.backend.tile_ops import ANY_TARGET, register_lazy_tile_op_impls, resolve_tile_op_impl
 from tilelang.errors import LoweringError, NoImplementationError, TileLangError
 from tilelang.ir.ops import INTRINSICS
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 
 register_lazy_tile_op_impls(ANY_TARGET, "tilelang.tileop.intrinsics:GENERIC_INTRINSICS")
 

@@ -16,7 +16,7 @@ from tvm import tirx
 
 from tilelang.backend.tile_ops import ANY_TARGET, register_lazy_tile_op_impls, resolve_tile_op_impl
 from tilelang.errors import LoweringError, TileLangError
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 from tilelang.transform.layout_inference import fragment_layouts
 
 register_lazy_tile_op_impls(ANY_TARGET, "tilelang.tileop:GENERIC_IMPLS")

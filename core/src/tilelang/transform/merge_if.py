@@ -1,8 +1,8 @@
-"""IfStmtBinding and MergeIfStmt: conditions evaluated once, then consecutive ``if``s on one condition merged.
+"""IfStmtBinding and MergeIfStmt: conditions evaluated once, then consecutive ``if`` statements on one condition merged.
 
 `IfStmtBinding` gives every ``if`` whose condition reads memory a ``Bind`` of the condition right before it (the
 condition is evaluated once, before the body runs) and splits an ``if`` over several statements into one ``if``
-per statement on that bound condition. `MergeIfStmt` merges consecutive ``if``s without ``else`` whose
+per statement on that bound condition. `MergeIfStmt` merges consecutive ``if`` statements without ``else`` whose
 conditions are structurally equal, unless the first one's body writes a buffer the condition reads (the
 second test would see the new value). Together they let later passes treat each statement's guard on its own
 without changing how often, or on which values, a condition is evaluated.
@@ -16,7 +16,7 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 
 
 def _reads(expr: Any) -> set[Any]:
@@ -58,7 +58,7 @@ def _flatten(body: Any) -> Any:
 
 
 def MergeIfStmt(target: Any = None) -> tvm.transform.Pass:
-    """Merge consecutive ``if``s on one condition (see the module docstring)."""
+    """Merge consecutive ``if`` statements on one condition (see the module docstring)."""
 
     @C.prim_func_pass("tl.MergeIfStmt")
     def merge(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:

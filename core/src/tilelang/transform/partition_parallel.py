@@ -26,7 +26,7 @@ import tvm_ffi
 from tvm import tirx
 
 from tilelang.layout import fragment_vector_lanes, unravel
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 from tilelang.transform.layout_inference import fragment_layouts, requested_lanes, vector_scope
 
 _VECTOR_LIMIT = 64
@@ -55,14 +55,46 @@ def _lanes_vectorizable(body: Any) -> bool:
     return not C.collect(body, tirx.AllocBuffer)
 
 
-def _serial(loops: list[Any], body: Any, vectorize: bool) -> Any:
+def _serial(loops: list[Any], body: Any, vectorize: bool, vector_bits: int | None = None) -> Any:
+    """`loops` around `body` as serial loops, the innermost vectorised when it may be. With `vector_bits` (the
+    ``vector_bits`` pipeline option, e.g. 128 for C's ``float4``) an innermost loop wider than one vector register
+    of the stored dtype is split into register-wide vectorised runs."""
     stmt = body
     for n, lp in enumerate(reversed(loops)):
         kind = tirx.ForKind.SERIAL
-        if n == 0 and vectorize and _vectorizable(tirx.For(lp.loop_var, lp.min, lp.extent, kind, stmt)):
-            kind = tirx.ForKind.VECTORIZED
+        if n == 0 and vectorize:
+            split = _register_split(lp, body, vector_bits)
+            if split is not None:
+                stmt = split
+                continue
+            if _vectorizable(tirx.For(lp.loop_var, lp.min, lp.extent, kind, stmt)) and _fits(lp, body, vector_bits):
+                kind = tirx.ForKind.VECTORIZED
         stmt = tirx.For(lp.loop_var, lp.min, lp.extent, kind, stmt)
     return stmt
+
+
+def _fits(loop: Any, body: Any, vector_bits: int | None) -> bool:
+    """Whether `loop` as one vector of its stored dtype fits `vector_bits` (always, when unset)."""
+    extent = C.as_int(loop.extent)
+    return not vector_bits or (extent is not None
+                               and extent * tvm.DataType(str(body.buffer.ty.dtype)).bits <= vector_bits)
+
+
+def _register_split(loop: Any, body: Any, vector_bits: int | None) -> Any:
+    """``for o: for v in vectorized(L): body[i := o * L + v]`` with ``L = vector_bits / bits(stored dtype)``, or
+    None when `loop` is not a plain store whose extent is a multiple (> 1) of ``L``."""
+    if not vector_bits or not isinstance(body, tirx.BufferStore):
+        return None
+    lanes = vector_bits // tvm.DataType(str(body.buffer.ty.dtype)).bits
+    extent = C.as_int(loop.extent)
+    if lanes < 2 or extent is None or extent <= lanes or extent % lanes or C.as_int(loop.min) != 0:
+        return None
+    if not _vectorizable(tirx.For(loop.loop_var, 0, lanes, tirx.ForKind.SERIAL, body)):
+        return None
+    outer, lane = tirx.Var(f"{loop.loop_var.name}_o", "int32"), tirx.Var(f"{loop.loop_var.name}_v", "int32")
+    inner = C.substitute(body, {loop.loop_var: outer * lanes + lane})
+    return tirx.For(outer, 0, extent // lanes, tirx.ForKind.SERIAL,
+                    tirx.For(lane, 0, lanes, tirx.ForKind.VECTORIZED, inner))
 
 
 def PartitionParallel(target: Any = None) -> tvm.transform.Pass:
@@ -97,7 +129,7 @@ def PartitionParallel(target: Any = None) -> tvm.transform.Pass:
                 if bad:
                     raise C.lowering_error(func, "a parallel loop that every thread runs whole touches the "
                                                  f"partitioned fragment(s) {sorted(str(b.name) for b in bad)}")
-                return _serial(loops, body, vectorize and threads == 1)
+                return _serial(loops, body, vectorize and threads == 1, options.get("vector_bits"))
             extents = [lp.extent for lp in loops]
             total = extents[0]
             for e in extents[1:]:

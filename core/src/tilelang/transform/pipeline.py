@@ -31,7 +31,7 @@ from typing import Any
 import tvm
 
 from tilelang.backend.passes import passes_at
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 from tilelang.transform.apply_layouts import ApplyLayouts, AttachLayouts
 from tilelang.transform.check_semantics import CheckSemantics
 from tilelang.transform.config import PrintIRInstrument, print_ir_target
@@ -75,17 +75,43 @@ def _tvm_legalize(target: Any) -> list[Any]:
     vectorize = bool(C.pipeline_options(target).get("vectorize", True)) and not bool(
         config.get("tirx.disable_vectorize", False))
     bf16 = [] if _native_bf16(target) else [tirx.transform.BF16ComputeLegalize()]
+    bits = C.pipeline_options(target).get("vector_bits")
     return [
         tirx.transform.FlattenBuffer(),
         *bf16,
         tirx.transform.NarrowDataType(32),
         s_tir.transform.LoopPartition(),
+        *([_cap_vector_width(int(bits))] if bits else []),
         tirx.transform.VectorizeLoop(vectorize),
         tirx.transform.StorageRewrite(),
         tirx.transform.UnrollLoop(),
         tirx.transform.StmtSimplify(),
         tirx.transform.RemoveNoOp(),
     ]
+
+
+def _cap_vector_width(bits: int) -> tvm.transform.Pass:
+    """Vectorised loops wider than `bits` (the ``vector_bits`` pipeline option) for the widest dtype they touch run
+    serially instead: the target has no such vectors (C's widest is 128 bits)."""
+    import tvm_ffi
+    from tvm import tirx
+
+    def on_for(loop: Any, mutator: Any) -> Any:
+        mutated = mutator.default_mutate(loop)
+        if mutated.kind != tirx.ForKind.VECTORIZED:
+            return mutated
+        extent = C.as_int(mutated.extent)
+        widths = [tvm.DataType(str(st.value.ty.dtype)).bits for st in C.collect(mutated.body, tirx.BufferStore)]
+        if extent is not None and extent * max(widths, default=32) <= bits:
+            return mutated
+        return tirx.For(mutated.loop_var, mutated.min, mutated.extent, tirx.ForKind.SERIAL, mutated.body)
+
+    @C.prim_func_pass("tl.CapVectorWidth")
+    def cap(func: Any, mod: Any, ctx: Any) -> Any:
+        body = tvm_ffi.structural_mutate(func.body, [(tirx.For, on_for)])
+        return func if body.same_as(func.body) else C.with_body(func, body)
+
+    return cap
 
 
 def _native_bf16(target: Any) -> bool:

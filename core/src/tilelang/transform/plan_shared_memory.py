@@ -13,7 +13,7 @@ from typing import Any
 import tvm
 from tvm import tirx
 
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 
 _BITS = {"bool": 8}
 _TINY_BYTES = 4

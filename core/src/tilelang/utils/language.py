@@ -197,7 +197,7 @@ def side_effect(expr: Any) -> Any:
     import tvm
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     worst = int(tirx.CallEffectKind.Pure.value)
     for call in C.collect(expr, tvm.ir.Call):

@@ -14,6 +14,7 @@ TVM's method.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -87,7 +88,7 @@ def _diffing_call(self: Any, mod: Any, *args: Any, **kwargs: Any) -> Any:
             try:
                 pd._generate_html(_html_steps, _html_path)
             except Exception as exc:
-                print(f"\n[pass_diff] could not write the HTML report: {exc}")
+                logging.getLogger("tilelang.pass_diff").warning("could not write the HTML report: %s", exc)
     return result
 
 
@@ -99,7 +100,7 @@ def _flush_at_exit() -> None:
             _generate_html(_html_steps, _html_path)
             print(f"\n[pass_diff] HTML report: {_html_path}")
         except Exception as exc:
-            print(f"\n[pass_diff] could not write the HTML report: {exc}")
+            logging.getLogger("tilelang.pass_diff").warning("could not write the HTML report: %s", exc)
 
 
 def install_pass_diff_hook() -> None:

@@ -27,6 +27,8 @@ def _normalize_cpu(config: dict) -> dict:
 # Shared-memory layouts (T.annotate_layout swizzles / paddings) stay hints: a CPU has no shared-memory banks, so a
 # swizzle only adds index arithmetic (measured 5-10x slower GEMM tiles).
 PIPELINE_OPTIONS = {"has_threads": False, "shared_layouts": False}
+# C has no vectors wider than the prelude's 128-bit types (``float4``, ``half8``...): whole loops run in such runs
+C_PIPELINE_OPTIONS = {**PIPELINE_OPTIONS, "vector_bits": 128}
 
 
 def _detect() -> dict:
@@ -41,7 +43,7 @@ def register() -> None:
     register_target_kind(TargetKind("llvm", description="CPU code through LLVM; mcpu defaults to the host CPU",
                                     pipeline_options=PIPELINE_OPTIONS))
     register_target_kind(TargetKind("c", description="portable C source compiled by the system C compiler",
-                                    pipeline_options={**PIPELINE_OPTIONS, "vectorize": False}))
+                                    pipeline_options=C_PIPELINE_OPTIONS))
     for kind in ("llvm", "c"):
         register_lazy_device_codegen(kind, f"tilelang_cpu.codegen:{kind.upper()}_CODEGEN")
         register_lazy_execution_backends(kind, "tilelang_cpu.execution_backend:EXECUTION_BACKENDS")

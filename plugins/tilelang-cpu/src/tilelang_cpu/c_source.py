@@ -22,7 +22,8 @@ _VECTOR_LANES = (2, 4, 8, 16)
 
 def _vector_types() -> str:
     """C++ vector types: ``N`` lanes of ``T`` in exactly ``N * sizeof(T)`` bytes, lanes readable as ``.s0`` ...
-    (as TVM prints them), built from N values or broadcast from one, with lane-wise operators."""
+    (as TVM prints them), built from N values, broadcast from one or cast lane-wise from another vector of N
+    lanes, with lane-wise operators."""
     lines = ["#ifdef __cplusplus", "template <typename T, int N> struct tl_vec_lanes;"]
     for lanes in _VECTOR_LANES:
         fields = ", ".join(f"s{i:x}" for i in range(lanes))
@@ -32,6 +33,8 @@ def _vector_types() -> str:
         "template <typename T, int N> struct tl_vec : tl_vec_lanes<T, N> {",
         "  tl_vec() = default;",
         "  tl_vec(T x) { for (int i = 0; i < N; ++i) this->v[i] = x; }",
+        "  template <typename U> explicit tl_vec(const tl_vec<U, N>& o) {",
+        "    for (int i = 0; i < N; ++i) this->v[i] = static_cast<T>(o.v[i]); }",
         "  template <typename... A, typename = typename std::enable_if<sizeof...(A) == N && (N > 1)>::type>",
         "  tl_vec(A... a) { T tmp[N] = {static_cast<T>(a)...}; for (int i = 0; i < N; ++i) this->v[i] = tmp[i]; }",
         "};",

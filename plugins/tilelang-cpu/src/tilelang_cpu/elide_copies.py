@@ -54,7 +54,7 @@ class _Uses:
         import tvm
         from tvm import tirx
 
-        from tilelang.transform import _common as C
+        from tilelang.transform import utils as C
 
         self.loads: dict[Any, int] = {}
         self.stores: dict[Any, int] = {}
@@ -90,7 +90,7 @@ def _analyzer(func: Any) -> Any:
     import tvm
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     ana = tvm.sym.Analyzer()
     for var, extent in C.launch_extents(func).values():
@@ -102,7 +102,7 @@ def _analyzer(func: Any) -> Any:
 
 def _aligned(region: Any, tile: Any) -> bool:
     """Whether `region`'s extents are `tile`'s shape on the trailing dimensions and 1 on the leading ones."""
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     shape = [C.as_int(s) for s in tile.ty.shape]
     ranges = list(region.region)
@@ -116,7 +116,7 @@ def _aligned(region: Any, tile: Any) -> bool:
 def _in_bounds(region: Any, ana: Any) -> bool:
     import tvm
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     if C.collect(region.region, tvm.ir.TensorLoad):
         return False  # corner read from memory: it could change between the copy and the uses
@@ -125,7 +125,7 @@ def _in_bounds(region: Any, ana: Any) -> bool:
 
 
 def _full(region: Any) -> bool:
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     return all(C.is_const(r.min, 0) and C.as_int(r.extent) == C.as_int(s)
                for r, s in zip(region.region, region.source.ty.shape))
@@ -133,7 +133,7 @@ def _full(region: Any) -> bool:
 
 def _mapper(region: Any) -> Any:
     """``indices of the tile -> indices of region.source`` (trailing dimensions aligned)."""
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     mins = [r.min for r in region.region]
 
@@ -149,7 +149,7 @@ def _remap_region(tile_region: Any, region: Any) -> Any:
     import tvm
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     mins = [r.min for r in region.region]
     lead = len(mins) - len(tile_region.region)
@@ -168,7 +168,7 @@ def _gemm_reads_in_place(call: Any, pos: int, isa: Any) -> bool:
     avoids.
     """
     from tilelang.ir.region import buffer_of
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
     from tilelang_cpu.gemm_plan import packs_b
 
     if pos == 0:
@@ -184,7 +184,7 @@ def _find(func: Any, params: set[Any], tiles: set[Any], isa: Any) -> tuple[Any, 
     from tvm import tirx
 
     from tilelang.ir.region import region_extents, to_region
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     uses = _Uses(func.body)
     ana = None
@@ -222,7 +222,7 @@ def _find(func: Any, params: set[Any], tiles: set[Any], isa: Any) -> tuple[Any, 
 
 
 def _input_ok(uses: _Uses, stmts: list[Any], c: int, tile: Any, glob: Any, isa: Any) -> bool:
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     if uses.written(glob.source) or uses.stores.get(tile, 0):
         return False
@@ -239,7 +239,7 @@ def _input_ok(uses: _Uses, stmts: list[Any], c: int, tile: Any, glob: Any, isa: 
 def _output_ok(uses: _Uses, stmts: list[Any], c: int, tile: Any, glob: Any) -> bool:
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     if uses.count(glob.source) != 1 or len(uses.tile.get(tile, [])) != 1:  # the copy is the only tile op on both
         return False
@@ -257,7 +257,7 @@ def _rewrite(func: Any, kind: str, seq: Any, c: int, tile: Any, glob: Any) -> An
     from tvm import tirx
 
     from tilelang.ir.region import to_region
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     copy = seq.seq[c]
     index = _mapper(glob)
@@ -291,7 +291,7 @@ def elide_tile_copies(func: Any, target: Any = None) -> Any:
     the function's, else this machine's CPU) decides whether the gemm micro-kernel packs B."""
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
     from tilelang_cpu.gemm_plan import ELIDE_COPIES, check_configs, config
     from tilelang_cpu.isa import vector_isa
 
@@ -313,7 +313,7 @@ def elide_tile_copies(func: Any, target: Any = None) -> Any:
 
 def ElideTileCopies(target: Any = None) -> Any:
     """The ``pre_layout`` pass (see the module docstring)."""
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     @C.prim_func_pass("tl_cpu.ElideTileCopies")
     def elide(func: Any, mod: Any, ctx: Any) -> Any:

@@ -67,7 +67,12 @@ class TVMFFIBackend(ExecutionBackend):
             return rt_mod
         paths = getattr(artifact.files, "paths", {})
         if LIBRARY in paths:
-            return load_module(paths[LIBRARY])
+            try:
+                return load_module(paths[LIBRARY])
+            except Exception:
+                if os.path.exists(paths[LIBRARY]) or LIBRARY not in artifact.files:
+                    raise
+                # the cache entry was evicted or cleared after it was read: load the bytes already in memory
         with tempfile.TemporaryDirectory(prefix="tilelang-") as tmp:
             path = Path(tmp) / LIBRARY
             if LIBRARY in artifact.files:

@@ -112,7 +112,7 @@ def VectorizableExp(target: Any = None) -> Any:
     import tvm_ffi
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     def expand(call: Any) -> Any:
         op = call.op

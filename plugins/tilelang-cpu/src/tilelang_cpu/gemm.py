@@ -47,7 +47,7 @@ def _vector_facts(target_text: str) -> tuple[int, int]:
 
 
 def _applies(ctx: Any) -> bool:
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     if ctx.num_threads != 1 or len(ctx.args) < 7:
         return False
@@ -84,9 +84,9 @@ def _pack_b_panels(src: Any, trans: bool, n: int, k: int, nr: int, dst: Any, vec
     order); transposed B one source row (a column of ``op(B)``) at a time along K."""
     from tvm import tirx
 
-    from tilelang.tileop._util import cast
     from tilelang.tileop.gemm import operand_index
-    from tilelang.transform import _common as C
+    from tilelang.tileop.utils import cast
+    from tilelang.transform import utils as C
 
     full, tail = divmod(n, nr)
     serial = tirx.ForKind.SERIAL
@@ -124,8 +124,8 @@ def _pack_a_rows(src: Any, trans: bool, m: int, k: int, dst: Any, vector: bool) 
     contiguous side innermost."""
     from tvm import tirx
 
-    from tilelang.tileop._util import cast
     from tilelang.tileop.gemm import operand_index
+    from tilelang.tileop.utils import cast
 
     i, kk = tirx.Var("i", "int32"), tirx.Var("kk", "int32")
     store = tirx.BufferStore(dst, cast("float32", tirx.BufferLoad(src.source, operand_index(src, i, kk, trans))),
@@ -148,7 +148,7 @@ def _micro_tile(a_at: Any, b_at: Any, c_at: Any, clear: bool, i0: Any, j0: Any, 
     """
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     accs = [tirx.decl_buffer([nr], "float32", name=f"acc{r}", scope="global") for r in range(mr)]
     j, kk = tirx.Var("j", "int32"), tirx.Var("kk", "int32")
@@ -187,7 +187,7 @@ def lower_gemm_micro(ctx: Any) -> Any:
     from tvm import tirx
 
     from tilelang.tileop.gemm import gemm_operands, operand_index
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
     from tilelang_cpu.gemm_plan import PREFETCH, config, gemm_plan
     from tilelang_cpu.gemm_prefetch import combine, next_step_tile, output_destination, output_tile
     from tilelang_cpu.gemm_prepack import whole_a_fp32, whole_b_panels

@@ -62,9 +62,9 @@ def config(key: str, default: Any) -> Any:
 
 def check_configs() -> None:
     """Raise for a ``tl.cpu.*`` pass config of the current compile that this backend does not know."""
-    from tilelang.transform.config import _TL_CONFIGS
+    from tilelang.transform.config import current_tl_configs
 
-    for key in _TL_CONFIGS.get() or {}:
+    for key in current_tl_configs():
         if str(key).startswith("tl.cpu.") and key not in CONFIG_KEYS:
             close = difflib.get_close_matches(key, CONFIG_KEYS, n=1, cutoff=0.5)
             hint = f"; did you mean {close[0]!r}?" if close else ""

@@ -54,7 +54,7 @@ def next_step_tile(src: Any, trans: bool, k: int, n: int, tiles: int) -> Prefetc
     from tvm import tirx
 
     from tilelang.tileop.gemm import operand_index
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     kdim = -1 if trans else -2
     extent = C.as_int(src.source.ty.shape[kdim]) if len(src.source.ty.shape) >= 2 else None
@@ -111,7 +111,7 @@ def output_destination(func: Any, acc: Any) -> Any | None:
     from tvm import tirx
 
     from tilelang.ir.region import region_extents, to_region
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     if func is None:
         return None
@@ -138,7 +138,7 @@ def output_tile(dst: Any, m: int, n: int, tiles: int, k: int, every: int) -> Any
     over the `tiles` micro tiles of the call at the given `every`; None when they would not cover it."""
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     per_line = _per_line(str(dst.source.ty.dtype))
     chunks = -(-n // per_line)
@@ -164,7 +164,7 @@ def output_tile(dst: Any, m: int, n: int, tiles: int, k: int, every: int) -> Any
 
 def combine(first: Prefetch | None, extra: Any) -> Prefetch | None:
     """`first` with the statements of ``extra(tile, slot)`` (an `output_tile` fetch, or None) added."""
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     if first is None or extra is None:
         return first

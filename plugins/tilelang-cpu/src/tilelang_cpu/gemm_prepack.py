@@ -36,7 +36,7 @@ def _eligible(ctx: Any, region: Any, reuse_dim: int, packed_bytes: int) -> bool:
     """Whether operand `region` may be replaced by a copy of its whole tensor made before the grid: a 2-D
     constant-shape parameter the kernel never writes, a block launch whose blocks read it at least twice over
     along `reuse_dim` (blocks x region extent >= 2 x tensor extent), a copy of at most the configured limit."""
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
     from tilelang_cpu.elide_copies import _Uses
     from tilelang_cpu.gemm_plan import PREPACK_LIMIT, config
 
@@ -65,8 +65,8 @@ def whole_a_fp32(ctx: Any, a: Any) -> tuple[list[Any], Any] | None:
     region keeps its indices), or None (fp32 A, or the conditions of the module docstring fail)."""
     from tvm import tirx
 
-    from tilelang.tileop._util import cast
-    from tilelang.transform import _common as C
+    from tilelang.tileop.utils import cast
+    from tilelang.transform import utils as C
 
     src = a.source
     if str(src.ty.dtype) == "float32" or len(src.ty.shape) != 2:
@@ -96,7 +96,7 @@ def whole_b_panels(ctx: Any, b: Any, trans: bool, k: int, nr: int, vector: bool,
     next K step) into L2 while the `strips` row strips of the current panel run."""
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
     from tilelang_cpu.gemm_prefetch import next_panel_slice
 
     src = b.source
@@ -133,8 +133,8 @@ def _pack_all(src: Any, trans: bool, k_total: int, n_total: int, nr: int, dst: A
     """
     from tvm import tirx
 
-    from tilelang.tileop._util import cast
-    from tilelang.transform import _common as C
+    from tilelang.tileop.utils import cast
+    from tilelang.transform import utils as C
 
     serial = tirx.ForKind.SERIAL
     full, tail = divmod(n_total, nr)
@@ -188,7 +188,7 @@ def hoist_block_invariants(body: Any, bound: list[Any]) -> tuple[Any, list[Any]]
     import tvm_ffi
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     marked = C.collect(body, tirx.AttrStmt, lambda s: str(s.attr_key) == HOIST)
     if not marked:

@@ -164,7 +164,7 @@ def _fold(ctx: Any, kind: str, scratch: Any, group: int, mask: Any, own: Any) ->
     """
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     threads = _threads(ctx)
     dtype = _RESULT_DTYPES.get(kind, str(scratch.ty.dtype))

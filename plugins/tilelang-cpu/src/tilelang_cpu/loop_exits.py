@@ -33,7 +33,7 @@ def _rewrite_body(body: Any, brk: Any, cont: Any) -> Any:
     """`body` with its own Break / Continue replaced by flag stores and later statements guarded."""
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     one = tirx.const(1, "int32")
     clear = tirx.And(tirx.BufferLoad(brk, [0]) == 0, tirx.BufferLoad(cont, [0]) == 0)
@@ -72,7 +72,7 @@ def lower_loop_exits(body: Any) -> Any:
     import tvm_ffi
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     def flags() -> tuple[Any, Any]:
         return (tirx.decl_buffer((1,), "int32", name="loop_break", scope="local"),
@@ -108,7 +108,7 @@ def LowerLoopExits(target: Any = None) -> Any:
     """Replace Break / Continue by flags (see the module docstring)."""
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     @C.prim_func_pass("tl_cpu.LowerLoopExits")
     def lower(func: Any, mod: Any, ctx: Any) -> Any:

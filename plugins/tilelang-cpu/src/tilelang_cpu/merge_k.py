@@ -27,7 +27,7 @@ from typing import Any
 
 def _k_dim(call: Any, pos: int, ndim: int) -> int:
     """The K dimension (negative index) of gemm operand `pos`."""
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     trans = C.as_int(call.args[3 + pos]) if len(call.args) > 3 + pos else 0
     if pos == 0:
@@ -39,7 +39,7 @@ def _step(region: Any, kdim: int, var: Any, ana: Any) -> int | None:
     """``block_K`` when `region` has K offset ``var * block_K + c`` and no other use of `var`, else None."""
     import tvm
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     ranges = list(region.region)
     kd = len(ranges) + kdim
@@ -63,7 +63,7 @@ def _widen(region: Any, kdim: int, var: Any, new_var: Any, f: int, buf: Any = No
     import tvm
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     ranges = list(region.region)
     kd = len(ranges) + kdim
@@ -82,7 +82,7 @@ def _merge(loop: Any, func: Any, uses: dict[Any, int], ana: Any, target_k: int) 
     from tvm import tirx
 
     from tilelang.ir.region import region_extents, to_region
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     n = C.as_int(loop.extent)
     if loop.kind != tirx.ForKind.SERIAL or not C.is_const(loop.min, 0) or n is None or n < 2:
@@ -155,7 +155,7 @@ def merge_gemm_k_steps(func: Any, target: Any = None) -> Any:
     import tvm_ffi
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
     from tilelang_cpu.elide_copies import _analyzer, _Uses
     from tilelang_cpu.gemm_plan import k_block
     from tilelang_cpu.isa import vector_isa
@@ -204,7 +204,7 @@ def _children(stmt: Any) -> list[Any]:
 
 def MergeGemmKSteps(target: Any = None) -> Any:
     """The ``pre_layout`` pass (see the module docstring); does nothing on targets with a software pipeline."""
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     @C.prim_func_pass("tl_cpu.MergeGemmKSteps")
     def merge(func: Any, mod: Any, ctx: Any) -> Any:

@@ -34,14 +34,14 @@ def _is_barrier(stmt: Any) -> bool:
 def _has_barrier(stmt: Any) -> bool:
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     return any(_is_barrier(e) for e in C.collect(stmt, tirx.Evaluate))
 
 
 def per_thread_buffers(body: Any) -> set[Any]:
     """Buffers each thread owns: ``local`` / ``local.var`` allocations that are not a block's fragment tile."""
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     return {a.buffer for a in C.allocations(body) if C.scope_of(a.buffer) in ("local", "local.var")
             and not (a.annotations and C.FRAGMENT_ANN in a.annotations)}
@@ -51,7 +51,7 @@ def _touches(stmt: Any, buffers: set[Any]) -> bool:
     import tvm
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     if not buffers:
         return False
@@ -68,7 +68,7 @@ def emulate_threads(stmt: Any, tvars: list[Any], extents: list[int], per_thread:
     """
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     if not tvars or not C.uses_var(stmt, tvars):
         return stmt
@@ -131,7 +131,7 @@ def spill_binds_across_barriers(body: Any, tvars: list[Any], per_thread: set[Any
     import tvm_ffi
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     if not tvars or not _has_barrier(body):
         return body
@@ -164,7 +164,7 @@ def _widen_thread_locals(body: Any, tvars: list[Any], extents: list[int]) -> Any
     import tvm_ffi
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     if not tvars:
         return body
@@ -207,7 +207,7 @@ def _accesses(stmt: Any) -> list[tuple[Any, list[Any]]]:
     import tvm
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     return ([(ld.source, list(ld.indices)) for ld in C.collect(stmt, tvm.ir.TensorLoad)]
             + [(st.buffer, list(st.indices)) for st in C.collect(stmt, tirx.BufferStore)])
@@ -217,7 +217,7 @@ def _streams_rows(body: Any, bx: Any) -> bool:
     """Whether `body` is one row loop, with no allocation, over tiles that ``bx`` moves along the last dimension."""
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     if not isinstance(body, tirx.For) or body.kind != tirx.ForKind.SERIAL or C.allocations(body):
         return False
@@ -244,7 +244,7 @@ def _fuse_columns(loop: Any) -> Any:
     import tvm.sym
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     inner = loop.body
     if not isinstance(inner, tirx.For) or C.as_int(inner.extent) is None or C.as_int(loop.extent) is None:
@@ -270,7 +270,7 @@ def stream_rows(body: Any, blocks: list[tuple[Any, Any]], threads: int) -> Any |
     from tvm import tirx
 
     from tilelang.layout import unravel
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     extents = [C.as_int(e) for _, e in blocks]
     if not blocks or any(e is None for e in extents) or not _streams_rows(body, blocks[0][0]):
@@ -294,7 +294,7 @@ def _bytes(buf: Any) -> int | None:
     """Bytes of a constant-shape buffer, else None."""
     from tvm import DataType
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     n = C.num_elements(buf.ty.shape)
     dt = DataType(str(buf.ty.dtype))
@@ -309,7 +309,7 @@ def LowerLaunchToCPU(target: Any = None) -> Any:
     from tilelang import env
     from tilelang.layout import unravel
     from tilelang.tileop.atomic import ATOMIC_ATTR
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
     from tilelang_cpu.gemm_prepack import hoist_block_invariants
 
     @C.prim_func_pass("tl_cpu.LowerLaunchToCPU")

@@ -23,7 +23,7 @@ VECTOR_REDUCE = True  # switch for benchmarks and tests
 
 
 def _applies(ctx: Any) -> bool:
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     if ctx.num_threads != 1 or len(ctx.args) < 3:
         return False
@@ -34,9 +34,9 @@ def _applies(ctx: Any) -> bool:
 def lower_gemm_cpu(ctx: Any) -> Any:
     from tvm import tirx
 
-    from tilelang.tileop._util import cast
     from tilelang.tileop.gemm import gemm_operands, operand_index
-    from tilelang.transform import _common as C
+    from tilelang.tileop.utils import cast
+    from tilelang.transform import utils as C
 
     a, b, c, ta, tb, clear = gemm_operands(ctx)
     m, n = [r.extent for r in c.region[-2:]]
@@ -46,7 +46,7 @@ def lower_gemm_cpu(ctx: Any) -> Any:
     ci = operand_index(c, i, j, False)
     prod = (cast(acc, tirx.BufferLoad(a.source, operand_index(a, i, kk, ta)))
             * cast(acc, tirx.BufferLoad(b.source, operand_index(b, kk, j, tb))))
-    vector = bool(ctx.options.get("vectorize", True)) and not tb and (C.as_int(n) or 0) <= _MAX_VECTOR
+    vector = _llvm_vectors(ctx) and not tb and (C.as_int(n) or 0) <= _MAX_VECTOR
     jkind = tirx.ForKind.VECTORIZED if vector else tirx.ForKind.SERIAL
     update = tirx.For(j, 0, n, jkind, tirx.BufferStore(c.source, tirx.BufferLoad(c.source, ci) + prod, ci))
     body = tirx.For(kk, 0, k, tirx.ForKind.SERIAL, update)
@@ -54,6 +54,14 @@ def lower_gemm_cpu(ctx: Any) -> Any:
         zero = tirx.For(j, 0, n, jkind, tirx.BufferStore(c.source, tirx.const(0, acc), ci))
         body = C.seq([zero, body])
     return tirx.For(i, 0, m, tirx.ForKind.SERIAL, body)
+
+
+def _llvm_vectors(ctx: Any) -> bool:
+    """Whether tile ops may emit vectors of any width: LLVM's. The ``c`` kind's vectors are the prelude's
+    128-bit structs with arithmetic only, so its tile ops stay scalar (its ``T.Parallel`` loops still vectorise)."""
+    from tilelang.backend.target import kind_of
+
+    return bool(ctx.options.get("vectorize", True)) and str(kind_of(ctx.target)) == "llvm"
 
 
 def _reduce_dim(ctx: Any) -> int:
@@ -74,9 +82,9 @@ def _reduce_chunk(ctx: Any, extent: int) -> int:
 
 
 def _reduce_applies(ctx: Any) -> bool:
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
-    if not VECTOR_REDUCE or ctx.has_threads or not ctx.options.get("vectorize", True) or len(ctx.args) < 4:
+    if not VECTOR_REDUCE or ctx.has_threads or not _llvm_vectors(ctx) or len(ctx.args) < 4:
         return False
     try:
         src, dst = ctx.region(0), ctx.region(1)
@@ -97,9 +105,9 @@ def lower_reduce_cpu(ctx: Any) -> Any:
     """``tl.reduce`` over the last dimension with vectorised partial results (see the module docstring)."""
     from tvm import tirx
 
-    from tilelang.tileop._util import cast
     from tilelang.tileop.reduce import combine, identity_value
-    from tilelang.transform import _common as C
+    from tilelang.tileop.utils import cast
+    from tilelang.transform import utils as C
 
     src, dst = ctx.region(0), ctx.region(1)
     kind, dim = ctx.str_arg(2), _reduce_dim(ctx)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-
 from tilelang.backend import (
     Backend,
     TargetKind,
@@ -56,20 +53,10 @@ def register() -> None:
 
 
 def toolchain() -> list[ToolStatus]:
-    """nvcc, and a visible GPU."""
-    nvcc_path = shutil.which("nvcc")
-    lines = []
-    if nvcc_path:
-        out = subprocess.run([nvcc_path, "--version"], capture_output=True, text=True, timeout=30).stdout
-        release = next((ln.split("release")[-1].strip() for ln in out.splitlines() if "release" in ln), "?")
-        lines.append(ToolStatus("nvcc", True, f"{nvcc_path} (release {release})"))
-    else:
-        lines.append(ToolStatus("nvcc", False, "not on PATH: install the CUDA toolkit or nvidia-cuda-nvcc"))
-    from tilelang_cuda.target import detect
+    """The compiler in use (nvcc or NVRTC, and why), nvcc, NVRTC with its headers, a visible GPU."""
+    from tilelang_cuda.toolkit import toolchain_status
 
-    gpu = detect()
-    lines.append(ToolStatus("GPU", gpu is not None, gpu["arch"] if gpu else "none visible (compile-only)"))
-    return lines
+    return toolchain_status()
 
 
 BACKEND = Backend(name="cuda", target_kinds=("cuda",), register=register, toolchain=toolchain,

@@ -1,9 +1,10 @@
-"""CUDA C -> cubin + PTX with nvcc (default when on PATH) or NVRTC (``cuda-python``), and the ptxas report.
+"""CUDA C -> cubin + PTX with nvcc (preferred when there is one) or NVRTC, and the ptxas report.
 
 `compile_source` runs ONE nvcc call per kernel through `tilelang.contrib.nvcc` (``-cubin --keep`` keeps the
 PTX; ``-Xptxas -v`` reports registers and shared memory) and memoises the result per process by (source, arch,
 compiler, flags). `compile_artifact` puts ``kernel.cubin`` / ``kernel.ptx`` into a `CompiledArtifact`'s files
-and the ptxas numbers into its metadata. ``TILELANG_CUDA_COMPILER=nvcc|nvrtc`` picks the compiler.
+and the ptxas numbers into its metadata. ``TILELANG_CUDA_COMPILER=nvcc|nvrtc`` picks the compiler; where nvcc,
+NVRTC and the headers are comes from `tilelang_cuda.toolkit` (NVIDIA's pip wheels through cuda-pathfinder).
 
 The reference TileLang's TVM callbacks of this backend live here too (declared in the manifest, registered
 when `tilelang.backend.get_backend` builds its module): `tilelang_callback_cuda_compile` (nvcc to a cubin or
@@ -13,7 +14,6 @@ fatbin, through `tilelang.cache.cuda_binary_cache.CUDABinaryCache`) and `tilelan
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import shutil
 import subprocess
@@ -67,32 +67,22 @@ def parse_ptxas(log: str) -> dict[str, Any]:
 
 
 def default_compiler() -> str:
-    """``nvcc`` when on PATH, else ``nvrtc`` (``TILELANG_CUDA_COMPILER`` overrides)."""
-    chosen = os.environ.get("TILELANG_CUDA_COMPILER", "").strip().lower()
-    if chosen:
-        return chosen
-    return "nvcc" if shutil.which("nvcc") else "nvrtc"
+    """``TILELANG_CUDA_COMPILER`` (``nvcc`` / ``nvrtc``) when set, else nvcc when there is one (PATH, ``CUDA_HOME``,
+    a standard install), else NVRTC (`tilelang_cuda.toolkit`)."""
+    from tilelang_cuda.toolkit import CudaToolkitError
+    from tilelang_cuda.toolkit import default_compiler as choose
+
+    try:
+        return choose()
+    except CudaToolkitError as exc:
+        raise CudaCompileError(str(exc)) from None
 
 
 def compiler_available() -> bool:
-    """Whether `default_compiler()` can run here (nvcc on PATH, or cuda-python's NVRTC importable)."""
-    if default_compiler() == "nvcc":
-        return shutil.which("nvcc") is not None
-    import importlib.util
+    """Whether `default_compiler()` can run here: nvcc found, or NVRTC with its library and headers."""
+    from tilelang_cuda.toolkit import compiler_problem
 
-    return importlib.util.find_spec("cuda") is not None
-
-
-def _include_dirs() -> list[str]:
-    dirs = []
-    nvcc = shutil.which("nvcc")
-    if nvcc:
-        dirs.append(str(Path(nvcc).resolve().parent.parent / "include"))
-    for env in ("CUDA_HOME", "CUDA_PATH"):
-        if os.environ.get(env):
-            dirs.append(os.path.join(os.environ[env], "include"))
-    dirs.append("/usr/local/cuda/include")
-    return [d for d in dict.fromkeys(dirs) if os.path.isdir(d)]
+    return compiler_problem() is None
 
 
 def _nvcc(source: str, arch: str, flags: list[str]) -> CudaBinary:
@@ -102,8 +92,9 @@ def _nvcc(source: str, arch: str, flags: list[str]) -> CudaBinary:
     try:
         nvcc.get_nvcc_compiler()
     except RuntimeError:
-        raise CudaCompileError("nvcc is not on PATH: install the CUDA toolkit (or `pip install nvidia-cuda-nvcc`), "
-                               "or set TILELANG_CUDA_COMPILER=nvrtc with `pip install tilelang-cuda[nvrtc]`") from None
+        raise CudaCompileError("nvcc was not found (PATH, CUDA_HOME): install the CUDA toolkit (or `pip install "
+                               "nvidia-cuda-nvcc`), or set TILELANG_CUDA_COMPILER=nvrtc with "
+                               '`pip install "tilelang-cuda[nvrtc]"`') from None
     with tempfile.TemporaryDirectory(prefix="tilelang-cuda-") as tmp:
         options = ["-std=c++17", "--use_fast_math", "-Xptxas", "-v", "--keep", f"--keep-dir={tmp}", *flags]
         try:
@@ -116,36 +107,38 @@ def _nvcc(source: str, arch: str, flags: list[str]) -> CudaBinary:
 
 
 def _nvrtc(source: str, arch: str, flags: list[str]) -> CudaBinary:
-    try:
-        from cuda.bindings import nvrtc
-    except ImportError as exc:
-        raise CudaCompileError("NVRTC needs cuda-python: `pip install tilelang-cuda[nvrtc]` "
-                               "(or put nvcc on PATH)") from exc
+    """One NVRTC compile (library and headers from NVIDIA's pip wheels or a toolkit, `tilelang_cuda.toolkit`)."""
+    from tilelang_cuda import toolkit
 
-    def check(result: Any) -> Any:
+    try:
+        nvrtc = toolkit.load_nvrtc()
+        include_dirs = toolkit.nvrtc_include_dirs()
+    except toolkit.CudaToolkitError as exc:
+        raise CudaCompileError(str(exc)) from None
+
+    def check(result: Any, what: str) -> Any:
         if result[0] != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            raise CudaCompileError(f"NVRTC call failed: {result[0]}")
+            raise CudaCompileError(f"{what} failed: {result[0]}")
         return result[1] if len(result) > 1 else None
 
-    prog = check(nvrtc.nvrtcCreateProgram(source.encode(), b"kernel.cu", 0, [], []))
-    opts = [f"--gpu-architecture={arch}", "-default-device", "--std=c++17", "--use_fast_math",
-            "--ptxas-options=-v", *[f"-I{d}" for d in _include_dirs()], *flags]
-    rc = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])[0]
-    size = check(nvrtc.nvrtcGetProgramLogSize(prog))
-    log_buf = b" " * size
-    nvrtc.nvrtcGetProgramLog(prog, log_buf)
-    log = log_buf.decode(errors="replace").rstrip("\x00 ")
-    if rc != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-        raise CudaCompileError(f"NVRTC failed for {arch}:\n{_tail(log)}")
-    cubin = b" " * check(nvrtc.nvrtcGetCUBINSize(prog))
-    nvrtc.nvrtcGetCUBIN(prog, cubin)
-    ptx = ""
-    try:  # PTX exists only for virtual archs; sm_XX compiles straight to SASS
-        ptx_buf = b" " * check(nvrtc.nvrtcGetPTXSize(prog))
-        nvrtc.nvrtcGetPTX(prog, ptx_buf)
+    prog = check(nvrtc.nvrtcCreateProgram(source.encode(), b"kernel.cu", 0, [], []), "nvrtcCreateProgram")
+    try:
+        opts = [f"--gpu-architecture={arch}", "-default-device", "--std=c++17", "--use_fast_math",
+                "--ptxas-options=-v", *[f"-I{d}" for d in include_dirs], *flags]
+        rc = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])[0]
+        log_buf = b" " * check(nvrtc.nvrtcGetProgramLogSize(prog), "nvrtcGetProgramLogSize")
+        check(nvrtc.nvrtcGetProgramLog(prog, log_buf), "nvrtcGetProgramLog")
+        log = log_buf.decode(errors="replace").rstrip("\x00 ")
+        if rc != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            hint = toolkit.missing_include_hint(log)
+            raise CudaCompileError(f"NVRTC failed for {arch}:\n{_tail(log)}" + (f"\n{hint}" if hint else ""))
+        cubin = b" " * check(nvrtc.nvrtcGetCUBINSize(prog), "nvrtcGetCUBINSize")
+        check(nvrtc.nvrtcGetCUBIN(prog, cubin), "nvrtcGetCUBIN")
+        ptx_buf = b" " * check(nvrtc.nvrtcGetPTXSize(prog), "nvrtcGetPTXSize")
+        check(nvrtc.nvrtcGetPTX(prog, ptx_buf), "nvrtcGetPTX")
         ptx = ptx_buf.decode(errors="replace").rstrip("\x00")
-    except CudaCompileError:
-        pass
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
     return CudaBinary(bytes(cubin), ptx, "nvrtc", log, parse_ptxas(log))
 
 
@@ -211,16 +204,10 @@ def sass_of(cubin: bytes) -> str:
 
 
 def _wheel_tool(name: str) -> str | None:
-    """`name` from the nvidia-cuda-* PyPI wheels (``nvidia/cuda_*/bin`` or ``nvidia/cu13/bin``)."""
-    try:
-        import nvidia
-    except ImportError:
-        return None
-    for base in getattr(nvidia, "__path__", []):
-        for path in Path(base).glob(f"*/bin/{name}"):
-            if os.access(path, os.X_OK):
-                return str(path)
-    return None
+    """`name` from NVIDIA's pip wheels or ``CUDA_HOME`` (`tilelang_cuda.toolkit.find_tool`)."""
+    from tilelang_cuda.toolkit import find_tool
+
+    return find_tool(name)
 
 
 # ---------------------------------------------------------------------------------------------- TVM callbacks

@@ -3,8 +3,9 @@
 `CudaDriverBackend` launches the artifact's ``kernel.cubin`` through the CUDA driver (ctypes on ``libcuda``,
 `tilelang_cuda.driver`) on torch CUDA tensors, on torch's current stream. The device kernel's parameters are
 the tensors' data pointers and the scalars, in the order TVM's host/device split gave them (recorded from the
-device function's signature); grid and block sizes come from the launch metadata, symbolic extents evaluated
-from the call's tensor shapes and scalars. Everything up to the cubin works without a GPU.
+device function's signature); every device function of core's launch plan (``artifact.launch_plan``) runs in
+order, its grid, block and scalar parameters bound to the call by `tilelang.engine.launch_plan.bind`.
+Everything up to the cubin works without a GPU.
 """
 
 from __future__ import annotations
@@ -35,87 +36,86 @@ def device_signature(source: str, name: str) -> list[tuple[str, str]]:
     return [(fname, ""), *out]
 
 
-def _evaluate(extent: Any, env: dict[str, int]) -> int:
-    if isinstance(extent, int):
-        return extent
-    return int(eval(str(extent), {"__builtins__": {}}, dict(env)))
-
-
 def _dynamic_shared_bytes(artifact: Any) -> int:
-    """The dynamic shared memory a launch asks for: the "shared.dyn" pool of the device module's kernels.
+    """The dynamic shared memory a launch asks for: the largest "shared.dyn" pool of the launch plan's kernels.
 
     ``metadata["shared_bytes"]`` also counts static ("shared") tiles such as the wgmma ``b_core`` scratch,
-    which the kernel declares itself; it is the answer when the module is not at hand or a size is symbolic.
+    which the kernel declares itself; it is the answer when there is no plan or a pool's size is symbolic.
     """
-    from tilelang.transform import _common as C
-    from tilelang.transform.plan_shared_memory import dtype_bytes
-
     fallback = int(artifact.metadata.get("shared_bytes", 0))
-    mod = getattr(artifact, "device_mod", None)
-    if mod is None:
+    plan = getattr(artifact, "launch_plan", None)
+    if plan is None:
         return fallback
-    best = 0
-    for func in mod.functions.values():
-        if not hasattr(func, "body"):
-            continue
-        total = 0
-        for alloc in C.allocations(func.body):
-            if C.scope_of(alloc.buffer) == "shared.dyn":
-                n = C.num_elements(alloc.buffer.ty.shape)
-                if n is None:
-                    return fallback
-                total += n * dtype_bytes(str(alloc.buffer.ty.dtype))
-        best = max(best, total)
+    sizes = [k.dynamic_shared_bytes for k in plan.kernels]
+    if not all(isinstance(n, int) for n in sizes):
+        return fallback
+    best = max(sizes, default=0)
     return min(best, fallback) if fallback else best
+
+
+class _Kernel:
+    """One device function of the plan: the loaded ``CUfunction`` and what each source parameter takes (a
+    tensor map by its metadata entry, else the plan's device parameter of that name)."""
+
+    def __init__(self, artifact: Any, launch: Any, tma_maps: dict[str, Any], smem: int):
+        from tilelang_cuda.compiler import CUBIN
+        from tilelang_cuda.driver import CudaKernel
+
+        sig = device_signature(artifact.kernel_source, launch.name)
+        self.name, self.device_params = sig[0][0], sig[1:]
+        by_name = {p.name: i for i, p in enumerate(launch.params)}
+        self.slots: list[tuple[str, Any, str]] = []  # (kind, tensor-map spec / plan position, C type)
+        for pname, ctype in self.device_params:
+            if pname in tma_maps:
+                self.slots.append(("tma", tma_maps[pname], ctype))
+                continue
+            pos = by_name.get(pname)
+            if pos is None or (launch.params[pos].is_pointer and launch.params[pos].tensor is None):
+                raise TileLangError(f"cannot bind CUDA kernel parameter {pname!r} ({ctype}) of {self.name!r}: the "
+                                    f"launch plan binds {', '.join(by_name) or 'no parameters'}")
+            self.slots.append(("pointer" if launch.params[pos].is_pointer else "scalar", pos, ctype))
+        # the merged dynamic pool may pad each buffer for alignment: leave room beyond the plain sum
+        self.kernel = CudaKernel(artifact.files[CUBIN], self.name, smem + 1024 if smem else 0)
+
+    def values(self, bound: Any, by_name: dict[str, Any]) -> list[Any]:
+        out = []
+        for kind, what, ctype in self.slots:
+            if kind == "tma":
+                out.append(_tensor_map(what, by_name))
+            elif kind == "pointer":
+                out.append(ctypes.c_void_p(bound.args[what].data_ptr()))
+            else:
+                out.append(_SCALAR_CTYPES.get(_c_to_dtype(ctype), ctypes.c_int32)(bound.args[what]))
+        return out
 
 
 class _Launcher:
     def __init__(self, artifact: Any):
-        from tilelang_cuda.compiler import CUBIN, compile_artifact
-        from tilelang_cuda.driver import CudaKernel
-
-        compile_artifact(artifact)
-        sig = device_signature(artifact.kernel_source, artifact.name)
-        self.kernel_name, self.device_params = sig[0][0], sig[1:]
-        meta = artifact.metadata
-        self.grid = list(meta.get("grid", [1])) + [1] * (3 - len(meta.get("grid", [1])))
-        self.block = list(meta.get("threads", [1])) + [1] * (3 - len(meta.get("threads", [1])))
-        self.params = artifact.params
+        from tilelang_cuda.compiler import compile_artifact
         from tilelang_cuda.tma import tensor_maps_of
 
-        self.tma_maps = dict(meta.get("tma_maps") or tensor_maps_of(artifact.kernel_source))
-        # the merged dynamic pool may pad each buffer for alignment: leave room beyond the plain sum
+        plan = getattr(artifact, "launch_plan", None)
+        if plan is None:
+            raise ExecutionBackendUnavailable(f"cuda: kernel {artifact.name!r} carries no launch plan: recompile "
+                                              "it (clear the kernel cache)")
+        compile_artifact(artifact)
+        self.plan = plan
+        self.params = artifact.params
+        tma_maps = dict(artifact.metadata.get("tma_maps") or tensor_maps_of(artifact.kernel_source))
         smem = _dynamic_shared_bytes(artifact)
-        self.kernel = CudaKernel(artifact.files[CUBIN], self.kernel_name, smem + 1024 if smem else 0)
+        self.kernels = [_Kernel(artifact, launch, tma_maps, smem) for launch in plan.kernels]
 
     def __call__(self, *args: Any) -> None:
         import torch
 
-        env: dict[str, int] = {}
-        by_name: dict[str, Any] = {}
-        for p, a in zip(self.params, args):
-            by_name[p.name] = a
-            if p.is_tensor:
-                for dim, size in zip(p.shape, a.shape):
-                    if isinstance(dim, str):
-                        env[dim] = int(size)
-            else:
-                env[p.name] = int(a) if not isinstance(a, float) else a
-        values = []
-        for pname, ctype in self.device_params:
-            base = pname[:-4] if pname.endswith("_ptr") else pname
-            if pname in self.tma_maps:
-                values.append(_tensor_map(self.tma_maps[pname], by_name))
-            elif base in by_name and "*" in ctype:
-                values.append(ctypes.c_void_p(by_name[base].data_ptr()))
-            elif base in env:
-                values.append(_SCALAR_CTYPES.get(_c_to_dtype(ctype), ctypes.c_int32)(env[base]))
-            else:
-                raise TileLangError(f"cannot bind CUDA kernel parameter {pname!r} ({ctype})")
-        grid = tuple(_evaluate(g, env) for g in self.grid)
-        block = tuple(_evaluate(b, env) for b in self.block)
+        from tilelang.engine.launch_plan import bind
+
+        bound = bind(self.plan, args)
+        by_name = {p.name: a for p, a in zip(self.params, args)}
         stream = torch.cuda.current_stream().cuda_stream
-        self.kernel.launch(grid, block, values, stream)  # type: ignore[arg-type]
+        for kernel, launch in zip(self.kernels, bound):
+            values = kernel.values(launch, by_name)
+            kernel.kernel.launch(launch.grid, launch.block, values, stream)  # type: ignore[arg-type]
 
 
 def _tensor_map(spec: dict[str, Any], by_name: dict[str, Any]) -> Any:

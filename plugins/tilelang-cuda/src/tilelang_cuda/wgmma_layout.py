@@ -20,7 +20,7 @@ from typing import Any
 
 from tvm import tirx
 
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 
 CHUNK_BYTES = 16
 SWIZZLE_MODE = {128: 1, 64: 2, 32: 3}  # descriptor bits 62-63

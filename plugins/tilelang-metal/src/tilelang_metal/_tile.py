@@ -7,7 +7,7 @@ from typing import Any
 import tvm
 from tvm import tirx
 
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 
 SIMD_WIDTH = 32
 THREADGROUP_SCOPES = ("shared", "shared.dyn")

@@ -2,7 +2,7 @@
 
 Both run the artifact's MSL by its launch plan (`tilelang_metal.launch`): each device kernel in turn, its
 tensors at ``[[buffer(0..n-1)]]`` in the plan's order, the packed scalar struct at ``[[buffer(n)]]``, and
-``grid`` threadgroups of ``threads`` threads (symbolic extents evaluated from the call's shapes and scalars).
+``grid`` threadgroups of ``threads`` threads (core's plan bound to the call: `tilelang.engine.launch_plan.bind`).
 
 * ``torch``: ``torch.mps.compile_shader`` once per kernel, dispatched on the caller's MPS tensors (torch's
   ``threads=`` is the total thread count per dimension, ``group_size=`` the threadgroup size; the scalar
@@ -73,22 +73,22 @@ class _TorchMPSLauncher:
     def __call__(self, *args: Any) -> None:
         import torch
 
-        env = bind_arguments(self.params, args, self.plan.name)
+        bound = bind_arguments(self.plan, self.params, args)
         for p, a in zip(self.params, args):
             if p.is_tensor:
                 if not isinstance(a, torch.Tensor) or a.device.type != "mps":
                     raise MetalLaunchError(f"{self.plan.name}: {p.name} must be a torch tensor on 'mps'")
                 if not a.is_contiguous():
                     raise MetalLaunchError(f"{self.plan.name}: {p.name} must be contiguous")
-        for step, fn in zip(self.plan.steps, self.functions):
-            grid, threads = step.dims(env)
+        for step, fn, launch in zip(self.plan.steps, self.functions, bound):
+            grid, threads = step.dims(launch)
             if 0 in grid:
                 continue
             limit = int(getattr(fn, "max_threads_per_threadgroup", 1024))
             _check_threads(self.plan, step.name, threads, limit)
             bound = [args[i] for i in step.buffers]
             if step.pods:
-                pod = torch.frombuffer(bytearray(step.pack(env)), dtype=torch.uint8)
+                pod = torch.frombuffer(bytearray(step.pack(launch)), dtype=torch.uint8)
                 bound.append(pod.to("mps"))
             fn(*bound, threads=[g * t for g, t in zip(grid, threads)], group_size=list(threads))
 
@@ -124,7 +124,7 @@ class _MetalDirectLauncher:
         import torch
 
         Metal = self.Metal
-        env = bind_arguments(self.params, args, self.plan.name)
+        bound = bind_arguments(self.plan, self.params, args)
         buffers: dict[int, tuple[Any, Any, int]] = {}  # param index -> (MTLBuffer, host tensor, bytes)
         for index, (p, a) in enumerate(zip(self.params, args)):
             if not p.is_tensor:
@@ -136,8 +136,8 @@ class _MetalDirectLauncher:
             buffers[index] = (self._buffer(raw), host, len(raw))
         command = self.queue.commandBuffer()
         encoder = command.computeCommandEncoder()
-        for step, pipeline in zip(self.plan.steps, self.pipelines):
-            grid, threads = step.dims(env)
+        for step, pipeline, launch in zip(self.plan.steps, self.pipelines, bound):
+            grid, threads = step.dims(launch)
             if 0 in grid:
                 continue
             _check_threads(self.plan, step.name, threads, int(pipeline.maxTotalThreadsPerThreadgroup()))
@@ -145,7 +145,7 @@ class _MetalDirectLauncher:
             for slot, index in enumerate(step.buffers):
                 encoder.setBuffer_offset_atIndex_(buffers[index][0], 0, slot)
             if step.pods:
-                data = step.pack(env)
+                data = step.pack(launch)
                 encoder.setBytes_length_atIndex_(data, len(data), step.pod_slot)
             encoder.dispatchThreadgroups_threadsPerThreadgroup_(Metal.MTLSizeMake(*grid), Metal.MTLSizeMake(*threads))
         encoder.endEncoding()

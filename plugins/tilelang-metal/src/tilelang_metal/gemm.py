@@ -5,7 +5,10 @@ through a threadgroup tile (the fragment keeps core's thread layout outside the 
 C tiles (or fills them with zero), walks K in steps of 8 loading A and B tiles straight from threadgroup memory
 (``simdgroup_load`` transposes for ``trans_A`` / ``trans_B``) and stores C back. fp16, bf16 and fp32 operands
 (bf16 stays native ``bfloat`` under the ``native_bf16`` pipeline option and runs on ``simdgroup_bfloat8x8``), fp32
-or fp16 accumulators; M, N, K multiples of 8; A and B in shared memory or fragments (staged).
+or fp16 accumulators; M, N, K multiples of 8; A and B in shared memory or fragments (staged). A C tile in
+threadgroup memory is read and written in place (`lower_gemm_threadgroup_c`); an accumulator that is only
+cleared, multiplied into and copied out never reaches this lowering: `tilelang_metal.simdgroup_accumulators`
+keeps it in simdgroup matrices for the whole kernel.
 
 Threadgroup memory is 32 KiB on Apple GPUs, so the staging is sized by what the kernel's own shared tiles leave
 (`threadgroup_budget`, at most `TG_BUDGET`): C goes through threadgroup memory in chunks of ``span`` rows, and a
@@ -22,7 +25,7 @@ from tvm import tirx
 
 from tilelang.backend.tile_ops import TileOpImpl
 from tilelang.tileop.gemm import gemm_operands, operand_index
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 from tilelang.transform.plan_shared_memory import dtype_bytes
 from tilelang_metal._tile import (
     SIMD_WIDTH,
@@ -65,7 +68,7 @@ def applies(ctx: Any) -> bool:
         return False
     if shape is None or any(d % 8 for d in shape):
         return False
-    if C.scope_of(c.source) != "local.fragment" or const_ints(c.source.ty.shape) is None:
+    if C.scope_of(c.source) not in ("local.fragment", *THREADGROUP_SCOPES) or const_ints(c.source.ty.shape) is None:
         return False
     return all(C.scope_of(r.source) != "local" and const_ints(r.source.ty.shape) is not None for r in (a, b))
 
@@ -88,6 +91,32 @@ def warp_grid(tiles_m: int, tiles_n: int, warps: int, policy: int = 0) -> tuple[
                 best = (key, wm, wn)
     assert best is not None
     return best[1], best[2]
+
+
+def _k_step(a: Any, b: Any, regs: tuple[Any, Any, Any], a_row: Any, col0: Any, ta: bool, tb: bool, tn: int,
+            rows_per_pass: int, kk: Any) -> Any:
+    """One 8-wide K step of a simdgroup GEMM pass: load `rows_per_pass` A tiles from row `a_row`, `tn` B tiles from
+    column `col0`, and multiply-accumulate into the C registers (``regs = (a_reg, b_reg, c_reg)``)."""
+    from tvm import tirx
+
+    from tilelang.transform import utils as C
+
+    a_reg, b_reg, c_reg = regs
+
+    def load_a(i: Any) -> Any:
+        ptr, ld = _ptr(a, a_row + i * 8, kk * 8, ta)
+        return _intrin("simdgroup_load", a_reg, i, ptr, ld, 8, 8, tirx.const(ta, "bool"))
+
+    def load_b(j: Any) -> Any:
+        ptr, ld = _ptr(b, kk * 8, col0 + j * 8, tb)
+        return _intrin("simdgroup_load", b_reg, j, ptr, ld, 8, 8, tirx.const(tb, "bool"))
+
+    def mma(i: Any) -> Any:
+        return _unrolled(tn, "j", lambda j: _intrin(
+            "simdgroup_multiply_accumulate", c_reg, i * tn + j, a_reg, i, b_reg, j, c_reg, i * tn + j))
+
+    return C.seq([_unrolled(rows_per_pass, "i", load_a), _unrolled(tn, "j", load_b),
+                  _unrolled(rows_per_pass, "i", mma)])
 
 
 def _unrolled(n: int, name: str, body: Any) -> Any:
@@ -115,6 +144,8 @@ def _stage_by_rows(region: Any, trans: bool) -> bool:
 
 
 def lower_gemm(ctx: Any) -> Any:
+    if C.scope_of(ctx.region(2).source) in THREADGROUP_SCOPES:
+        return lower_gemm_threadgroup_c(ctx)
     a, b, c, ta, tb, clear = gemm_operands(ctx)
     m, n, k = _shape(ctx)  # type: ignore[misc]
     chunk_a = _stage_by_rows(a, ta)
@@ -170,20 +201,8 @@ def lower_gemm(ctx: Any) -> Any:
             return _unrolled(tn, "j", per_col)
 
         def k_step(kk: Any) -> Any:
-            def load_a(i: Any) -> Any:
-                ptr, ld = _ptr(a, (0 if chunk_a else ch * span) + row0 + i * 8, kk * 8, ta)
-                return _intrin("simdgroup_load", a_reg, i, ptr, ld, 8, 8, tirx.const(ta, "bool"))
-
-            def load_b(j: Any) -> Any:
-                ptr, ld = _ptr(b, kk * 8, col0 + j * 8, tb)
-                return _intrin("simdgroup_load", b_reg, j, ptr, ld, 8, 8, tirx.const(tb, "bool"))
-
-            def mma(i: Any) -> Any:
-                return _unrolled(tn, "j", lambda j: _intrin(
-                    "simdgroup_multiply_accumulate", c_reg, i * tn + j, a_reg, i, b_reg, j, c_reg, i * tn + j))
-
-            return C.seq([_unrolled(rows_per_pass, "i", load_a), _unrolled(tn, "j", load_b),
-                          _unrolled(rows_per_pass, "i", mma)])
+            return _k_step(a, b, (a_reg, b_reg, c_reg), (0 if chunk_a else ch * span) + row0, col0, ta, tb, tn,
+                           rows_per_pass, kk)
 
         def store(i: Any) -> Any:
             def per_col(j: Any) -> Any:
@@ -226,6 +245,68 @@ def lower_gemm(ctx: Any) -> Any:
     loop = tirx.For(ch, 0, chunks, tirx.ForKind.SERIAL, C.seq(stmts))
     allocs = [tirx.AllocBuffer(a.source)] if chunk_a else []
     return C.seq([*pre_a, *pre_b, *allocs, tirx.AllocBuffer(c_tg), loop])
+
+
+def lower_gemm_threadgroup_c(ctx: Any) -> Any:
+    """C in threadgroup memory: each simdgroup loads (or zero-fills) its C tiles in passes of at most
+    `MAX_ACCUMULATORS` matrices, walks K and stores them back in place; no staging copy of C."""
+    a, b, c, ta, tb, clear = gemm_operands(ctx)
+    m, n, k = _shape(ctx)  # type: ignore[misc]
+    pre_a, a = in_threadgroup(a)
+    pre_b, b = in_threadgroup(b)
+    in_dt, acc = str(a.source.ty.dtype), str(c.source.ty.dtype)
+    warps = ctx.num_threads // SIMD_WIDTH
+    wm, wn = warp_grid(m // 8, n // 8, warps, ctx.int_arg(5))
+    tm, tn = m // 8 // wm, n // 8 // wn
+    rows_per_pass = max(d for d in range(1, tm + 1) if tm % d == 0 and d * tn <= max(MAX_ACCUMULATORS, tn))
+    name = str(c.source.name)
+    c_reg = tirx.decl_buffer((rows_per_pass * tn * 64,), acc, name=f"{name}_sg", scope=_SCOPE)
+    a_reg = tirx.decl_buffer((rows_per_pass * 64,), in_dt, name=f"{a.source.name}_sg", scope=_SCOPE)
+    b_reg = tirx.decl_buffer((tn * 64,), in_dt, name=f"{b.source.name}_sg", scope=_SCOPE)
+    warp, _ = simd_ids(ctx)
+    busy = wm * wn < warps
+    if busy:  # spare simdgroups sit out: C is read and written in place, a repeated pass would race with it
+        active = warp < wm * wn
+        warp = tirx.floormod(warp, wm * wn)
+    wr, wc = tirx.floordiv(warp, wn), tirx.floormod(warp, wn)
+    no = tirx.const(False, "bool")
+
+    def one_pass(p: Any) -> Any:
+        row0 = (wr * tm + p * rows_per_pass) * 8
+        col0 = wc * tn * 8
+
+        def c_tile(i: Any, j: Any) -> tuple[Any, int]:
+            return _ptr(c, row0 + i * 8, col0 + j * 8, False)
+
+        def init(i: Any) -> Any:
+            def per_col(j: Any) -> Any:
+                if clear:
+                    return _intrin("make_filled_simdgroup_matrix", c_reg, i * tn + j, tirx.const(0, acc), 8, 8)
+                ptr, ld = c_tile(i, j)
+                return _intrin("simdgroup_load", c_reg, i * tn + j, ptr, ld, 8, 8, no)
+            return _unrolled(tn, "j", per_col)
+
+        def k_step(kk: Any) -> Any:
+            return _k_step(a, b, (a_reg, b_reg, c_reg), row0, col0, ta, tb, tn, rows_per_pass, kk)
+
+        def store(i: Any) -> Any:
+            def per_col(j: Any) -> Any:
+                ptr, ld = c_tile(i, j)
+                return _intrin("simdgroup_store", c_reg, i * tn + j, ptr, ld, 8, 8, no)
+            return _unrolled(tn, "j", per_col)
+
+        kk = tirx.Var("kk", "int32")
+        return C.seq([_unrolled(rows_per_pass, "i", init), tirx.For(kk, 0, k // 8, tirx.ForKind.SERIAL, k_step(kk)),
+                      _unrolled(rows_per_pass, "i", store)])
+
+    p = tirx.Var("p", "int32")
+    work: Any = tirx.For(p, 0, tm // rows_per_pass, tirx.ForKind.SERIAL, one_pass(p))
+    if busy:
+        work = tirx.IfThenElse(active, work, None)
+    # the simdgroup loads and stores reach the tiles through pointers, which barrier analysis does not order
+    # against the threads' own accesses: the barriers are explicit
+    return C.seq([*pre_a, *pre_b, tirx.AllocBuffer(c_reg), tirx.AllocBuffer(a_reg), tirx.AllocBuffer(b_reg),
+                  barrier(), work, barrier()])
 
 
 GEMM = TileOpImpl("tl.gemm", "metal_simdgroup", lower_gemm, applies=applies, priority=10)

@@ -1,4 +1,4 @@
-"""The launch plan of a compiled Metal kernel: which MSL kernels run, in what order, bound to what.
+"""The Metal view of a kernel's launch plan: which MSL kernels run, in what order, bound to what.
 
 TVM's Metal codegen gives every device function the signature::
 
@@ -8,32 +8,30 @@ TVM's Metal codegen gives every device function the signature::
                   uint2 threadIdx [[thread_position_in_threadgroup]])
 
 where ``f_args_t`` is a struct of one ``T name[2]`` field per scalar parameter or symbolic dimension (TVM
-packs each in a 64-bit slot). The plan records, per device function: the caller's parameter bound to each
-buffer slot, the struct's fields (name, MSL type, count, byte offset) and size, and its grid (threadgroups)
-and threadgroup size as Python expressions over the call's scalars and symbolic dims. It is built from the MSL
-alone, plus the lowered IR for the per-function launch extents and launch order when the artifact still has
-them (else ``metadata["grid"]`` / ``["threads"]``, valid for a single device function). Pure Python: nothing
-here needs TVM, torch or a Mac, so the whole plan is testable on Linux.
+packs each in a 64-bit slot). Core's launch plan (``artifact.launch_plan``, `tilelang.engine.launch_plan`)
+gives the launch order, the caller's parameter bound to each buffer slot, each scalar's value and grid /
+threadgroup size as safe expressions; here each step adds the struct's layout read from the MSL (name, MSL
+type, count, byte offset, and the device parameter that fills it) and size. Pure Python: nothing here needs
+TVM, torch or a Mac, so the whole plan is testable on Linux.
 """
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 import struct
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from tilelang.errors import ExecutionBackendUnavailable, TileLangError
+from tilelang.engine.launch_plan import BoundLaunch, Expr, KernelLaunch, bind
+from tilelang.engine.launch_plan import LaunchPlan as CoreLaunchPlan
+from tilelang.errors import ExecutionBackendUnavailable, KernelArgumentError, TileLangError
 
 __all__ = ["PLAN_FILE", "PodField", "KernelStep", "LaunchPlan", "parse_kernels", "parse_structs", "plan_for",
-           "bind_arguments", "evaluate"]
+           "bind_arguments"]
 
 PLAN_FILE = "metal_launch.json"
-_VERSION = 1
-_BLOCK_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z")
-_THREAD_TAGS = ("threadIdx.x", "threadIdx.y", "threadIdx.z")
+_VERSION = 2
 
 # MSL scalar type -> (struct format, size == alignment)
 _MSL_SCALARS: dict[str, tuple[str, int]] = {
@@ -51,42 +49,53 @@ class MetalLaunchError(TileLangError):
 
 @dataclass(frozen=True)
 class PodField:
-    """One field of a device function's scalar struct: ``msl_type name[count]`` at byte `offset`."""
+    """One field of a device function's scalar struct: ``msl_type name[count]`` at byte `offset`; `param`: the
+    index of the device parameter (in core's plan) that fills it, -1 while unassigned."""
 
     name: str
     msl_type: str
     count: int
     offset: int
+    param: int = -1
 
 
 @dataclass(frozen=True)
 class KernelStep:
-    """One device function: its name, the caller's parameter index per buffer slot (slots 0..n-1), the scalar
-    struct (bound at slot n) and its size, and grid / threadgroup size (x, y, z) as Python expressions."""
+    """One device function: core's launch of it, the caller's parameter index per buffer slot (slots 0..n-1)
+    and the scalar struct (bound at slot n) and its size."""
 
-    name: str
+    launch: KernelLaunch
     buffers: tuple[int, ...]
     pods: tuple[PodField, ...]
     pod_size: int
-    grid: tuple[str, str, str]
-    threads: tuple[str, str, str]
+
+    @property
+    def name(self) -> str:
+        return self.launch.name
+
+    @property
+    def grid(self) -> tuple[Expr, Expr, Expr]:
+        return self.launch.grid
+
+    @property
+    def threads(self) -> tuple[Expr, Expr, Expr]:
+        return self.launch.block
 
     @property
     def pod_slot(self) -> int | None:
         """The buffer index of the scalar struct, when there is one."""
         return len(self.buffers) if self.pods else None
 
-    def dims(self, env: dict[str, Any]) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
-        """(threadgroups per grid, threads per threadgroup), evaluated for the call's `env`."""
-        grid = tuple(evaluate(g, env) for g in self.grid)
-        threads = tuple(evaluate(t, env) for t in self.threads)
-        return grid, threads  # type: ignore[return-value]
+    @staticmethod
+    def dims(bound: BoundLaunch) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+        """(threadgroups per grid, threads per threadgroup) of this step bound to a call."""
+        return bound.grid, bound.block
 
-    def pack(self, env: dict[str, Any]) -> bytes:
-        """The scalar struct's bytes for `env` (each field's element 0 holds the value, the rest zeros)."""
+    def pack(self, bound: BoundLaunch) -> bytes:
+        """The scalar struct's bytes for a call (each field's element 0 holds the value, the rest zeros)."""
         out = bytearray(self.pod_size)
         for f in self.pods:
-            value = _lookup(f.name, env, self.name)
+            value = bound.args[f.param]
             fmt = _MSL_SCALARS[f.msl_type][0]
             if f.msl_type == "bfloat":
                 value = struct.unpack("<I", struct.pack("<f", float(value)))[0] >> 16
@@ -102,25 +111,28 @@ class KernelStep:
 
 @dataclass(frozen=True)
 class LaunchPlan:
-    """Every step of one kernel call, in launch order, and the MSL library they come from."""
+    """Core's plan (`launch`) with one `KernelStep` per kernel in launch order, and the MSL library."""
 
     name: str
     source: str
+    launch: CoreLaunchPlan
     steps: tuple[KernelStep, ...]
 
     def to_json(self) -> str:
         return json.dumps({"version": _VERSION, "name": self.name, "source": self.source,
-                           "steps": [asdict(s) for s in self.steps]})
+                           "launch": self.launch.to_json(),
+                           "steps": [{"buffers": list(s.buffers), "pods": [asdict(p) for p in s.pods],
+                                      "pod_size": s.pod_size} for s in self.steps]})
 
     @classmethod
     def from_json(cls, text: str | bytes) -> LaunchPlan:
         data = json.loads(text)
         if data.get("version") != _VERSION:
             raise ValueError(f"Metal launch plan version {data.get('version')!r}, expected {_VERSION}")
-        steps = tuple(KernelStep(s["name"], tuple(s["buffers"]), tuple(PodField(**p) for p in s["pods"]),
-                                 s["pod_size"], tuple(s["grid"]), tuple(s["threads"]))  # type: ignore[arg-type]
-                      for s in data["steps"])
-        return cls(data["name"], data["source"], steps)
+        launch = CoreLaunchPlan.from_json(data["launch"])
+        steps = tuple(KernelStep(k, tuple(s["buffers"]), tuple(PodField(**p) for p in s["pods"]), s["pod_size"])
+                      for s, k in zip(data["steps"], launch.kernels))
+        return cls(data["name"], data["source"], launch, steps)
 
 
 # ---------------------------------------------------------------------------------------------- MSL parsing
@@ -208,176 +220,82 @@ def parse_structs(msl: str) -> dict[str, tuple[tuple[PodField, ...], int]]:
 
 # ---------------------------------------------------------------------------------------------- the plan
 def plan_for(artifact: Any) -> LaunchPlan:
-    """The launch plan of `artifact`: its stored plan, else one built from its MSL (and IR when present)."""
+    """The Metal plan of `artifact`: its stored plan, else one made from core's plan and the MSL."""
     stored = artifact.files.get(PLAN_FILE) if getattr(artifact, "files", None) else None
     if stored is not None:
         return LaunchPlan.from_json(stored)
+    launch = getattr(artifact, "launch_plan", None)
+    if launch is None:
+        raise ExecutionBackendUnavailable(f"metal: kernel {artifact.name!r} carries no launch plan: recompile it "
+                                          "(clear the kernel cache)")
     msl = artifact.kernel_source
     kernels = parse_kernels(msl)
     if not kernels:
         raise ExecutionBackendUnavailable(f"metal: kernel {artifact.name!r} has no MSL kernel function to run")
     structs = parse_structs(msl)
-    names = [p.name for p in artifact.params]
-    ir = _ir_launch_facts(artifact, kernels) if getattr(artifact, "device_mod", None) is not None else None
-    if ir is not None:
-        order = [n for n in ir[0] if n in kernels]
-        extents = ir[1]
-    else:
-        order = [n for n in artifact.metadata.get("device_functions", []) if n in kernels] or list(kernels)
-        if len(order) != 1:
-            raise ExecutionBackendUnavailable(
-                f"metal: kernel {artifact.name!r} has {len(order)} device functions but neither its IR nor a "
-                f"stored {PLAN_FILE}: recompile it (clear the kernel cache)")
-        meta = artifact.metadata
-        extents = {order[0]: (_pad([_checked_expr(str(g)) for g in meta.get("grid", [])]),
-                              _pad([_checked_expr(str(t)) for t in meta.get("threads", [])]))}
     steps = []
-    for fname in order:
-        sig = kernels[fname]
-        buffers = tuple(_param_index(artifact.name, fname, names, pname) for _, pname, _ in sig.buffers)
+    for k in launch.kernels:
+        sig = kernels.get(k.name)
+        if sig is None:
+            raise ExecutionBackendUnavailable(f"metal: no MSL kernel for device function {k.name!r} of "
+                                              f"{artifact.name!r}")
+        pointers = [p for p in k.params if p.is_pointer]
+        if len(pointers) != len(sig.buffers):
+            raise ExecutionBackendUnavailable(f"metal: kernel {k.name!r} binds {len(sig.buffers)} buffers, its "
+                                              f"launch plan {len(pointers)}")
+        for p in pointers:
+            if p.tensor is None:
+                raise ExecutionBackendUnavailable(
+                    f"metal: device function {k.name!r} of {artifact.name!r} reads buffer {p.name!r}, which is "
+                    f"none of the kernel's parameters ({', '.join(launch.param_names)}); Metal kernels cannot use "
+                    "host-allocated workspaces")
+        buffers = tuple(int(p.tensor) for p in pointers)  # type: ignore[arg-type]
         pods: tuple[PodField, ...] = ()
         pod_size = 0
         if sig.pod_struct is not None:
             if sig.pod_struct not in structs:
                 raise ExecutionBackendUnavailable(
-                    f"metal: cannot lay out {sig.pod_struct!r}, the scalar struct of {fname!r}")
-            pods, pod_size = structs[sig.pod_struct]
-        grid, threads = extents.get(fname, (("1", "1", "1"), ("1", "1", "1")))
-        steps.append(KernelStep(fname, buffers, pods, pod_size, grid, threads))
-    return LaunchPlan(artifact.name, msl, tuple(steps))
+                    f"metal: cannot lay out {sig.pod_struct!r}, the scalar struct of {k.name!r}")
+            fields, pod_size = structs[sig.pod_struct]
+            pods = tuple(PodField(f.name, f.msl_type, f.count, f.offset, _scalar_index(k, f.name)) for f in fields)
+        steps.append(KernelStep(k, buffers, pods, pod_size))
+    return LaunchPlan(artifact.name, msl, launch, tuple(steps))
 
 
-def _pad(exprs: list[str]) -> tuple[str, str, str]:
-    exprs = [*exprs, "1", "1", "1"][:3]
-    return exprs[0], exprs[1], exprs[2]
-
-
-def _param_index(kernel: str, fname: str, names: list[str], pname: str) -> int:
-    for cand in (pname, pname[:-4] if pname.endswith("_ptr") else None):
-        if cand in names:
-            return names.index(cand)
-    raise ExecutionBackendUnavailable(
-        f"metal: device function {fname!r} of {kernel!r} reads buffer {pname!r}, which is none of the kernel's "
-        f"parameters ({', '.join(names)}); Metal kernels cannot use host-allocated workspaces")
-
-
-def _ir_launch_facts(artifact: Any, kernels: dict[str, KernelSignature]) -> tuple[list[str], dict] | None:
-    """(launch order, {function: (grid, threads)}) from the lowered IR; None where it cannot be read."""
-    try:
-        import tvm
-        import tvm_ffi
-        from tvm import tirx
-    except ImportError:
-        return None
-    funcs = {gv.name_hint: f for gv, f in artifact.device_mod.functions.items() if isinstance(f, tirx.PrimFunc)}
-    if not set(kernels) & set(funcs):
-        return None
-    called: list[str] = []
-
-    def on_call(call: Any) -> None:
-        if isinstance(call.op, tvm.ir.Op) and call.op.name.startswith("tirx.tvm_call_packed") and call.args:
-            name = getattr(call.args[0], "value", None)
-            if name in funcs and name not in called:
-                called.append(name)
-
-    if artifact.host_mod is not None:
-        for func in artifact.host_mod.functions.values():
-            if isinstance(func, tirx.PrimFunc):
-                tvm_ffi.structural_walk(func.body, [(tvm.ir.Call, on_call)])
-    order = called + [n for n in funcs if n not in called]
-    facts = {}
-    for fname, func in funcs.items():
-        extents: dict[str, Any] = {}
-
-        def on_attr(node: Any, extents: dict[str, Any] = extents) -> None:
-            if node.attr_key == "thread_extent":
-                extents.setdefault(str(node.node.thread_tag), node.value)
-
-        tvm_ffi.structural_walk(func.body, [(tirx.AttrStmt, on_attr)])
-        grid = tuple(_to_python(extents[t]) if t in extents else "1" for t in _BLOCK_TAGS)
-        threads = tuple(_to_python(extents[t]) if t in extents else "1" for t in _THREAD_TAGS)
-        facts[fname] = (grid, threads)
-    return order, facts
-
-
-_BINARY = {"Add": "+", "Sub": "-", "Mul": "*", "FloorDiv": "//", "FloorMod": "%", "RShift": ">>", "LShift": "<<",
-           "BitwiseAnd": "&", "BitwiseOr": "|", "BitwiseXor": "^", "LT": "<", "LE": "<=", "GT": ">", "GE": ">=",
-           "EQ": "==", "NE": "!=", "And": "and", "Or": "or"}
-
-
-def _to_python(expr: Any) -> str:
-    """A Python expression computing the integer tirx expression `expr` (vars read as names)."""
-    kind = type(expr).__name__
-    if kind == "IntImm":
-        return str(int(expr.value))
-    if kind in ("Var", "SizeVar"):
-        return str(expr.name)
-    if kind in _BINARY:
-        return f"({_to_python(expr.a)} {_BINARY[kind]} {_to_python(expr.b)})"
-    if kind in ("Min", "Max"):
-        return f"{kind.lower()}({_to_python(expr.a)}, {_to_python(expr.b)})"
-    if kind == "Div":  # truncating integer division
-        return f"int({_to_python(expr.a)} / {_to_python(expr.b)})"
-    if kind == "Cast":
-        return f"int({_to_python(expr.value)})"
-    if kind == "Select":
-        return f"({_to_python(expr.true_value)} if {_to_python(expr.condition)} else {_to_python(expr.false_value)})"
-    raise ExecutionBackendUnavailable(f"metal: cannot evaluate launch extent {expr} ({kind}) on the host")
-
-
-_SAFE = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Name, ast.Load, ast.Constant, ast.operator, ast.unaryop,
-         ast.Call, ast.IfExp, ast.Compare, ast.cmpop, ast.BoolOp, ast.boolop)
-
-
-def _checked_expr(text: str) -> str:
-    """`text` (a launch extent of the metadata) if it is plain integer arithmetic over names."""
-    tree = ast.parse(text, mode="eval")
-    for node in ast.walk(tree):
-        if not isinstance(node, _SAFE) or (isinstance(node, ast.Call) and getattr(node.func, "id", "") not in
-                                           ("min", "max", "int")):
-            raise ExecutionBackendUnavailable(f"metal: cannot evaluate launch extent {text!r} without the IR")
-    return text
-
-
-def evaluate(expr: str | int, env: dict[str, Any]) -> int:
-    """The integer value of plan expression `expr` for `env`."""
-    if isinstance(expr, int):
-        return expr
-    try:
-        return int(eval(_checked_expr(str(expr)), {"__builtins__": {"min": min, "max": max, "int": int}}, dict(env)))
-    except NameError as exc:
-        raise MetalLaunchError(f"metal: launch extent {expr!r} reads an unbound name ({exc})") from None
-
-
-def _lookup(name: str, env: dict[str, Any], fname: str) -> Any:
-    if name in env:
-        return env[name]
-    base = re.sub(r"_\d+$", "", name)  # TVM's fresh-name suffix on a colliding id
-    if base in env:
-        return env[base]
-    raise MetalLaunchError(f"metal: cannot bind scalar {name!r} of kernel {fname!r} (known: {', '.join(env)})")
+def _scalar_index(launch: KernelLaunch, field: str) -> int:
+    """The device parameter of `launch` a struct field holds (by name; TVM may suffix a colliding id)."""
+    for cand in (field, re.sub(r"_\d+$", "", field)):
+        for i, p in enumerate(launch.params):
+            if not p.is_pointer and p.name == cand:
+                return i
+    known = ", ".join(p.name for p in launch.params if not p.is_pointer)
+    raise ExecutionBackendUnavailable(f"metal: cannot bind scalar {field!r} of kernel {launch.name!r} "
+                                      f"(its scalars: {known})")
 
 
 # ---------------------------------------------------------------------------------------------- binding a call
-def bind_arguments(params: list[Any], args: tuple[Any, ...], kernel: str = "") -> dict[str, Any]:
-    """The call's scalars and symbolic dims by name, after checking `args` against `params` (ParamInfo)."""
+def bind_arguments(plan: LaunchPlan, params: list[Any], args: tuple[Any, ...]) -> list[BoundLaunch]:
+    """Every step of `plan` bound to a call, after checking `args` against `params` (ParamInfo): the count,
+    static extents and symbolic dims that agree between tensors."""
+    kernel = plan.name
     if len(args) != len(params):
         raise MetalLaunchError(f"{kernel}: expected {len(params)} arguments "
                                f"({', '.join(p.name for p in params)}), got {len(args)}")
-    env: dict[str, Any] = {}
+    dims: dict[str, int] = {}
     for p, a in zip(params, args):
-        if p.is_tensor:
-            shape = tuple(getattr(a, "shape", ()))
-            if len(shape) != len(p.shape):
-                raise MetalLaunchError(f"{kernel}: {p.name} needs {len(p.shape)} dims, got shape {list(shape)}")
-            for dim, size in zip(p.shape, shape):
-                if isinstance(dim, int):
-                    if dim != int(size):
-                        raise MetalLaunchError(f"{kernel}: {p.name} needs shape {list(p.shape)}, got {list(shape)}")
-                elif str(dim).isidentifier():
-                    if env.setdefault(str(dim), int(size)) != int(size):
-                        raise MetalLaunchError(f"{kernel}: dim {dim} is {env[str(dim)]} elsewhere, {size} in {p.name}")
-        else:
-            value = a.item() if hasattr(a, "item") else a
-            env[p.name] = value
-    return env
+        if not p.is_tensor:
+            continue
+        shape = tuple(getattr(a, "shape", ()))
+        if len(shape) != len(p.shape):
+            raise MetalLaunchError(f"{kernel}: {p.name} needs {len(p.shape)} dims, got shape {list(shape)}")
+        for dim, size in zip(p.shape, shape):
+            if isinstance(dim, int):
+                if dim != int(size):
+                    raise MetalLaunchError(f"{kernel}: {p.name} needs shape {list(p.shape)}, got {list(shape)}")
+            elif str(dim).isidentifier():
+                if dims.setdefault(str(dim), int(size)) != int(size):
+                    raise MetalLaunchError(f"{kernel}: dim {dim} is {dims[str(dim)]} elsewhere, {size} in {p.name}")
+    try:
+        return bind(plan.launch, args)
+    except KernelArgumentError as exc:
+        raise MetalLaunchError(f"{kernel}: {exc}") from None

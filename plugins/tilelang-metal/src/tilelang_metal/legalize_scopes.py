@@ -23,7 +23,7 @@ def LegalizeScopes(target: Any = None) -> tvm.transform.Pass:
     the module docstring)."""
     import tvm_ffi
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     def on_call(call: Any) -> Any:
         if (isinstance(call.op, tvm.ir.Op) and call.op.name == "tirx.tvm_storage_sync" and call.args

@@ -17,9 +17,9 @@ from tvm import tirx
 
 from tilelang.backend.tile_ops import TileOpImpl
 from tilelang.layout import unravel
-from tilelang.tileop._util import cast
 from tilelang.tileop.reduce import identity_value
-from tilelang.transform import _common as C
+from tilelang.tileop.utils import cast
+from tilelang.transform import utils as C
 from tilelang.transform.plan_shared_memory import dtype_bytes
 from tilelang_metal._tile import SIMD_WIDTH, barrier, const_ints, simd_ids, threadgroup_budget
 

@@ -4,7 +4,9 @@ Apple GPUs give a threadgroup 32 KiB (``MTLDevice.maxThreadgroupMemoryLength``; 
 same in ``max_shared_memory_per_block``). A kernel that declares more fails only when its pipeline state is
 created on a Mac, so `check_threadgroup_memory` refuses it at lowering time, naming every buffer and its size.
 The MSL is the truth here: it is what runs, after TVM's StorageRewrite has let buffers whose lifetimes do not
-overlap share memory (the survivor keeps one name and the largest size).
+overlap share memory (the survivor keeps one name and the largest size). A kernel whose tiles are typed
+aliases into one threadgroup array (`tilelang_metal.alias_threadgroup_tiles`) is reported per alias: each owns
+the bytes from its offset to the next alias (or the array's end).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ _SCALAR_BYTES = {"bool": 1, "char": 1, "uchar": 1, "short": 2, "ushort": 2, "hal
                  "uint": 4, "float": 4, "long": 8, "ulong": 8}
 _KERNEL = re.compile(r"\bkernel\s+void\s+(\w+)\s*\(")
 _DECL = re.compile(r"^\s*threadgroup\s+([A-Za-z_]\w*)\s+([A-Za-z_]\w*)\s*(?:\[\s*(\d+)\s*\])?\s*;", re.M)
+_ALIAS = re.compile(r"^\s*threadgroup\s+\w+\*\s+(\w+)\s*=\s*\(threadgroup \w+\*\)\(\(threadgroup \w+\*\)"
+                    r"\(&\((\w+)\[(\d+)\]\)\)\);", re.M)
 
 
 def type_bytes(msl_type: str) -> int:
@@ -36,8 +40,22 @@ def threadgroup_usage(msl: str) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     for n, (start, name) in enumerate(starts):
         end = starts[n + 1][0] if n + 1 < len(starts) else len(msl)
-        out[name] = {d.group(2): type_bytes(d.group(1)) * int(d.group(3) or 1)
-                     for d in _DECL.finditer(msl, start, end)}
+        arrays = {d.group(2): type_bytes(d.group(1)) * int(d.group(3) or 1) for d in _DECL.finditer(msl, start, end)}
+        out[name] = _split_aliased(arrays, [(a.group(1), a.group(2), int(a.group(3)))
+                                            for a in _ALIAS.finditer(msl, start, end)])
+    return out
+
+
+def _split_aliased(arrays: dict[str, int], aliases: list[tuple[str, str, int]]) -> dict[str, int]:
+    """`arrays` with each array that typed aliases point into replaced by the aliases and their byte spans."""
+    out: dict[str, int] = {}
+    for array, size in arrays.items():
+        mine = sorted((off, alias) for alias, base, off in aliases if base == array)
+        if not mine:
+            out[array] = size
+            continue
+        for n, (off, alias) in enumerate(mine):
+            out[alias] = (mine[n + 1][0] if n + 1 < len(mine) else size) - off
     return out
 
 

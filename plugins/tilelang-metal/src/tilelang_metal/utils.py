@@ -11,10 +11,10 @@ COOPERATIVE_TENSOR_SCOPE = "metal.cooperative_tensor"
 
 
 def _scope(buffer: Any) -> str:
-    from tilelang.transform import _common as C
-    from tilelang.utils.language import _get_buffer
+    from tilelang.ir import region
+    from tilelang.transform import utils as C
 
-    return C.scope_of(_get_buffer(buffer))
+    return C.scope_of(region.buffer_of(buffer))
 
 
 def is_metal_cooperative_tensor(buffer: Any) -> bool:

@@ -1,4 +1,5 @@
-"""Device codegen for ROCm: AMDGPU code objects through TVM's LLVM AMDGPU codegen, linked by ld.lld.
+"""Device codegen for ROCm: AMDGPU code objects through TVM's LLVM AMDGPU codegen, linked by ld.lld; without
+device compilation (``tilelang.lower(..., enable_device_compile=False)``) HIP C++ source (`hip_codegen`).
 
 TVM asks two global callbacks during the build; this module answers both for the build it runs:
 ``tvm_callback_rocm_bitcode_path`` (bitcode / LLVM IR linked into the kernel: the plugin's `device_lib` and,
@@ -77,4 +78,16 @@ def _build_rocm(mod: Any, target: Any) -> Any:
     return rt_mod
 
 
-ROCM_CODEGEN = DeviceCodegen("hip", build=_build_rocm)  # the reference names the ROCm codegen after TVM's old kind
+def _build_hip_source(mod: Any, target: Any) -> Any:
+    from tilelang.errors import LoweringError
+    from tilelang_rocm.hip_codegen import build_hip_without_compile
+
+    try:
+        return build_hip_without_compile(mod, target)
+    except LoweringError as exc:
+        raise LoweringError(f"{exc}; lower with enable_device_compile=True for the AMDGPU code object (its kernel "
+                            "source is the LLVM IR)") from None
+
+
+# the reference names the ROCm codegen after TVM's old kind; without device compilation it prints HIP C++
+ROCM_CODEGEN = DeviceCodegen("hip", build=_build_rocm, build_without_compile=_build_hip_source)

@@ -165,7 +165,7 @@ def _ds_read_tr(bits: int) -> Callable[[Any], Any]:
         if not mcpu.startswith(GFX950):
             raise _refuse(ctx, f"the LDS transpose read ds_read_b64_tr_b{bits}", GFX950, mcpu)
         load = ctx.args[0]
-        from tilelang.transform import _common as C
+        from tilelang.transform import utils as C
 
         if C.scope_of(load.source) not in ("shared", "shared.dyn"):
             raise ctx.error(f"reads LDS (shared memory); {load.source.name} is {C.scope_of(load.source)}")

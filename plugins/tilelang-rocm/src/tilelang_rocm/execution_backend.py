@@ -4,9 +4,9 @@
 ``libamdhip64``, `tilelang_rocm.hip`) on torch ROCm tensors, on torch's current stream. The device kernel's
 explicit arguments are the tensors' data pointers and the scalars, in the order TVM's host/device split gave
 them; each is bound by name (the LLVM IR's parameter names, ``kernel.ll``) and written at the offset the code
-object's ``.amdhsa`` metadata gives (``kernel.s``; natural alignment when that is missing). Grid and block sizes
-come from the launch metadata, symbolic extents evaluated from the call's tensor shapes and scalars. Everything
-up to the launch itself is pure and works without a GPU.
+object's ``.amdhsa`` metadata gives (``kernel.s``; natural alignment when that is missing). Values, grid and
+block come from core's launch plan (``artifact.launch_plan``) bound to the call by
+`tilelang.engine.launch_plan.bind`. Everything up to the launch itself is pure and works without a GPU.
 """
 
 from __future__ import annotations
@@ -153,61 +153,30 @@ def pack_args(layout: list[KernelArg], values: list[Any]) -> bytes:
     return bytes(buf)
 
 
-_EVAL_BUILTINS = {"min": min, "max": max, "abs": abs, "int": int}
-
-
-def evaluate_extent(extent: Any, env: dict[str, Any]) -> int:
-    """An int, or a symbolic extent (``"(m + 31) // 32"``) evaluated with `env`'s dims and scalars."""
-    if isinstance(extent, int):
-        return extent
-    try:
-        return int(eval(str(extent), {"__builtins__": _EVAL_BUILTINS}, dict(env)))
-    except Exception as exc:
-        raise TileLangError(f"cannot evaluate launch extent {extent!r} with {env}: {exc}") from None
-
-
-def launch_dims(extents: list[Any], env: dict[str, Any]) -> tuple[int, int, int]:
-    """A 3-d grid or block from launch metadata (missing dims are 1)."""
-    dims = [evaluate_extent(e, env) for e in extents][:3]
-    return tuple(dims + [1] * (3 - len(dims)))  # type: ignore[return-value]
-
-
-def symbol_env(params: list[Any], args: tuple[Any, ...]) -> dict[str, Any]:
-    """Values of the symbolic dims (from the tensors' shapes) and of the scalar parameters of one call."""
-    env: dict[str, Any] = {}
-    for p, a in zip(params, args):
-        if p.is_tensor:
-            for dim, size in zip(p.shape, a.shape):
-                if isinstance(dim, str) and dim.isidentifier():
-                    env[dim] = int(size)
-        else:
-            env[p.name] = a if isinstance(a, float) else int(a)
-    return env
-
-
-def _base(name: str) -> str:
-    return name[:-4] if name.endswith("_ptr") else name
-
-
-def check_binding(layout: list[KernelArg], params: list[Any], kernel: str) -> None:
-    """Every kernel argument names a tensor parameter (pointers) or a scalar / symbolic dim (values)."""
-    tensors = {p.name for p in params if p.is_tensor}
-    values = {p.name for p in params if not p.is_tensor}
-    values |= {d for p in params if p.is_tensor for d in p.shape if isinstance(d, str) and d.isidentifier()}
-    for arg in layout:
-        if (arg.is_pointer and _base(arg.name) not in tensors) or (not arg.is_pointer and arg.name not in values):
+def check_binding(layout: list[KernelArg], launch: Any, kernel: str) -> None:
+    """Every kernel argument, in order, is the launch plan's device parameter at its position: a pointer bound
+    to a tensor parameter, or a scalar (`launch`: the plan's `tilelang.engine.launch_plan.KernelLaunch`)."""
+    params = list(launch.params)
+    for i, arg in enumerate(layout):
+        param = params[i] if i < len(params) else None
+        if param is None or param.is_pointer != arg.is_pointer or (param.is_pointer and param.tensor is None):
             raise TileLangError(f"{kernel}: cannot bind kernel argument {arg.name!r} ({arg.llvm_type}) to a "
-                                f"parameter; parameters: {', '.join(p.name for p in params)}")
+                                f"parameter; the launch plan passes {', '.join(p.name for p in params) or 'none'}")
+    if len(params) != len(layout):
+        raise TileLangError(f"{kernel}: the code object takes {len(layout)} kernel arguments, the launch plan "
+                            f"passes {len(params)}")
 
 
-def bind_args(layout: list[KernelArg], params: list[Any], args: tuple[Any, ...],
-              device_index: int | None = None) -> tuple[list[Any], dict[str, Any]]:
-    """The kernel argument values of one call (tensor addresses, scalars) and the symbol env; checks that the
-    tensors are GPU tensors on one device (`device_index`: the first tensor's when None)."""
+def bind_args(layout: list[KernelArg], plan: Any, params: list[Any], args: tuple[Any, ...],
+              device_index: int | None = None) -> tuple[list[Any], Any]:
+    """The kernel argument values of one call (tensor addresses, scalars) and the plan's first kernel bound to
+    the call (`tilelang.engine.launch_plan.BoundLaunch`: grid, block); checks that the tensors are GPU tensors
+    on one device (`device_index`: the first tensor's when None)."""
+    from tilelang.engine.launch_plan import bind
+
     if len(args) != len(params):
         raise TileLangError(f"expected {len(params)} arguments ({', '.join(p.name for p in params)}), "
                             f"got {len(args)}")
-    by_name: dict[str, Any] = {}
     for p, a in zip(params, args):
         if not p.is_tensor:
             continue
@@ -220,49 +189,42 @@ def bind_args(layout: list[KernelArg], params: list[Any], args: tuple[Any, ...],
             device_index = index
         elif index != device_index:
             raise TileLangError(f"argument {p.name!r} is on cuda:{index}, the kernel runs on cuda:{device_index}")
-        by_name[p.name] = a
-    env = symbol_env(params, args)
-    values = [by_name[_base(arg.name)].data_ptr() if arg.is_pointer else env[arg.name] for arg in layout]
-    return values, env
+    bound = bind(plan, args)[0]
+    values = [v.data_ptr() if arg.is_pointer else v for arg, v in zip(layout, bound.args)]
+    return values, bound
 
 
-class LaunchPlan:
-    """Everything a launch needs that the artifact fixes: kernel name, argument layout, grid and block."""
+class HipLaunch:
+    """Everything a HIP launch needs that the artifact fixes: kernel name, argument layout, core's plan."""
 
     def __init__(self, artifact: Any):
-        meta = artifact.metadata
-        names = list(meta.get("device_functions") or [])
-        if len(names) > 1:
-            raise TileLangError(f"{artifact.name}: {len(names)} device kernels ({', '.join(names)}); the HIP "
-                                "launcher runs programs with one T.Kernel")
+        plan = getattr(artifact, "launch_plan", None)
+        if plan is None:
+            raise TileLangError(f"{artifact.name}: the artifact carries no launch plan: recompile it (clear the "
+                                "kernel cache)")
+        if len(plan.kernels) != 1:
+            raise TileLangError(f"{artifact.name}: {len(plan.kernels)} device kernels "
+                                f"({', '.join(plan.kernel_names)}); the HIP launcher runs programs with one T.Kernel")
         ll = artifact.files.get("kernel.ll")
         if ll is None:
             raise TileLangError(f"{artifact.name}: the artifact has no kernel.ll (run tilelang_rocm.compiler."
                                 "finalize on it)")
         ll_text = ll.decode() if isinstance(ll, bytes) else str(ll)
-        if names:
-            self.kernel = names[0]
-        else:
-            kernels = _KERNEL_DEFINE.findall(ll_text)
-            if len(kernels) != 1:
-                raise TileLangError(f"{artifact.name}: expected one amdgpu_kernel, found {kernels}")
-            self.kernel = kernels[0]
+        self.plan = plan
+        self.kernel = plan.kernels[0].name
         asm = artifact.files.get("kernel.s")
         asm_text = asm.decode() if isinstance(asm, bytes) else asm
         self.layout = kernel_layout(llvm_signature(ll_text, self.kernel), asm_text, self.kernel)
         self.params = list(artifact.params)
-        check_binding(self.layout, self.params, self.kernel)
-        self.grid = list(meta.get("grid") or [1])
-        self.block = list(meta.get("threads") or [1])
+        check_binding(self.layout, plan.kernels[0], self.kernel)
 
     def prepare(self, args: tuple[Any, ...], device_index: int | None = None
                 ) -> tuple[tuple[int, int, int], tuple[int, int, int], bytes, int | None]:
         """``(grid, block, kernargs, device index)`` of one call."""
-        values, env = bind_args(self.layout, self.params, args, device_index)
+        values, bound = bind_args(self.layout, self.plan, self.params, args, device_index)
         if device_index is None:
             device_index = next((a.device.index or 0 for p, a in zip(self.params, args) if p.is_tensor), None)
-        return launch_dims(self.grid, env), launch_dims(self.block, env), pack_args(self.layout, values), \
-            device_index
+        return bound.grid, bound.block, pack_args(self.layout, values), device_index
 
 
 class _Launcher:
@@ -278,7 +240,7 @@ class _Launcher:
                                 "process's ROCm codegen and carries no code object)")
         self.name = artifact.name
         self.hsaco = bytes(artifact.files[HSACO])
-        self.plan = LaunchPlan(artifact)
+        self.plan = HipLaunch(artifact)
         self.modules: dict[int, Any] = {}
         self._module(torch.cuda.current_device())  # load now: a bad code object fails at load time
 

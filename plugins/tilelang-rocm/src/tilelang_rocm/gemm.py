@@ -18,7 +18,7 @@ from tvm import tirx
 
 from tilelang.backend.tile_ops import TileOpImpl
 from tilelang.tileop.gemm import gemm_operands, operand_index
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 from tilelang_rocm.matrix_cores import MatrixCore, matrix_core
 
 MAX_TILES = 16  # 16x16 accumulator tiles a wavefront holds at once

@@ -63,7 +63,7 @@ class _Rewriter:
     def __init__(self, func: Any):
         from tvm import tirx
 
-        from tilelang.transform import _common as C
+        from tilelang.transform import utils as C
 
         self.log = tirx.decl_buffer((LOG_WORDS,), "uint32", name=LOG_PARAM, scope="global")
         launch = C.launch_extents(func)

@@ -60,7 +60,7 @@ def _lanes(ctx: Any, buf: Any) -> int:
 
 def _shape(ctx: Any) -> tuple[int, int, int] | None:
     from tilelang.tileop.gemm import gemm_operands
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     a, _, c, ta, _, _ = gemm_operands(ctx)
     dims = [C.as_int(c.region[-2].extent), C.as_int(c.region[-1].extent),
@@ -71,7 +71,7 @@ def _shape(ctx: Any) -> tuple[int, int, int] | None:
 def applies(ctx: Any) -> bool:
     """C a partitioned fragment (the whole tile) whose per-thread elements form a small grid; known dtypes."""
     from tilelang.tileop.gemm import gemm_operands
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     if not ctx.has_threads or ctx.num_threads <= 1 or ctx.func is None:
         return False
@@ -124,7 +124,7 @@ STAGE_BYTES = 4096  # a partitioned-fragment A larger than this is staged in col
 def _stage_chunk(ctx: Any, a: Any, ta: bool, m: int, k: int) -> int | None:
     """Columns of A staged at a time when A is a (non-transposed, whole) partitioned fragment whose staging
     tile would exceed STAGE_BYTES; None to stage it whole."""
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
     from tilelang.transform.plan_shared_memory import dtype_bytes
 
     buf = a.source
@@ -148,7 +148,7 @@ def _staged_chunks(a: Any, m: int, k: int, chunk: int) -> tuple[list[Any], list[
     import tvm
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     buf = a.source
     scratch = tirx.decl_buffer((m, chunk), str(buf.ty.dtype), name=f"{buf.name}_stage", scope="shared.dyn")
@@ -165,7 +165,7 @@ def _staged_chunks(a: Any, m: int, k: int, chunk: int) -> tuple[list[Any], list[
 
 
 def _shared_bytes(node: Any) -> int:
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
     from tilelang.transform.plan_shared_memory import dtype_bytes
 
     total = 0
@@ -181,7 +181,7 @@ def lower_gemm(ctx: Any) -> Any:
     from tvm import tirx
 
     from tilelang.tileop.gemm import gemm_operands, operand_index
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     a, b, c, ta, tb, clear = gemm_operands(ctx)
     m, n, k = _shape(ctx)  # type: ignore[misc]
@@ -289,7 +289,7 @@ GEMM_OUT = "tl.webgpu_gemm_out"
 def _marked(key: str, acc: Any, stmts: list[Any]) -> Any:
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     return tirx.AttrStmt(acc.data, key, tirx.const(0, "int32"), C.seq(stmts))
 
@@ -301,7 +301,7 @@ def _aligned(ctx: Any, region: Any) -> bool:
     """4-lane reads along the last dimension of `region` at offsets multiple of 4 are aligned and in one row."""
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     buf = region.source
     if list(getattr(buf, "strides", None) or []) or not C.scope_of(buf).startswith("shared"):
@@ -323,8 +323,8 @@ def _inner_product(ctx: Any, a_op: tuple[Any, bool, bool], b_op: tuple[Any, bool
     """
     from tvm import tirx
 
-    from tilelang.tileop._util import cast
     from tilelang.tileop.gemm import operand_index
+    from tilelang.tileop.utils import cast
 
     acc_dt = str(acc.ty.dtype)
     a, ta, rows_contiguous = a_op
@@ -390,7 +390,7 @@ def _inner_product(ctx: Any, a_op: tuple[Any, bool, bool], b_op: tuple[Any, bool
             for q in range(q_cols):
                 r = p * q_cols + q
                 stmts.append(tirx.BufferStore(acc, tirx.BufferLoad(acc, [r]) + a_val[p, j] * b_val[q, j], [r]))
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     return tirx.For(kq, 0, k // step_k, tirx.ForKind.SERIAL, C.seq(stmts))
 

@@ -1,7 +1,9 @@
 """Running a launch plan: pipelines (cached per WGSL), argument binding, dispatch, read-back, GPU timing.
 
 A call ``launcher(*args)`` takes the kernel's parameters in order (torch CPU tensors and Python scalars):
-1. scalars and the symbolic dims of the tensors' shapes give the names the plan's expressions read;
+
+1. core's launch plan is bound to the arguments (`tilelang.engine.launch_plan.bind`): each step's grid and
+   ``PODArgs`` scalars, computed from the scalar arguments and the tensors' shapes;
 2. every tensor a shader binds is copied into its pooled storage buffer;
 3. per step: ``PODArgs`` is packed (scalars in field order, then ``packGridDimX``), the grid is evaluated
    (a blockIdx.x extent past the per-dimension limit is spread over z as TVM's runtime does) and one compute
@@ -10,6 +12,7 @@ A call ``launcher(*args)`` takes the kernel's parameters in order (torch CPU ten
 4. the staging buffers are mapped and copied back into the caller's tensors, so in-place semantics hold;
 5. a kernel that prints or asserts also binds a zeroed debug log, read back and reported after the call
    (`tilelang_webgpu.debug_log.report`: the records on stdout, a failed assertion raised).
+
 `time_ms` runs the same with timestamp queries around the passes (GPU time, transfers excluded).
 """
 
@@ -22,11 +25,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from tilelang.engine.launch_plan import BoundLaunch, bind, expr_refs, format_expr
 from tilelang.errors import ExecutionBackendUnavailable, KernelArgumentError
 from tilelang_webgpu.adapter import adapter_summary, device, has_feature, timestamp_period_ns
 from tilelang_webgpu.buffers import BufferPool
 from tilelang_webgpu.packed_f16 import for_device
-from tilelang_webgpu.plan import DEBUG_LOG, KernelStep, LaunchPlan, names_in
+from tilelang_webgpu.plan import DEBUG_LOG, KernelStep, LaunchPlan
 from tilelang_webgpu.subgroups import for_naga, uses_subgroups
 from tilelang_webgpu.wgsl import ShaderInterface, WGSLValidationError, validation_error
 
@@ -34,7 +38,6 @@ __all__ = ["WgpuLauncher", "compile_pipeline"]
 
 _PIPELINES: dict[str, tuple[Any, Any]] = {}
 _PIPELINE_LOCK = threading.Lock()
-_EVAL_BUILTINS = {"__builtins__": {}, "min": min, "max": max, "int": int}
 
 
 def compile_pipeline(wgsl: str, iface: ShaderInterface, kernel: str) -> tuple[Any, Any]:
@@ -91,7 +94,6 @@ class _Step:
     pipeline: Any
     layout: Any
     uniform: Any
-    grid: tuple[Any, Any, Any]  # compiled expressions
     written: tuple[int, ...]  # parameter indices bound read_write
     wgsl: str = ""  # the shader as compiled for this device
     bind_group: Any = None
@@ -115,7 +117,6 @@ class WgpuLauncher:
         self._pool = BufferPool(self._dev)
         self._lock = threading.Lock()
         self._max_groups = int(self._dev.limits["max-compute-workgroups-per-dimension"])
-        self._bindable = self._names()
         self._steps = [self._prepare(step, wgpu) for step in plan.steps]
         self._tensors = sorted({i for s in plan.steps for i in s.buffers})
         self._written = sorted({i for s in self._steps for i in s.written})
@@ -125,18 +126,6 @@ class WgpuLauncher:
         self._fence = None
 
     # ------------------------------------------------------------------------------------------ setup
-    def _names(self) -> dict[str, tuple[int, int | None]]:
-        """name -> (parameter index, axis or None for a scalar) for every name a plan expression may read."""
-        names: dict[str, tuple[int, int | None]] = {}
-        for i, p in enumerate(self.params):
-            if not p.is_tensor:
-                names[p.name] = (i, None)
-        for i, p in enumerate(self.params):
-            for axis, d in enumerate(p.shape if p.is_tensor else ()):
-                if isinstance(d, str) and d.isidentifier():
-                    names.setdefault(d, (i, axis))
-        return names
-
     def _prepare(self, step: KernelStep, wgpu: Any) -> _Step:
         wgsl = for_device(step.wgsl, has_feature("shader-f16"))  # f16 packed into u32 words without the feature
         iface = ShaderInterface.parse(wgsl)
@@ -149,22 +138,22 @@ class WgpuLauncher:
             raise ExecutionBackendUnavailable(
                 f"wgpu: kernel {step.name!r}: PODArgs has fields {[f for f, _ in iface.pod_fields]}, its IR "
                 f"passes {list(step.pods)} + packGridDimX")
-        if step.grid[2] != "1":
+        if step.grid[2] != 1:
+            extent = format_expr(step.grid[2], self.plan.launch.param_names)
             raise ExecutionBackendUnavailable(
-                f"wgpu: kernel {step.name!r} uses blockIdx.z (extent {step.grid[2]}); TVM's WebGPU code reserves "
+                f"wgpu: kernel {step.name!r} uses blockIdx.z (extent {extent}); TVM's WebGPU code reserves "
                 "it to extend blockIdx.x: use a 2-D grid")
-        needed = set(step.pods).union(*(names_in(g) for g in step.grid))
-        missing = sorted(needed - set(self._bindable))
-        if missing:
+        unbound = sorted({str(r[1]) for e in (*step.pods, *step.grid) for r in expr_refs(e)
+                          if r[0] in ("unbound", "unsupported")})
+        if unbound:
             raise ExecutionBackendUnavailable(
-                f"wgpu: kernel {step.name!r} needs {', '.join(missing)}, which is neither a scalar parameter "
+                f"wgpu: kernel {step.name!r} needs {', '.join(unbound)}, which is neither a scalar parameter "
                 "nor a symbolic dimension of a tensor parameter")
-        grid = tuple(compile(g, f"<grid of {step.name}>", "eval") for g in step.grid)
         written = tuple(i for i, b in zip(step.buffers, iface.storage) if b.access != "read")
         uniform = self._dev.create_buffer(size=len(iface.pack_pods([0] * len(iface.pod_fields))),
                                           usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST,
                                           label=f"{step.name}.podArgs")
-        return _Step(step, iface, pipeline, layout, uniform, grid, written, wgsl)  # type: ignore[arg-type]
+        return _Step(step, iface, pipeline, layout, uniform, written, wgsl)
 
     @property
     def shaders(self) -> list[str]:
@@ -187,24 +176,18 @@ class WgpuLauncher:
                 self._run(args, timed=True)
             return statistics.median(self._run(args, timed=True) for _ in range(max(1, rep)))
 
-    def _env(self, args: tuple[Any, ...]) -> dict[str, Any]:
+    def _bind(self, args: tuple[Any, ...]) -> list[BoundLaunch]:
         if len(args) != len(self.params):
             names = ", ".join(p.name for p in self.params)
             raise KernelArgumentError(f"kernel {self.plan.name!r} takes {len(self.params)} arguments ({names}), "
                                       f"got {len(args)}")
-        env: dict[str, Any] = {}
-        for name, (i, axis) in self._bindable.items():
-            value = args[i]
-            try:
-                env[name] = value if axis is None else int(value.shape[axis])
-            except (AttributeError, IndexError, TypeError):
-                raise KernelArgumentError(
-                    f"kernel {self.plan.name!r}, argument {self.params[i].name!r}: expected a tensor of shape "
-                    f"{list(self.params[i].shape)}, got {type(value).__name__}") from None
-        return env
+        try:
+            return bind(self.plan.launch, args)
+        except KernelArgumentError as exc:
+            raise type(exc)(f"kernel {self.plan.name!r}: {exc}") from None
 
-    def _grid(self, step: _Step, env: dict[str, Any]) -> tuple[int, int, int, int]:
-        gx, gy, _ = (int(eval(g, _EVAL_BUILTINS, env)) for g in step.grid)
+    def _grid(self, step: _Step, bound: BoundLaunch) -> tuple[int, int, int, int]:
+        gx, gy, _ = bound.grid
         if gy > self._max_groups:
             raise KernelArgumentError(f"kernel {step.plan.name!r}: blockIdx.y extent {gy} exceeds this device's "
                                       f"limit of {self._max_groups} workgroups per dimension")
@@ -247,17 +230,17 @@ class WgpuLauncher:
             report(log.numpy().view("uint32"), self.plan.debug, self.plan.name)
 
     def _run(self, args: tuple[Any, ...], timed: bool) -> float:
-        env = self._env(args)
+        bound = self._bind(args)
         tensors = self._tensor_args(args)
         for i in self._tensors:
             self._pool.upload(i, tensors[i], self._param_name(i))
         encoder = self._dev.create_command_encoder()
         launches = []
-        for step in self._steps:
-            x, y, z, pack = self._grid(step, env)
+        for step, launch in zip(self._steps, bound):
+            x, y, z, pack = self._grid(step, launch)
             if x * y * z == 0:
                 continue
-            values = [env[name] for name in step.plan.pods] + [pack]
+            values = [v for p, v in zip(launch.kernel.params, launch.args) if not p.is_pointer] + [pack]
             try:
                 self._queue.write_buffer(step.uniform, 0, step.iface.pack_pods(values))
             except Exception as exc:  # struct.error: a scalar that does not fit its WGSL type

@@ -23,6 +23,8 @@
   become ``bitcast<f32>`` of their bit pattern.
 - `DebugLog` (``post_layout``, `tilelang_webgpu.debug_log`): ``T.print`` / ``T.device_assert`` become records
   in a hidden log buffer that the launcher reads back and prints.
+- `CheckDtypes` (``pre_layout``, `tilelang_webgpu.dtypes_check`): tensors and tiles of a dtype WGSL cannot store
+  (bfloat16, float64, 8/16-bit integers) are a clear `LoweringError` naming each and what to use instead.
 - `MarkVectorGlobals` (``device_module``, `tilelang_webgpu.vector_globals`): marks the buffer parameters whose
   4-lane accesses are all aligned, so the WGSL reads them as ``array<vec4<T>>``.
 """
@@ -151,7 +153,7 @@ def _touched(stmt: Any) -> set[str]:
     import tvm
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     return ({_key(ld.source.data) for ld in C.collect(stmt, tvm.ir.TensorLoad)}
             | {_key(st.buffer.data) for st in C.collect(stmt, tirx.BufferStore)})
@@ -167,7 +169,7 @@ def _hoist(loop: Any) -> Any:
     """`loop` with one GEMM's C -> accumulator -> C moves outside it, or None when that is not safe."""
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     if loop.kind != tirx.ForKind.SERIAL:
         return None
@@ -226,7 +228,7 @@ def _indexes_registers(loop: Any) -> bool:
     import tvm_ffi
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     var = loop.loop_var
     found = [False]
@@ -283,7 +285,7 @@ WORKGROUP_LIMIT = 32 * 1024  # bytes: WebGPU's guaranteed maxComputeWorkgroupSto
 
 def workgroup_arrays(func: Any) -> list[tuple[str, str, int]]:
     """``(name, dtype, bytes)`` of every workgroup-memory allocation of a device function."""
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
     from tilelang.transform.plan_shared_memory import dtype_bytes
 
     out = []
@@ -363,7 +365,14 @@ def _mark_vector_globals(target: Any = None) -> Any:
     return MarkVectorGlobals(target)
 
 
+def _check_dtypes(target: Any = None) -> Any:
+    from tilelang_webgpu.dtypes_check import CheckDtypes
+
+    return CheckDtypes(target)
+
+
 PASSES = [
+    PipelinePass("webgpu.check_dtypes", "pre_layout", _check_dtypes),
     PipelinePass("webgpu.debug_log", "post_layout", _debug_log),
     PipelinePass("webgpu.fold_blockidx_z", "post_barriers", FoldBlockIdxZ),
     PipelinePass("webgpu.split_wide_vectors", "post_storage", SplitWideVectors),

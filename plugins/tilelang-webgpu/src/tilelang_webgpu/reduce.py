@@ -43,7 +43,7 @@ SCRATCH_BYTES = 4096  # workgroup memory one reduction uses at most (WebGPU guar
 
 def _plan(ctx: Any) -> tuple[Any, Any, str, bool, int, int, int] | None:
     """``(src, dst, kind, clear, M, N, W)`` when this implementation serves the call."""
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     if not ctx.has_threads or ctx.num_threads <= 1 or ctx.func is None or len(ctx.args) < 4:
         return None
@@ -86,7 +86,7 @@ def _plan(ctx: Any) -> tuple[Any, Any, str, bool, int, int, int] | None:
 
 def fragment_lanes(ctx: Any, buf: Any) -> int:
     """The vector width LayoutInference gave the fragment `buf` (1: the cyclic layout)."""
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
     from tilelang.transform.layout_inference import fragment_of
 
     for alloc in C.allocations(ctx.func.body):
@@ -125,7 +125,7 @@ def _tree(scratch: Any, rows: int, width: int, threads: int, tid: Any, kind: str
     from tvm import tirx
 
     from tilelang.tileop.reduce import combine
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     stmts = []
     s = width // 2
@@ -150,9 +150,9 @@ def _tree(scratch: Any, rows: int, width: int, threads: int, tid: Any, kind: str
 def lower_reduce(ctx: Any) -> Any:
     from tvm import tirx
 
-    from tilelang.tileop._util import cast
     from tilelang.tileop.reduce import combine, identity_value
-    from tilelang.transform import _common as C
+    from tilelang.tileop.utils import cast
+    from tilelang.transform import utils as C
     from tilelang.transform.plan_shared_memory import dtype_bytes
 
     src, dst, kind, clear, m, n, width = _plan(ctx)  # type: ignore[misc]

@@ -28,7 +28,7 @@ _DTYPES = ("float32", "float16", "int32", "uint32")
 
 
 def _scope_kind(buf: Any) -> str:
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     scope = C.scope_of(buf)
     if scope.startswith("shared"):
@@ -40,8 +40,8 @@ def _plan(ctx: Any) -> tuple[Any, Any, list[int], list[int], list[int]] | None:
     """``(src, dst, src dims, dst dims, extents)`` when the copy can be done in aligned 4-lane accesses."""
     from tvm import tirx
 
-    from tilelang.tileop._util import nonunit_dims
-    from tilelang.transform import _common as C
+    from tilelang.tileop.utils import nonunit_dims
+    from tilelang.transform import utils as C
 
     if not ctx.has_threads or ctx.num_threads < 1 or ctx.func is None or len(ctx.args) < 2:
         return None
@@ -86,7 +86,7 @@ def _accessed_elementwise(body: Any, buf: Any) -> bool:
     import tvm_ffi
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     stripped = tvm_ffi.structural_map(body, (tirx.Evaluate, lambda ev: tirx.Evaluate(0) if C.tile_op_of(ev)
                                              else ev))
@@ -106,8 +106,8 @@ def lower_copy(ctx: Any) -> Any:
     import tvm
     from tvm import tirx
 
-    from tilelang.tileop._util import region_indices
-    from tilelang.transform import _common as C
+    from tilelang.tileop.utils import region_indices
+    from tilelang.transform import utils as C
 
     src, dst, sdims, ddims, extents = _plan(ctx)  # type: ignore[misc]
     threads = ctx.num_threads

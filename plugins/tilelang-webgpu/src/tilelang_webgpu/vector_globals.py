@@ -36,7 +36,7 @@ _UNSAFE_CALLS = ("address_of", "access_ptr", "atomic", "tvm_ptr")
 
 # ---------------------------------------------------------------------------------------------- on the IR
 def _static_count(shape: Any) -> int | None:
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     total = 1
     for extent in shape:
@@ -53,7 +53,7 @@ def vector_global_params(func: Any) -> list[str]:
     import tvm_ffi
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     params = {str(p.name): p for p in func.params if isinstance(p.ty, tvm.ir.PointerType)}
     ok = {name: str(p.ty.element_type.dtype) in _DTYPES for name, p in params.items()}
@@ -123,7 +123,7 @@ def _dtype(expr: Any) -> str:
 def _loads(expr: Any) -> list[Any]:
     import tvm
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     return list(C.collect(expr, tvm.ir.TensorLoad)) if isinstance(expr, tvm.ir.Expr) else []
 
@@ -134,7 +134,7 @@ def MarkVectorGlobals(target: Any = None) -> Any:
     import tvm_ffi
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     @tvm.transform.module_pass(opt_level=0, name="tilelang_webgpu.MarkVectorGlobals")
     def mark(mod: Any, ctx: Any) -> Any:

@@ -1,12 +1,14 @@
 """Reading the WGSL that TVM's WebGPU codegen emits: one shader per kernel, and the interface it declares.
 
 TVM 0.27's convention (``codegen_webgpu.cc``, mirrored by its web runtime's ``createShader``):
+
 - every buffer parameter is ``@group(0) @binding(i) var<storage, read|read_write>``, i counting buffer
   parameters in the kernel's parameter order;
 - every scalar parameter is a field of ``struct PODArgs``, in parameter order, followed by
   ``packGridDimX: u32``; the struct is one ``var<uniform>`` at the binding after the last buffer;
 - ``blockIdx.x`` is ``blockIdx.z * gridDim.x + blockIdx.x``, so a grid wider than the per-dimension limit is
   spread over z; blocks whose index passes ``packGridDimX`` return at once.
+
 `ShaderInterface.parse` reads exactly that; `validation_error` turns naga's complaint into a clear error.
 """
 

@@ -21,7 +21,7 @@ def get_pass_config(key: Any, default: Any = None) -> Any:
 
 def pipeline_options(target: Any) -> dict[str, Any]:
     """The pipeline options (``TargetKind.pipeline_options``) of `target`'s kind."""
-    from tilelang.transform._common import pipeline_options as options
+    from tilelang.transform.utils import pipeline_options as options
 
     return dict(options(target))
 

@@ -9,20 +9,23 @@ class TileDevice:
     """A device model: capacities the carver's tiling heuristics read.
 
     Attributes (all per block / per SM unless said otherwise):
-      reg_cap             registers (32-bit words) a block may hold
-      smem_cap            shared memory (bytes) a block may use
-      max_smem_usage      shared memory (bytes) of one SM / CU, shared by its resident blocks
-      compute_max_core    SMs / CUs / GPU cores / CPU cores
-      warp_size           threads that execute in lockstep (SIMD lanes on a CPU)
-      sm_partition        schedulers per SM: how many blocks the policy lets share one
-      transaction_size    [write, read] memory transaction size in bytes
-      bandwidth           [global, shared] relative bandwidth weights used to score tiles
-      platform            "CUDA", "CDNA", "RDNA", "METAL", "CPU" or "unknown"
-      compute_capability  "90" for sm_90, the gfx name on AMD, the ISA level on a CPU
-      l2_cache_size_bytes last-level cache shared by all cores
-      name                the modelled part ("H100 SXM5", "Instinct MI300X", this CPU's model name, ...)
-      source              "device" when read from a live device, "table" from the known-device table,
-                          "host" from probing this machine's CPU
+
+    =================== ========================================================================================
+    reg_cap             registers (32-bit words) a block may hold
+    smem_cap            shared memory (bytes) a block may use
+    max_smem_usage      shared memory (bytes) of one SM / CU, shared by its resident blocks
+    compute_max_core    SMs / CUs / GPU cores / CPU cores
+    warp_size           threads that execute in lockstep (SIMD lanes on a CPU)
+    sm_partition        schedulers per SM: how many blocks the policy lets share one
+    transaction_size    [write, read] memory transaction size in bytes
+    bandwidth           [global, shared] relative bandwidth weights used to score tiles
+    platform            "CUDA", "CDNA", "RDNA", "METAL", "CPU" or "unknown"
+    compute_capability  "90" for sm_90, the gfx name on AMD, the ISA level on a CPU
+    l2_cache_size_bytes last-level cache shared by all cores
+    name                the modelled part ("H100 SXM5", "Instinct MI300X", this CPU's model name, ...)
+    source              "device" when read from a live device, "table" from the known-device table,
+                        "host" from probing this machine's CPU
+    =================== ========================================================================================
     """
 
     def __init__(self) -> None:

@@ -15,7 +15,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from tilelang.jit.adapter.base import BaseKernelAdapter, CachedTextSource
+from tilelang.jit.adapter.base import BaseKernelAdapter
+from tilelang.jit.adapter.base import CachedTextSource as CachedTextSource  # re-exported (the reference has it here)
 
 __all__ = ["TVMFFIKernelAdapter"]
 
@@ -282,5 +283,3 @@ def _as_target(target: Any) -> Any:
 
     return determine_target(target, return_object=True)
 
-
-CachedTextSource = CachedTextSource

@@ -76,7 +76,7 @@ class _empty:
 
 
 class BaseBuilder:
-    """The hooks that `mutate`d code calls, each with its plain-Python meaning; subclass to change them."""
+    """The hooks that code rewritten by `mutate` calls, each with its plain-Python meaning; subclass to change them."""
 
     empty = _empty
 

@@ -9,18 +9,20 @@ fragment layouts).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from tilelang.tileop.base import GemmWarpPolicy, TileOpBase
-from tilelang.utils.language import is_fragment, is_shared, is_tensor_memory
+from tilelang.tileop.gemm_operands import GemmOperands
+from tilelang.utils.language import is_shared, is_tensor_memory
 
 __all__ = ["GemmBase"]
 
 
-class GemmBase(TileOpBase):
+class GemmBase(GemmOperands):
     """A ``tl.gemm`` call site: ``C (+)= op(A) @ op(B)``."""
 
     op_name = "tl.gemm"
+    ARGS: ClassVar[dict[str, int]] = {"A": 0, "B": 1, "C": 2, "trans_A": 3, "trans_B": 4, "policy": 5,
+                                      "clear_accum": 6}
 
     def __init__(self, gemm_node: Any) -> None:
         super().__init__(gemm_node)
@@ -28,119 +30,20 @@ class GemmBase(TileOpBase):
             raise ValueError(f"{type(self).__name__}: A is {self.a_dtype} but B is {self.b_dtype}; "
                              "both GEMM operands must have the same dtype")
 
-    # ------------------------------------------------------------------ variants
-    def is_gemm_ss(self) -> bool:
-        return is_shared(self.A) and is_shared(self.B)
-
-    def is_gemm_sr(self) -> bool:
-        return is_shared(self.A) and is_fragment(self.B)
-
-    def is_gemm_rs(self) -> bool:
-        return is_fragment(self.A) and is_shared(self.B)
-
     def is_gemm_ts(self) -> bool:
         return is_tensor_memory(self.A) and is_shared(self.B)
-
-    def is_gemm_rr(self) -> bool:
-        return is_fragment(self.A) and is_fragment(self.B)
-
-    # ------------------------------------------------------------------ operands
-    @property
-    def ARegion(self) -> Any:
-        return self._region(0)
-
-    @property
-    def BRegion(self) -> Any:
-        return self._region(1)
-
-    @property
-    def CRegion(self) -> Any:
-        return self._region(2)
-
-    @property
-    def A(self) -> Any:
-        return self._buffer(0)
-
-    @property
-    def B(self) -> Any:
-        return self._buffer(1)
-
-    @property
-    def C(self) -> Any:
-        return self._buffer(2)
-
-    @property
-    def trans_A(self) -> bool:
-        return bool(self.gemm_node.int_arg(3))
-
-    @property
-    def trans_B(self) -> bool:
-        return bool(self.gemm_node.int_arg(4))
-
-    @property
-    def policy(self) -> GemmWarpPolicy:
-        return self._policy(5)
-
-    @property
-    def clear_accum(self) -> bool:
-        return bool(self.gemm_node.int_arg(6))
-
-    @property
-    def k_pack(self) -> int:
-        return 1
-
-    @property
-    def wg_wait(self) -> int:
-        return 0
 
     @property
     def is_tcgen05(self) -> bool:
         return False
 
-    # ------------------------------------------------------------------ shapes and dtypes
-    @property
-    def M(self) -> Any:
-        return self.CRegion.region[-2].extent
-
-    @property
-    def N(self) -> Any:
-        return self.CRegion.region[-1].extent
-
     @property
     def K(self) -> Any:
-        return self._matrix_extents(0, self.trans_A)[1]
+        return self._matrix_extents(self.ARGS["A"], self.trans_A)[1]
 
     @property
     def chunk(self) -> Any:
         return self.K
-
-    @property
-    def a_dtype(self) -> str:
-        return self._dtype(self.A)
-
-    @property
-    def b_dtype(self) -> str:
-        return self._dtype(self.B)
-
-    @property
-    def accum_dtype(self) -> str:
-        return self._dtype(self.C)
-
-    @property
-    def stride_A(self) -> Any:
-        return self._row_stride(self.A)
-
-    @property
-    def stride_B(self) -> Any:
-        return self._row_stride(self.B)
-
-    @property
-    def offset_A(self) -> Any:
-        return self._flat_offset(self.ARegion)
-
-    @property
-    def offset_B(self) -> Any:
-        return self._flat_offset(self.BRegion)
 
     @property
     def A_base_offsets(self) -> list[Any]:

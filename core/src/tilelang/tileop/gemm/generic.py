@@ -11,9 +11,9 @@ from typing import Any
 from tvm import tirx
 
 from tilelang.backend.tile_ops import TileOpImpl
-from tilelang.tileop._util import cast
 from tilelang.tileop.gemm.gemm_base import GemmBase
-from tilelang.transform import _common as C
+from tilelang.tileop.utils import cast
+from tilelang.transform import utils as C
 
 
 def gemm_operands(ctx: Any) -> tuple[Any, Any, Any, bool, bool, bool]:

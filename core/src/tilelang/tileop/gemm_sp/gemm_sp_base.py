@@ -8,132 +8,37 @@ K/2 columns (its nonzeros) and E the metadata saying where they sit. Subclasses 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from tilelang.tileop.base import GemmWarpPolicy, TileOpBase
-from tilelang.utils.language import is_fragment, is_shared
+from tilelang.tileop.gemm_operands import GemmOperands
 
 __all__ = ["GemmSPBase"]
 
 
-class GemmSPBase(TileOpBase):
+class GemmSPBase(GemmOperands):
     """A ``tl.gemm_sp`` call site: ``C (+)= op(A) @ op(B)`` with A 2:4-sparse."""
 
     op_name = "tl.gemm_sp"
-
-    def is_gemm_ss(self) -> bool:
-        return is_shared(self.A) and is_shared(self.B)
-
-    def is_gemm_sr(self) -> bool:
-        return is_shared(self.A) and is_fragment(self.B)
-
-    def is_gemm_rs(self) -> bool:
-        return is_fragment(self.A) and is_shared(self.B)
-
-    def is_gemm_rr(self) -> bool:
-        return is_fragment(self.A) and is_fragment(self.B)
-
-    @property
-    def ARegion(self) -> Any:
-        return self._region(0)
+    ARGS: ClassVar[dict[str, int]] = {"A": 0, "E": 1, "B": 2, "C": 3, "trans_A": 4, "trans_E": 5, "trans_B": 6,
+                                      "policy": 7, "clear_accum": 8}
 
     @property
     def ERegion(self) -> Any:
-        return self._region(1)
-
-    @property
-    def BRegion(self) -> Any:
-        return self._region(2)
-
-    @property
-    def CRegion(self) -> Any:
-        return self._region(3)
-
-    @property
-    def A(self) -> Any:
-        return self._buffer(0)
+        return self._region(self.ARGS["E"])
 
     @property
     def E(self) -> Any:
-        return self._buffer(1)
-
-    @property
-    def B(self) -> Any:
-        return self._buffer(2)
-
-    @property
-    def C(self) -> Any:
-        return self._buffer(3)
-
-    @property
-    def trans_A(self) -> bool:
-        return bool(self.gemm_node.int_arg(4))
+        return self._buffer(self.ARGS["E"])
 
     @property
     def trans_E(self) -> bool:
-        return bool(self.gemm_node.int_arg(5))
-
-    @property
-    def trans_B(self) -> bool:
-        return bool(self.gemm_node.int_arg(6))
-
-    @property
-    def policy(self) -> GemmWarpPolicy:
-        return self._policy(7)
-
-    @property
-    def clear_accum(self) -> bool:
-        return bool(self.gemm_node.int_arg(8))
-
-    @property
-    def k_pack(self) -> int:
-        return 1
-
-    @property
-    def wg_wait(self) -> int:
-        return 0
-
-    @property
-    def M(self) -> Any:
-        return self.CRegion.region[-2].extent
-
-    @property
-    def N(self) -> Any:
-        return self.CRegion.region[-1].extent
+        return bool(self.gemm_node.int_arg(self.ARGS["trans_E"]))
 
     @property
     def K(self) -> Any:
         """The dense reduction length (B's K; A stores half of it)."""
-        return self._matrix_extents(2, self.trans_B)[0]
+        return self._matrix_extents(self.ARGS["B"], self.trans_B)[0]
 
     @property
     def e_dtype(self) -> str:
         return self._dtype(self.E)
-
-    @property
-    def a_dtype(self) -> str:
-        return self._dtype(self.A)
-
-    @property
-    def b_dtype(self) -> str:
-        return self._dtype(self.B)
-
-    @property
-    def accum_dtype(self) -> str:
-        return self._dtype(self.C)
-
-    @property
-    def stride_A(self) -> Any:
-        return self._row_stride(self.A)
-
-    @property
-    def stride_B(self) -> Any:
-        return self._row_stride(self.B)
-
-    @property
-    def offset_A(self) -> Any:
-        return self._flat_offset(self.ARegion)
-
-    @property
-    def offset_B(self) -> Any:
-        return self._flat_offset(self.BRegion)

@@ -15,10 +15,10 @@ import tvm
 from tvm import tirx
 
 from tilelang.backend.tile_ops import TileOpImpl
-from tilelang.tileop._util import cast
 from tilelang.tileop.gemm.generic import operand_index
 from tilelang.tileop.gemm_sp.gemm_sp_base import GemmSPBase
-from tilelang.transform import _common as C
+from tilelang.tileop.utils import cast
+from tilelang.transform import utils as C
 
 
 def lower_gemm_sp(ctx: Any) -> Any:

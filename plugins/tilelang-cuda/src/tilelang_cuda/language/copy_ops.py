@@ -156,8 +156,10 @@ def tma_scatter4(src: Any, dst: Any, col: Any, rows: Any, *, swizzle: Any = None
 
 @public
 def create_tma_descriptor(*args: Any) -> Any:
-    """A tensor map: ``(data_type, rank, global_addr, global_shape..., global_stride..., box..., element_stride...,
-    interleave, swizzle, l2_promotion, oob_fill)`` (7 + 4 * rank arguments); `global_addr` must be a kernel
+    """A tensor map (TMA descriptor) of 7 + 4 * rank arguments.
+
+    ``(data_type, rank, global_addr, global_shape..., global_stride..., box..., element_stride..., interleave,
+    swizzle, l2_promotion, oob_fill)``; `global_addr` must be a kernel
     tensor (``A.data``), whose map the launch encodes."""
     if len(args) < 11:
         raise ValueError(f"T.create_tma_descriptor takes 7 + 4 * rank arguments, got {len(args)}")

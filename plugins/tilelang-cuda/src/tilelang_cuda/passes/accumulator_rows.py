@@ -28,7 +28,7 @@ import tvm_ffi
 from tvm import tirx
 
 from tilelang.tileop.reduce import combine, identity_value
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 from tilelang_cuda.mma_layout import AccumulatorLayout
 
 FRAGMENT = "local.fragment"

@@ -65,7 +65,7 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 from tilelang_cuda.tileops import gemm as wgmma
 from tilelang_cuda.tileops.common import arch_number, extern, extern_name, sync
 

@@ -15,7 +15,7 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 
 CORE_BARRIER_SCOPE = "shared.barrier"
 BARRIER_INIT_ANN = "tl.barrier_init"

@@ -23,7 +23,7 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 
 WS_ATTR = "tl.cuda.warp_group"
 WARP_GROUP = 128

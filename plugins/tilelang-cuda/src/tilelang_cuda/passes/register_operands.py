@@ -18,7 +18,7 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 from tilelang_cuda.mma_layout import AccumulatorLayout
 from tilelang_cuda.passes.accumulator_rows import full_region
 

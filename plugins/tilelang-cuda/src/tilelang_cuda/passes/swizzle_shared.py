@@ -33,7 +33,7 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 from tilelang.transform.plan_shared_memory import dtype_bytes
 from tilelang_cuda.wgmma_layout import SwizzledTile, tile_layout
 

@@ -24,7 +24,7 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 
 TMEM_SCOPE = "shared.tmem"
 SLOT_ANN = "tl.cuda.tmem_slot"

@@ -21,7 +21,7 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 
 ATTR = "tl.cuda.wgmma_gemm"
 PHRASE = "T.wgmma_gemm() requires Hopper WGMMA lowering"

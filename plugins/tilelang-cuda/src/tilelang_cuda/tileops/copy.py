@@ -18,7 +18,7 @@ from tvm import tirx
 
 from tilelang.backend import TileOpImpl
 from tilelang.layout import unravel
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 from tilelang.transform.plan_shared_memory import dtype_bytes
 from tilelang_cuda.tileops.common import addr, arch_number, extern, is_cuda, sync
 

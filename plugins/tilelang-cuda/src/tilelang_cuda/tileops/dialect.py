@@ -18,7 +18,7 @@ from tvm import tirx
 
 from tilelang.backend import TileOpImpl
 from tilelang.tileop.intrinsics import Lowered
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 from tilelang_cuda.tileops.common import is_cuda
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from tvm import tirx
 
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 from tilelang.transform.plan_shared_memory import dtype_bytes
 from tilelang_cuda.passes.tensor_memory import slot_of
 from tilelang_cuda.tileops.dialect import TCGEN05, Lowered, addr_of, ext, seq, stmt

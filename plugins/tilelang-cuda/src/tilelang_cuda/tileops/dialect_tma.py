@@ -18,7 +18,7 @@ import tvm
 from tvm import tirx
 
 from tilelang.layout import linearize
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 from tilelang.transform.plan_shared_memory import dtype_bytes
 from tilelang_cuda.tileops.dialect import GATHER4, TMA, Lowered, addr_of, ext, seq, stmt
 

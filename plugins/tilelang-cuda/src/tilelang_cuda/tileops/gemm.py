@@ -21,7 +21,7 @@ from tvm import tirx
 
 from tilelang.backend import TileOpImpl
 from tilelang.layout import linearize
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 from tilelang.transform.plan_shared_memory import dtype_bytes
 from tilelang_cuda.mma_layout import WGMMA, AccumulatorLayout
 from tilelang_cuda.passes.mma_accumulators import MMA_KINDS

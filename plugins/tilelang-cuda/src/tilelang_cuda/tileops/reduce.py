@@ -16,7 +16,7 @@ from tvm import tirx
 
 from tilelang.backend import TileOpImpl
 from tilelang.tileop.reduce import combine, identity_value
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 from tilelang_cuda.tileops.common import is_cuda
 
 WARP_FN = {"sum": "tl_warp_sum", "abssum": "tl_warp_sum", "max": "tl_warp_max", "absmax": "tl_warp_max",

@@ -14,7 +14,7 @@ from typing import Any
 from tvm import tirx
 
 from tilelang.backend import TileOpImpl
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
 from tilelang_cuda.passes.tensor_memory import TMEM_SCOPE, slot_of
 from tilelang_cuda.tileops.common import extern, is_cuda
 

@@ -30,7 +30,7 @@ def mark_launches(body: Any) -> Any:
     import tvm_ffi
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     def on_attr(stmt: Any) -> Any:
         if str(stmt.attr_key) != "compute_scope":
@@ -50,7 +50,7 @@ def mark_launches(body: Any) -> Any:
 
 def MarkHostMetalContext() -> Any:
     """The pass marking host-side kernel launches for MPS synchronisation (see the module docstring)."""
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     @C.prim_func_pass("tl.metal.MarkHostMetalContext")
     def mark_host_metal_context(func: Any, mod: Any, ctx: Any) -> Any:

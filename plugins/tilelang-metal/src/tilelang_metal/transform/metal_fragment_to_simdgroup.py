@@ -27,7 +27,7 @@ def gemm_fragment_accumulators(body: Any) -> list[Any]:
     import tvm
 
     from tilelang.ir import region as R
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     found: list[Any] = []
     for call in C.collect(body, tvm.ir.Call, lambda c: isinstance(c.op, tvm.ir.Op) and c.op.name == "tl.gemm"):
@@ -44,7 +44,7 @@ def gemm_fragment_accumulators(body: Any) -> list[Any]:
 
 def simdgroups(func: Any) -> int:
     """Simdgroups per threadgroup: ``threadIdx.x``'s extent over 32 (1 when it is not a constant)."""
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     launch = C.launch_extents(func)
     threads = C.as_int(launch["threadIdx.x"][1]) if "threadIdx.x" in launch else None
@@ -54,7 +54,7 @@ def simdgroups(func: Any) -> int:
 def _metal_fragment_to_simdgroup(func: Any, mod: Any, ctx: Any) -> Any:
     from tvm import tirx
 
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     target = func.attrs.get("target") if func.attrs is not None else None
     if target is None or str(target.kind.name) != "metal":
@@ -75,7 +75,7 @@ def _metal_fragment_to_simdgroup(func: Any, mod: Any, ctx: Any) -> Any:
 
 
 def _make_pass() -> Any:
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
 
     return C.prim_func_pass("tl.MetalFragmentToSimdgroup")(_metal_fragment_to_simdgroup)
 

@@ -154,7 +154,7 @@ class TensorDepNode:
 
 
 class DependencyAnalysis:
-    """The producer/consumer graph between the tensors of a list of `Statement`s."""
+    """The producer/consumer graph between the tensors of a list of `Statement` objects."""
 
     def __init__(self, deps: list[Statement]):
         self.deps = deps

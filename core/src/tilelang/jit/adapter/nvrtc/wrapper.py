@@ -92,7 +92,7 @@ def _launch_of(name: str, func: Any) -> KernelLaunch:
     from tvm import tirx
 
     from tilelang.jit.adapter.utils import pythonic_expr
-    from tilelang.transform import _common as C
+    from tilelang.transform import utils as C
     from tilelang.transform.plan_shared_memory import dtype_bytes
 
     extents = C.launch_extents(func)

@@ -12,15 +12,17 @@ and ``E(1)`` (column, counted in the buffer's value type). It is built the way C
 3. the virtual addresses re-strided into ``(datapath, column)``; a 16-bit accumulator keeps one value per 32-bit
    column (its column stride is ``storage_bits / value_bits``).
 
-| PTX layout | instruction            | virtual atom                           |
-|------------|------------------------|----------------------------------------|
-| A          | cta_group::2, M=256    | ``(128, N):(1, 128)``                  |
-| B          | cta_group::2, M=128    | ``(64, (N/2, 2)):(1, (128, 64))``      |
-| C          | cta_group::2, M=64     | ``(32, (N/4, 4)):(1, (128, 32))``      |
-| D          | cta_group::1, M=128    | ``(128, N):(1, 128)``                  |
-| E          | cta_group::1, M=64 .ws | ``(64, (N/2, 2)):(1, (128, 64))``      |
-| F          | cta_group::1, M=64     | ``((16, 4), N):((1, 32), 128)``        |
-| G          | cta_group::1, M=32 .ws | ``(32, (N/4, 4)):(1, (128, 32))``      |
+========== ====================== =================================
+PTX layout instruction            virtual atom
+========== ====================== =================================
+A          cta_group::2, M=256    ``(128, N):(1, 128)``
+B          cta_group::2, M=128    ``(64, (N/2, 2)):(1, (128, 64))``
+C          cta_group::2, M=64     ``(32, (N/4, 4)):(1, (128, 32))``
+D          cta_group::1, M=128    ``(128, N):(1, 128)``
+E          cta_group::1, M=64 .ws ``(64, (N/2, 2)):(1, (128, 64))``
+F          cta_group::1, M=64     ``((16, 4), N):((1, 32), 128)``
+G          cta_group::1, M=32 .ws ``(32, (N/4, 4)):(1, (128, 32))``
+========== ====================== =================================
 
 `to_tilelang()` of a fragment is the `tilelang.layout.Layout` that travels through layout maps;
 ``cute.Layout.from_tilelang_hierarchical`` recovers the hierarchical form from it.

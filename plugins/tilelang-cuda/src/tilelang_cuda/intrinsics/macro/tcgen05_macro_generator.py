@@ -64,8 +64,10 @@ def _k_atom(bits: int) -> int:
 
 
 class TensorCoreIntrinEmitter(MMAIntrinEmitter):
-    """tcgen05 GEMM planning for one block tile of ``(block_row_warps * warp_row_tiles) x (block_col_warps *
-    warp_col_tiles)``; `meta` is the selected instruction ``(M, N, K, ws, 2cta)`` (`get_tcgen5_mma_meta`)."""
+    """tcgen05 GEMM planning for one block tile.
+
+    The tile is ``(block_row_warps * warp_row_tiles) x (block_col_warps * warp_col_tiles)``; `meta` is the
+    selected instruction ``(M, N, K, ws, 2cta)`` (`get_tcgen5_mma_meta`)."""
 
     def __init__(self, a_dtype: Any = "float16", b_dtype: Any = "float16", accum_dtype: Any = "float16",
                  a_transposed: bool = False, b_transposed: bool = False, block_row_warps: int = 1,

@@ -51,7 +51,7 @@ class GemmMetalSimdGroup(_MetalGemm):
         if not impl.applies(ctx):
             raise ValueError("GemmMetalSimdGroup: this gemm is not served by simdgroup matrices (operands must be "
                              "float16 / bfloat16 / float32 with a float32 or float16 accumulator, M, N and K "
-                             "multiples of 8, C a fragment, whole simdgroups of 32 threads)")
+                             "multiples of 8, C a fragment or a shared tile, whole simdgroups of 32 threads)")
         return impl.lower(ctx)
 
 

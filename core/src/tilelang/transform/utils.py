@@ -1,4 +1,9 @@
-"""Helpers shared by the passes of `tilelang.transform` (IR walking, substitution, launch facts, errors)."""
+"""The IR helpers of TileLang's passes -- public, for backends' passes and tile ops too (the backend SDK,
+documented in docs/writing_a_backend.md): IR walking and rewriting (`walk`, `collect`, `substitute`, `seq`,
+`with_body`), ``T.Parallel`` nests (`parallel_nest`, `make_parallel_nest`), buffers and allocations
+(`buffer_with`, `scope_of`, `allocations`, `num_elements`), launch facts (`launch_extents`, `block_threads`,
+`thread_vars`, `linear_thread`), the target's `pipeline_options`, and errors at the kernel's source line
+(`lowering_error`, raised from a pass made with `prim_func_pass`)."""
 
 from __future__ import annotations
 
@@ -19,6 +24,39 @@ PIPELINE_KEYS = ("tl.pipeline_stages", "tl.pipeline_order", "tl.pipeline_stage")
 FRAGMENT_ANN = "tl.fragment"  # AllocBuffer annotation written by LayoutInference: "partitioned" | "replicated"
 THREAD_TAGS = ("threadIdx.x", "threadIdx.y", "threadIdx.z")
 BLOCK_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z")
+
+__all__ = [
+    "PARALLEL_ANN", "PIPELINE_KEYS", "FRAGMENT_ANN", "THREAD_TAGS", "BLOCK_TAGS",
+    "pipeline_options",
+    "has_threads",
+    "as_int",
+    "is_const",
+    "add",
+    "substitute",
+    "walk",
+    "collect",
+    "uses_var",
+    "seq",
+    "with_body",
+    "tile_op_of",
+    "is_parallel",
+    "parallel_nest",
+    "make_parallel_nest",
+    "buffer_with",
+    "scope_of",
+    "allocations",
+    "num_elements",
+    "launch_extents",
+    "block_threads",
+    "thread_vars",
+    "linear_thread",
+    "source_location",
+    "func_name",
+    "short_error",
+    "lowering_error",
+    "prim_func_pass",
+    "take_pending_error",
+]
 
 
 # ----------------------------------------------------------------------------- target facts

@@ -1,4 +1,5 @@
-"""Index arithmetic shared by the generic tile-op implementations."""
+"""Index arithmetic for tile-op implementations -- public, for backends' tile ops too (the backend SDK,
+docs/writing_a_backend.md): a region's non-unit dims and loop indices, casts, dtypes, guarded stores."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from typing import Any
 
 from tvm import tirx
 
-from tilelang.transform import _common as C
+from tilelang.transform import utils as C
+
+__all__ = ["nonunit_dims", "region_indices", "cast", "dtype_of", "guarded"]
 
 
 def nonunit_dims(region: Any) -> list[int]:

@@ -1,0 +1,56 @@
+"""The plugin contract, read from the source tree: core imports no plugin, no plugin imports another, and plugins
+use core's public modules only (no ``tilelang.*._private`` module: the backend SDK is public)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+CORE = ROOT / "core" / "src" / "tilelang"
+PLUGINS = sorted(p for p in (ROOT / "plugins").glob("tilelang-*/src/tilelang_*") if p.is_dir())
+ALLOWED_PRIVATE = {"_ffi_api", "_version"}  # the reference's own module names (tilelang._ffi_api ...)
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    """``(line, module)`` for every import in `path` (``from a import b`` also yields ``a.b``)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module))
+            found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
+    return found
+
+
+def _violations(root: Path, bad: callable) -> list[str]:
+    return [f"{path.relative_to(ROOT)}:{line}: {module}" for path in sorted(root.rglob("*.py"))
+            for line, module in _imports(path) if bad(module)]
+
+
+def test_plugins_found() -> None:
+    assert {p.name for p in PLUGINS} >= {"tilelang_cpu", "tilelang_cuda", "tilelang_rocm", "tilelang_metal",
+                                        "tilelang_webgpu"}
+
+
+def test_core_imports_no_plugin() -> None:
+    assert _violations(CORE, lambda m: m.split(".")[0].startswith("tilelang_")) == []
+
+
+@pytest.mark.parametrize("plugin", PLUGINS, ids=lambda p: p.name)
+def test_plugin_imports_no_other_plugin(plugin: Path) -> None:
+    own = plugin.name
+    assert _violations(plugin, lambda m: m.split(".")[0].startswith("tilelang_") and m.split(".")[0] != own) == []
+
+
+@pytest.mark.parametrize("plugin", PLUGINS, ids=lambda p: p.name)
+def test_plugin_uses_public_core_modules_only(plugin: Path) -> None:
+    def private(module: str) -> bool:
+        parts = module.split(".")
+        return parts[0] == "tilelang" and any(p.startswith("_") and not p.startswith("__") and p not in ALLOWED_PRIVATE
+                                              for p in parts[1:])
+
+    assert _violations(plugin, private) == []

@@ -1,0 +1,193 @@
+"""The ctypes CUDA driver binding without a GPU: every driver function it calls has a declared prototype, and the
+calls go through real ctypes function pointers built from those prototypes (so each argument must convert to
+the declared C type) into a recording stand-in driver; one module per (device, context), unloaded in its own
+context when the kernel is closed or dropped; a clear error when libcuda is absent."""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import inspect
+import re
+
+import pytest
+
+import tilelang_cuda.driver as driver
+
+_ERROR_TEXT = ctypes.c_char_p(b"named symbol not found")
+
+
+class PrototypedDriver:
+    """A stand-in libcuda whose functions are ctypes function pointers with `driver.PROTOTYPES`' signatures."""
+
+    def __init__(self):
+        self.calls: list[tuple] = []
+        self.current = 0x1000  # the current context handle (0: none)
+        self.device_of = {0x1000: 0, 0x2000: 1}
+        self.next_module = 0x500
+        self.stack: list[int] = []
+        self.fail_get_function = False
+        self._keep = []
+        for name, (restype, argtypes) in driver.PROTOTYPES.items():
+            impl = getattr(self, "_" + name)
+            fn = ctypes.CFUNCTYPE(restype, *argtypes)(self._recorded(name, impl))
+            self._keep.append(fn)
+            setattr(self, name, fn)
+
+    def _recorded(self, name, impl):
+        def call(*args):
+            self.calls.append((name, self.current))
+            return impl(*args)
+        return call
+
+    def names(self) -> list[str]:
+        return [name for name, _ in self.calls]
+
+    def _cuGetErrorString(self, code, out):
+        out[0] = _ERROR_TEXT.value
+        return 0
+
+    def _cuInit(self, flags):
+        return 0
+
+    def _cuDevicePrimaryCtxRetain(self, out, device):
+        out[0] = 0x1000 if device == 0 else 0x2000
+        return 0
+
+    def _cuCtxSetCurrent(self, ctx):
+        self.current = ctx or 0
+        return 0
+
+    def _cuCtxGetCurrent(self, out):
+        out[0] = self.current or None
+        return 0
+
+    def _cuCtxGetDevice(self, out):
+        out[0] = self.device_of[self.current]
+        return 0
+
+    def _cuCtxPushCurrent(self, ctx):
+        self.stack.append(self.current)
+        self.current = ctx
+        return 0
+
+    def _cuCtxPopCurrent(self, out):
+        out[0] = self.current
+        self.current = self.stack.pop()
+        return 0
+
+    def _cuModuleLoadData(self, out, image):
+        assert ctypes.string_at(image, 4) == b"\x7fELF"
+        self.next_module += 1
+        out[0] = self.next_module
+        return 0
+
+    def _cuModuleUnload(self, module):
+        return 0
+
+    def _cuModuleGetFunction(self, out, module, name):
+        if self.fail_get_function:
+            return 500  # CUDA_ERROR_NOT_FOUND
+        out[0] = module * 16
+        return 0
+
+    def _cuFuncSetAttribute(self, func, attr, value):
+        return 0
+
+    def _cuLaunchKernel(self, func, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
+        first = ctypes.cast(params[0], ctypes.POINTER(ctypes.c_void_p))[0] if params[0] else None
+        self.launched = (func, (gx, gy, gz), (bx, by, bz), smem, stream, first)
+        return 0
+
+    def _cuTensorMapEncodeTiled(self, tmap, dtype, rank, address, dims, strides, box, elem, il, sw, l2, oob):
+        tmap[0].opaque[0] = address
+        tmap[0].opaque[1] = dims[0] + dims[1]
+        return 0
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    lib = PrototypedDriver()
+    monkeypatch.setattr(driver, "libcuda", lambda: lib)
+    driver._primary_context.cache_clear()
+    yield lib
+    driver._primary_context.cache_clear()
+
+
+def test_every_driver_function_called_has_a_prototype():
+    source = inspect.getsource(driver)
+    called = set(re.findall(r"\.(cu[A-Z]\w+)\(", source)) | set(re.findall(r'_function\("(cu[A-Z]\w+)"\)', source))
+    assert called and called <= set(driver.PROTOTYPES), called - set(driver.PROTOTYPES)
+
+    class Lib:  # a driver with a few of the functions: those get their prototypes, nothing else changes
+        cuModuleUnload = ctypes.CFUNCTYPE(None)(lambda: None)
+        cuLaunchKernel = ctypes.CFUNCTYPE(None)(lambda: None)
+
+    lib = driver.declare(Lib())
+    assert lib.cuModuleUnload.restype is ctypes.c_int and lib.cuModuleUnload.argtypes == [ctypes.c_void_p]
+    assert len(lib.cuLaunchKernel.argtypes) == 11
+    assert not hasattr(lib, "cuTensorMapEncodeTiled")
+
+
+def test_missing_libcuda_is_a_clear_error(monkeypatch):
+    def no_driver(name):
+        raise OSError(f"{name}: cannot open shared object file")
+
+    monkeypatch.setattr(driver.ctypes, "CDLL", no_driver)
+    with pytest.raises(driver.CudaDriverMissing, match="CUDA driver library .* cannot be loaded.*compiling to cubin "
+                                                       "does not") as info:
+        driver.libcuda.__wrapped__()
+    assert isinstance(info.value, OSError) and isinstance(info.value, driver.CudaDriverError)
+
+
+def test_one_module_per_device_and_context_unloaded_in_its_own_context(fake):
+    kernel = driver.CudaKernel(b"\x7fELF cubin", "k_kernel", 64 * 1024)
+    assert kernel.loaded_in == [(0, 0x1000)]
+    kernel.launch((2, 1, 1), (128, 1, 1), [ctypes.c_void_p(0xDEAD0)], stream=0)
+    assert fake.launched[:4] == (0x501 * 16, (2, 1, 1), (128, 1, 1), 64 * 1024)
+    assert fake.launched[5] == 0xDEAD0
+    assert fake.names().count("cuModuleLoadData") == 1  # the second use in the same context reuses the module
+    assert fake.names().count("cuFuncSetAttribute") == 1
+
+    fake.current = 0x2000  # another device's context is current: a module of its own
+    kernel.launch((1, 1, 1), (32, 1, 1), [], stream=0)
+    assert fake.launched[0] == 0x502 * 16
+    assert kernel.loaded_in == [(0, 0x1000), (1, 0x2000)]
+    assert fake.names().count("cuModuleLoadData") == 2 and fake.names().count("cuFuncSetAttribute") == 2
+
+    fake.calls.clear()
+    kernel.close()
+    unloads = [ctx for name, ctx in fake.calls if name == "cuModuleUnload"]
+    assert sorted(unloads) == [0x1000, 0x2000]  # each unloaded with its own context current
+    assert fake.current == 0x2000 and not fake.stack and kernel.loaded_in == []
+
+
+def test_a_dropped_kernel_unloads_its_module(fake):
+    kernel = driver.CudaKernel(b"\x7fELF", "k", 0)
+    del kernel
+    gc.collect()
+    assert fake.names()[-3:] == ["cuCtxPushCurrent", "cuModuleUnload", "cuCtxPopCurrent"]
+
+
+def test_no_current_context_uses_the_primary_one(fake):
+    fake.current = 0
+    kernel = driver.CudaKernel(b"\x7fELF", "k", 0)
+    assert fake.names()[:4] == ["cuCtxGetCurrent", "cuInit", "cuDevicePrimaryCtxRetain", "cuCtxSetCurrent"]
+    assert kernel.loaded_in == [(0, 0x1000)] and fake.current == 0x1000
+
+
+def test_a_missing_kernel_name_unloads_the_module_and_says_why(fake):
+    fake.fail_get_function = True
+    with pytest.raises(driver.CudaDriverError, match=r"cuModuleGetFunction\(nope\) failed: CUDA error 500 "
+                                                     r"\(named symbol not found\)"):
+        driver.CudaKernel(b"\x7fELF", "nope", 0)
+    assert fake.names()[-1] == "cuModuleUnload"
+
+
+def test_tensor_map_encoding_through_the_prototype(fake):
+    args = {"rank": 2, "data_type": 6, "global_dim": [256, 300], "global_strides": [512], "box_dim": [32, 128],
+            "element_strides": [1, 1], "interleave": 0, "swizzle": 0, "l2_promotion": 2, "oob_fill": 0}
+    tmap = driver.encode_tensor_map(args, 0x10000)
+    assert tmap.opaque[0] == 0x10000 and tmap.opaque[1] == 556
+    with pytest.raises(driver.CudaDriverError, match="16-byte aligned"):
+        driver.encode_tensor_map(args, 0x10008)

@@ -1,0 +1,96 @@
+"""AliasThreadgroupTiles: one threadgroup allocation per kernel, each tile a typed pointer into it.
+
+The threadgroup tiles of a kernel (allocated side by side, after storage planning) become one
+``threadgroup uchar buf_shmem[bytes]`` and, per tile, a pointer of the tile's own type into it::
+
+    threadgroup half* A_shared = (threadgroup half*)(... &buf_shmem[offset]);
+
+Every pointer carries its address space in its type (no unqualified ``(half*)`` casts for the Metal compiler to
+reject), the kernel declares its threadgroup memory once, and the size check sees one array. Tiles are placed at
+16-byte aligned offsets (``uint4`` vector copies and simdgroup loads). Kernels whose tiles are not allocated in
+one statement list, or have symbolic sizes, are left as they are.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tvm
+
+ALIGN = 16
+SCOPE = "shared"
+MERGED_NAME = "buf_shmem"
+
+
+def _nbytes(buf: Any) -> int | None:
+    from tilelang.transform import utils as C
+
+    n = C.num_elements(buf.ty.shape)
+    if n is None:
+        return None
+    dt = tvm.DataType(str(buf.ty.dtype))
+    return n * (dt.bits * int(dt.lanes) // 8)
+
+
+def _alias_seq(seq: Any) -> Any | None:
+    """`seq` with its threadgroup allocations merged, or None when it has fewer than one to merge."""
+    from tvm import tirx
+
+    from tilelang.transform import utils as C
+
+    allocs = [s for s in seq.seq if isinstance(s, tirx.AllocBuffer) and C.scope_of(s.buffer) == SCOPE]
+    if not allocs:
+        return None
+    offsets, total = [], 0
+    for alloc in allocs:
+        size = _nbytes(alloc.buffer)
+        if size is None:
+            return None
+        offsets.append(total)
+        total += (size + ALIGN - 1) // ALIGN * ALIGN
+    merged = tirx.decl_buffer((total,), "uint8", name=MERGED_NAME, scope=SCOPE)
+    remap, stmts, seen = {}, [], 0
+    for stmt in seq.seq:
+        if not any(stmt.same_as(a) for a in allocs):
+            stmts.append(stmt)
+            continue
+        buf = stmt.buffer
+        if seen == 0:
+            stmts.append(tirx.AllocBuffer(merged))
+        dtype = str(buf.ty.dtype)
+        ptr_ty = tvm.ir.PointerType(tvm.ir.PrimType(dtype), SCOPE)
+        ptr = tirx.Var(str(buf.name), ptr_ty)
+        addr = tirx.address_of(tirx.BufferLoad(merged, [offsets[seen]]))
+        stmts.append(tirx.Bind(ptr, tvm.ir.Call(tvm.ir.Op.get("tirx.reinterpret"), [addr], ret_ty=ptr_ty)))
+        view = tirx.decl_buffer(list(buf.ty.shape), dtype, name=str(buf.name), scope=SCOPE)
+        stmts.append(tirx.DeclBuffer(view, data=ptr))
+        remap[buf] = view
+        seen += 1
+    return C.substitute(tirx.SeqStmt(stmts), remap)
+
+
+def AliasThreadgroupTiles(target: Any = None) -> tvm.transform.Pass:
+    """Merge a kernel's threadgroup tiles into one allocation of typed aliases (see the module docstring)."""
+    import tvm_ffi
+    from tvm import tirx
+
+    from tilelang.transform import utils as C
+
+    @C.prim_func_pass("metal.AliasThreadgroupTiles")
+    def alias_threadgroup_tiles(func: Any, mod: Any, ctx: Any) -> Any:
+        allocs = [a for a in C.allocations(func.body) if C.scope_of(a.buffer) == SCOPE]
+        if not allocs:
+            return func
+        owners = [s for s in C.collect(func.body, tirx.SeqStmt)
+                  if any(isinstance(x, tirx.AllocBuffer) and C.scope_of(x.buffer) == SCOPE for x in s.seq)]
+        if len(owners) != 1 or sum(isinstance(x, tirx.AllocBuffer) and C.scope_of(x.buffer) == SCOPE
+                                   for x in owners[0].seq) != len(allocs):
+            return func  # tiles allocated in different scopes: keep them apart
+        merged = _alias_seq(owners[0])
+        if merged is None:
+            return func
+        target_seq = owners[0]
+        body = tvm_ffi.structural_map(func.body, (tirx.SeqStmt, lambda s: merged if s.same_as(target_seq) else s))
+        return C.with_body(func, body)
+
+    return alias_threadgroup_tiles
