@@ -240,3 +240,56 @@ def test_alias_of_a_missing_backend_names_its_distribution(fake_plugins):
     with pytest.raises(ModuleNotFoundError) as info:
         import tilelang.zork  # noqa: F401
     assert not isinstance(info.value, BackendNotInstalled) and "pip install" not in str(info.value)
+
+
+SLOW = """
+import time
+from tilelang.backend import Backend, DeviceCodegen, TargetKind, register_device_codegen, register_target_kind
+
+def register():
+    register_target_kind(TargetKind("slow"))
+    time.sleep(0.3)  # a plugin that takes its time: another thread asks for the kind meanwhile
+    register_device_codegen("slow", DeviceCodegen("slow", build=lambda m, t: m))
+
+BACKEND = Backend(name="slow", target_kinds=("slow",), register=register)
+"""
+
+
+def test_concurrent_first_use_waits_for_the_plugin_to_load(fake_plugins):
+    import threading
+
+    fake_plugins.add("tl_fake_slow", {"slow": "tl_fake_slow.backend:BACKEND"}, SLOW)
+    start = threading.Barrier(4)
+    seen, errors = [], []
+
+    def use():
+        start.wait()
+        try:
+            seen.append(resolve_device_codegen({"kind": "slow"}).name)
+        except Exception as exc:  # a thread that saw the kind as loaded before its codegen was registered
+            errors.append(exc)
+
+    threads = [threading.Thread(target=use) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and seen == ["slow"] * 4
+
+
+@pytest.mark.parametrize("impl, message", [
+    ("def tilelang_postprocess_kernel_sourc(source, target):\n    return source\n",
+     "tilelang_postprocess_kernel_sourc"),
+    ("def tilelang_postprocess_kernel_source(src, target):\n    return src\n", "src"),
+])
+def test_invalid_hook_implementation_is_an_error_naming_the_plugin(fake_plugins, impl, message):
+    from tilelang.backend import hooks
+
+    source = GOOD.format(name="typo", kind="tko", predicate="None").split("@hookimpl")[0]
+    source += "@hookimpl\n" + impl + '\nBACKEND = Backend(name="typo", target_kinds=("tko",), register=register)\n'
+    fake_plugins.add("tl_fake_typo", {"tko": "tl_fake_typo.backend:BACKEND"}, source, distribution="tilelang-typo")
+    with pytest.warns(BackendLoadWarning, match=f"(?s)'typo' \\(tilelang-typo\\).*{message}"):
+        with pytest.raises(BackendLoadError, match="invalid hook implementation"):
+            normalize_target("tko")
+    assert hooks.plugin_manager().get_plugin("typo") is None  # rolled back: nothing of it stays registered
+    assert device_codegens_for({"kind": "tko"}) == []

@@ -14,12 +14,11 @@ def plugin_manager() -> pluggy.PluginManager:
     """The process-wide PluginManager (installed backends' hook modules are registered as they load)."""
     global _pm
     if _pm is None:
-        from tilelang.backend import hookspecs, plugins
+        from tilelang.backend import hookspecs
 
         pm = pluggy.PluginManager("tilelang")
         pm.add_hookspecs(hookspecs)
         _pm = pm
-        plugins.register_loaded_hooks(pm)
     return _pm
 
 

@@ -59,8 +59,8 @@ _lock = threading.RLock()
 _entry_points_cache: list[EntryPointInfo] | None = None
 _states: dict[str, LoadState] = {}  # keyed by entry-point value
 _kinds_done: set[str] = set()
+_kinds_loading: dict[str, tuple[int, threading.Event]] = {}  # kind -> (loading thread, set when done)
 _reported: set[str] = set()
-_hook_queue: list[tuple[Any, str]] = []
 
 
 # ----------------------------------------------------------------------------- discovery
@@ -200,8 +200,8 @@ def _load_entry(ep: EntryPointInfo) -> LoadState:
                 )
         with _registry.owned_by(backend.name):
             backend.register()
-        state.backend = backend
         _register_hooks(backend, ep)
+        state.backend = backend
     except Exception as exc:
         if owner is not None:
             _registry.rollback_owner(owner)
@@ -215,40 +215,67 @@ def _load_entry(ep: EntryPointInfo) -> LoadState:
 
 
 def _register_hooks(backend: Backend, ep: EntryPointInfo) -> None:
+    """Register the manifest's module and `backend.hook_modules` with the PluginManager and validate them: a hook
+    implementation that no spec declares (a misspelt name) or whose arguments the spec does not have is a
+    `BackendLoadError` naming the plugin (the plugin is then rolled back like any plugin that fails to load)."""
     import importlib
 
-    modules = [ep.value.split(":")[0], *backend.hook_modules]
-    for i, module_name in enumerate(dict.fromkeys(modules)):
-        module = importlib.import_module(module_name)
-        name = backend.name if i == 0 else f"{backend.name}:{module_name}"
-        with _lock:
-            _hook_queue.append((module, name))
+    import pluggy
+
     from tilelang.backend import hooks
 
-    if hooks._pm is not None:
-        register_loaded_hooks(hooks._pm)
-
-
-def register_loaded_hooks(pm: Any) -> None:
-    """Register the hook modules of every plugin loaded so far with `pm`."""
-    with _lock:
-        queued, _hook_queue[:] = list(_hook_queue), []
-    for module, name in queued:
-        if pm.get_plugin(name) is None and not pm.is_registered(module):
-            pm.register(module, name=name)
+    modules = [ep.value.split(":")[0], *backend.hook_modules]
+    pm = hooks.plugin_manager()
+    registered = []
+    try:
+        for i, module_name in enumerate(dict.fromkeys(modules)):
+            module = importlib.import_module(module_name)
+            name = backend.name if i == 0 else f"{backend.name}:{module_name}"
+            if pm.get_plugin(name) is None and not pm.is_registered(module):
+                pm.register(module, name=name)
+                registered.append(name)
+        pm.check_pending()
+    except pluggy.PluginValidationError as exc:
+        for name in registered:
+            pm.unregister(name=name)
+        raise BackendLoadError(
+            f"backend {backend.name!r} ({ep.distribution}) has an invalid hook implementation: {exc}. Check it "
+            f"against tilelang.backend.hookspecs (or mark it @hookimpl(optionalhook=True))."
+        ) from None
 
 
 def load_kind(kind: str) -> None:
-    """Load every plugin whose entry point names `kind` (once; failures are recorded, not raised)."""
+    """Load every plugin whose entry point names `kind` (once; failures are recorded, not raised).
+
+    A kind counts as loaded only once its plugins have loaded: a second thread asking meanwhile waits for the
+    first, so it never sees a half-filled registry; the loading thread itself (a plugin whose `register` looks up
+    its own kind) does not wait."""
     if kind in _kinds_done:
         return
+    me = threading.get_ident()
     with _lock:
         if kind in _kinds_done:
             return
-        _kinds_done.add(kind)
-    for ep in entry_points():
-        if ep.kind == kind:
-            _load_entry(ep)
+        loading = _kinds_loading.get(kind)
+        if loading is None:
+            _kinds_loading[kind] = loading = (me, threading.Event())
+            owner = True
+        else:
+            owner = False
+    thread, done = loading
+    if not owner:
+        if thread != me:
+            done.wait()
+        return
+    try:
+        for ep in entry_points():
+            if ep.kind == kind:
+                _load_entry(ep)
+    finally:
+        with _lock:
+            _kinds_done.add(kind)
+            _kinds_loading.pop(kind, None)
+        done.set()
 
 
 def load_all() -> None:
@@ -300,8 +327,8 @@ def reset() -> None:
         _entry_points_cache = None
         _states.clear()
         _kinds_done.clear()
+        _kinds_loading.clear()
         _reported.clear()
-        _hook_queue.clear()
 
 
 _registry._key_loader.append(load_kind)
