@@ -54,3 +54,16 @@ def test_plugin_uses_public_core_modules_only(plugin: Path) -> None:
                                               for p in parts[1:])
 
     assert _violations(plugin, private) == []
+
+
+PER_KIND_HOOKS = {"tilelang_artifact_built", "tilelang_postprocess_kernel_source"}
+
+
+@pytest.mark.parametrize("plugin", PLUGINS, ids=lambda p: p.name)
+def test_plugin_codegen_products_go_through_the_device_codegen(plugin: Path) -> None:
+    """A backend's own source rewrites and binaries are its `DeviceCodegen`'s ``postprocess`` / ``build`` /
+    ``finalize`` results, not per-kind implementations of the cross-cutting hooks."""
+    defined = [f"{path.relative_to(ROOT)}:{node.lineno}: {node.name}" for path in sorted(plugin.rglob("*.py"))
+               for node in ast.walk(ast.parse(path.read_text(), str(path)))
+               if isinstance(node, ast.FunctionDef) and node.name in PER_KIND_HOOKS]
+    assert defined == []

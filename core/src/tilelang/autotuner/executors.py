@@ -185,10 +185,7 @@ def compile_task(task: CompileTask) -> dict[str, Any]:
     jit_impl = task.resolve()
     kernel = jit_impl.compile(*task.args, **task.kwargs)
     artifact = kernel.artifact
-    files = dict(artifact.files)
-    exporter = getattr(kernel._backend, "export_files", None)
-    if not files and exporter is not None:
-        files = dict(exporter(artifact))
+    files = dict(kernel._backend.export_files(artifact))
     return {"artifact": artifact.to_json(), "files": files, "cache_key": kernel.cache_key,
             "out_idx": list(kernel.out_idx), "target": artifact.target,
             "pass_configs": dict(jit_impl.options.pass_configs)}

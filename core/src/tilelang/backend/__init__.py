@@ -7,6 +7,7 @@ pluggy hooks (`hookimpl`, specs in `tilelang.backend.hookspecs`). See docs/writi
 """
 
 from tilelang.backend.device_codegen import (
+    DeviceBuild,
     DeviceCodegen,
     device_codegens_for,
     register_device_codegen,
@@ -74,7 +75,8 @@ __all__ = [
     "BackendContext", "BackendModule", "ExecutionBackendSpec", "PassPipeline", "auto_detect_target",
     "create_backend_context", "get_backend", "list_backends", "list_target_detectors", "register_backend",
     "register_target_detector", "register_target_normalizer",
-    "ANY_TARGET", "Backend", "BackendLoadWarning", "DeviceCodegen", "EXTENSION_POINTS", "ExecutionBackend",
+    "ANY_TARGET", "Backend", "BackendLoadWarning", "DeviceBuild", "DeviceCodegen", "EXTENSION_POINTS",
+    "ExecutionBackend",
     "HostCodegen", "HostCodegenFunc", "HostCodegenHook", "HostCodegenHookFunc", "PipelinePass", "TargetKind",
     "TargetPredicate", "TileOpImpl", "ToolStatus", "allowed_host_codegens_for_target", "apply_host_codegen_hooks",
     "determine_target", "device_codegens_for", "execution_backends_for", "global_func_host_codegen", "hookimpl",

@@ -1,13 +1,25 @@
-"""Device codegen: how the device half of a lowered module becomes source and a runtime module.
+"""Device codegen: how the device half of a lowered module becomes source, a runtime module and binaries.
 
 Registered per target kind; several codegens may share a kind (e.g. two vendors' CUDA backends) and are told
 apart by ``supports_target`` predicates and, between equally matching ones, by ``priority``.
+
+The contract, in the order `tilelang.lower` runs it:
+
+1. ``build(mod, target)`` (``build_without_compile`` for ``enable_device_compile=False``) returns the runtime
+   module, or a `DeviceBuild` carrying it with the binaries (``files``), launch facts (``metadata``) and the
+   source to show (``source``) the build produced on the way (ROCm: the linked hsaco, its assembly and register
+   usage);
+2. ``postprocess(source, target)`` rewrites the kernel source the target needs rewritten (CUDA: the intrinsics
+   header; WebGPU: atomics) before the cross-cutting ``tilelang_postprocess_kernel_source`` hooks and the
+   user's ``tilelang_callback_*_postproc`` callback see it;
+3. ``finalize(source, target)`` builds what comes from the final source (CUDA: nvcc/NVRTC to cubin and PTX) and
+   returns it as a `DeviceBuild` whose files and metadata join the artifact's (run when device code is compiled).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tilelang.backend._registry import Registry, accepts
@@ -16,33 +28,59 @@ from tilelang.backend.select import select_one
 from tilelang.backend.target import kind_of
 
 DeviceCodegenFunc = Callable[[Any, Any], Any]
+SourceFunc = Callable[[str, Any], str]
 
-__all__ = ["DeviceCodegen", "DeviceCodegenFunc", "register_device_codegen", "register_lazy_device_codegen",
-           "device_codegens_for", "resolve_device_codegen"]
+__all__ = ["DeviceBuild", "DeviceCodegen", "DeviceCodegenFunc", "register_device_codegen",
+           "register_lazy_device_codegen", "device_codegens_for", "resolve_device_codegen"]
+
+
+@dataclass(slots=True)
+class DeviceBuild:
+    """What a device codegen built: the runtime module, named binary products (``{"kernel.cubin": b"..."}``, kept
+    in the artifact and the kernel cache), JSON-able launch facts, and the kernel source to show when it is not
+    the runtime module's own (None: `tilelang.lower` inspects ``rt_mod``)."""
+
+    rt_mod: Any = None
+    files: dict[str, bytes] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    source: str | None = None
+
+    def merge(self, other: DeviceBuild) -> None:
+        """Take `other`'s files and metadata (a `finalize` result) into this build."""
+        self.files.update(other.files)
+        self.metadata.update(other.metadata)
 
 
 @dataclass(frozen=True, slots=True)
 class DeviceCodegen:
-    """Builds a target's device module: ``build(mod, target) -> runtime module`` (source inspectable)."""
+    """Builds a target's device module: ``build(mod, target) -> runtime module | DeviceBuild`` (the module's
+    source inspectable), with the optional ``postprocess`` and ``finalize`` steps (see the module doc)."""
 
     name: str
     build: DeviceCodegenFunc | None = None
     supports_target: TargetPredicate | None = None
     priority: int = 0
     build_without_compile: DeviceCodegenFunc | None = None  # source only (no device binary), when supported
+    postprocess: SourceFunc | None = None  # (source, target) -> the source this target runs
+    finalize: Callable[[str, Any], DeviceBuild] | None = None  # (final source, target) -> binaries and metadata
 
     def matches(self, target: Any) -> bool:
         """Whether this codegen serves `target` (always, without a predicate)."""
         return accepts(self.supports_target, target)
 
-    def lower(self, mod: Any, target: Any, *, compile_device: bool = True) -> Any:
+    def build_device(self, mod: Any, target: Any, *, compile_device: bool = True) -> DeviceBuild:
         """Build device module `mod` for `target` (`build_without_compile` when ``compile_device=False``)."""
         build = self.build if compile_device else (self.build_without_compile or self.build)
         if build is None:
             mode = "with compilation" if compile_device else "without compilation"
             raise ValueError(f"Device codegen {self.name!r} for target {kind_of(target)!r} does not support "
                              f"lowering {mode}")
-        return build(mod, target)
+        built = build(mod, target)
+        return built if isinstance(built, DeviceBuild) else DeviceBuild(rt_mod=built)
+
+    def lower(self, mod: Any, target: Any, *, compile_device: bool = True) -> Any:
+        """The runtime module of `build_device` (for callers that need only the module)."""
+        return self.build_device(mod, target, compile_device=compile_device).rt_mod
 
 
 _DEVICE_CODEGENS: Registry[DeviceCodegen] = Registry("device codegen", DeviceCodegen)

@@ -23,13 +23,15 @@ reference name CPU (c / llvm)       CUDA                         ROCm           
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from tilelang.backend._registry import Registry
 from tilelang.backend.target import kind_of
-from tilelang.errors import ExecutionBackendUnavailable, InvalidExecutionBackend
+from tilelang.errors import ExecutionBackendUnavailable, InvalidExecutionBackend, TileLangError
 
 __all__ = ["ExecutionBackend", "register_execution_backends", "register_lazy_execution_backends",
            "execution_backends_for", "resolve_execution_backend", "execution_backend_names"]
@@ -40,7 +42,8 @@ class ExecutionBackend(ABC):
 
     Subclasses set `name` and implement `unavailable_reason` (cheap: no device initialisation beyond what is
     needed to answer) and `load`, which turns a compiled artifact into a callable taking tensors in the
-    kernel's parameter order. Optional: `device_timer` (device-side timing for the profiler);
+    kernel's parameter order. Overridable: `export_files` (what rebuilds a kernel elsewhere: the kernel cache,
+    remote autotuning), `export_library`, `device_timer` (device-side timing for the profiler);
     ``argument_alignment(artifact)`` (the byte alignment each parameter's data pointer needs, in parameter order;
     without it the artifact's ``param_align`` metadata, else ``default_alignment``; a backend that copies tensors
     into device buffers answers 1s; less aligned tensors are passed as aligned copies); attributes
@@ -53,6 +56,7 @@ class ExecutionBackend(ABC):
     aliases: tuple[str, ...] = ()  # further names it answers to (accepted, not listed)
     enable_host_codegen: bool = True  # the compiled artifact carries a host module (reference spec field)
     enable_device_compile: bool = True  # device code is compiled to a binary at lowering (reference spec field)
+    torch_device_type: str = "cpu"  # where the launcher wants its torch tensors ("cuda", "mps", ...)
 
     def supports_target(self, target: Any) -> bool:
         """Whether this backend runs kernels of `target` (a variant of its kind may need another one)."""
@@ -81,6 +85,23 @@ class ExecutionBackend(ABC):
     @abstractmethod
     def load(self, artifact: Any) -> Any:
         """Prepare `artifact` for calls; returns a callable ``launcher(*tensors_and_scalars)``."""
+
+    def export_files(self, artifact: Any) -> dict[str, bytes]:
+        """The named files that rebuild `artifact` elsewhere with `load` (kept by the kernel cache, shipped by
+        remote autotuning): by default what its device codegen built (``artifact.files``)."""
+        return dict(artifact.files)
+
+    def export_library(self, artifact: Any, path: str | os.PathLike[str]) -> None:
+        """Write `artifact` as a shared library loadable by ``tvm_ffi.load_module``: by default TVM's
+        ``export_library`` of its runtime module, else the shared library among its files."""
+        if artifact.rt_mod is not None and hasattr(artifact.rt_mod, "export_library"):
+            artifact.rt_mod.export_library(os.fspath(path))
+            return
+        libs = [n for n in artifact.files if n.endswith((".so", ".dylib", ".dll"))]
+        if not libs:
+            raise TileLangError(f"kernel {artifact.name!r}: the {self.name} execution backend has no library to "
+                                f"export for target {artifact.target}")
+        Path(path).write_bytes(artifact.files[libs[0]])
 
     def device_timer(self, launcher: Any) -> Callable[..., float] | None:
         """Optional: how to time `launcher` (what `load` returned) on the device, or None for wall-clock timing.

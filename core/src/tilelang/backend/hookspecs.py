@@ -39,7 +39,9 @@ def tilelang_prepare_host_codegen(mod: Any, target_host: Any, target: Any) -> An
 
 @hookspec
 def tilelang_postprocess_kernel_source(source: str, target: Any) -> str | None:
-    """Post-process generated device source (e.g. add a header, rename a builtin) before it is compiled.
+    """Post-process generated device source of any target (a site-wide rewrite) before it is compiled.
+
+    A backend rewrites its own kind's source with ``DeviceCodegen.postprocess``, which runs first.
 
     :param source: the device source (CUDA C, MSL, WGSL, ...).
     :param target: the device target.
@@ -50,10 +52,11 @@ def tilelang_postprocess_kernel_source(source: str, target: Any) -> str | None:
 
 @hookspec
 def tilelang_artifact_built(artifact: Any) -> None:
-    """Complete a freshly lowered `CompiledArtifact` in place: device binaries in ``artifact.files`` (cubin,
-    hsaco, ...), resource reports in ``artifact.metadata``. Called at the end of ``tilelang.lower`` for every
-    artifact, before the JIT or the kernel cache sees it; every implementation is called (check
-    ``artifact.target["kind"]``); results are ignored.
+    """Observe (or annotate) a freshly lowered `CompiledArtifact`: called at the end of ``tilelang.lower`` for every
+    artifact, before the JIT or the kernel cache sees it; every implementation is called; results are ignored.
+
+    A backend's own binaries and reports come from its ``DeviceCodegen`` (``build`` / ``finalize`` return a
+    ``DeviceBuild``), not from this hook.
     """
 
 

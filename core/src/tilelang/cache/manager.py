@@ -83,14 +83,14 @@ class KernelCache:
         return artifact
 
     def save_artifact(self, key: str, artifact: CompiledArtifact, backend: Any = None) -> bool:
-        """Store `artifact` under `key`; the backend's ``export_files`` supplies files the artifact lacks.
+        """Store `artifact` under `key` with the files its execution backend's ``export_files`` names.
 
         Returns False (after logging why) when the artifact cannot be stored; the kernel still works.
         """
         if not self.enabled:
             return False
         files = dict(artifact.files)
-        if not files and backend is not None and hasattr(backend, "export_files"):
+        if backend is not None:
             try:
                 files = dict(backend.export_files(artifact))
             except Exception as exc:  # an export problem must not fail a compile that worked

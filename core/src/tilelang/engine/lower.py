@@ -146,17 +146,20 @@ def lower(func: Any, target: Any = None, target_host: Any = None,
             host_mod = apply_host_codegen_hooks(host_mod, th, tgt)
             host_mod = hooks.chain("tilelang_prepare_host_codegen", host_mod, target_host=th, target=tgt)
             if device_mod is None:
-                rt_mod = _device_codegen(host_mod, tgt, compile_device=enable_device_compile)
-                source = _inspect(rt_mod, "ll") or _inspect(rt_mod, "")
+                codegen, built = _device_codegen(host_mod, tgt, compile_device=enable_device_compile)
+                rt_mod = built.rt_mod
+                source = built.source or _inspect(rt_mod, "ll") or _inspect(rt_mod, "")
                 host_source = None
             else:
-                dev_rt = _device_codegen(device_mod, tgt, compile_device=enable_device_compile)
-                source = _inspect(dev_rt, "")
+                codegen, built = _device_codegen(device_mod, tgt, compile_device=enable_device_compile)
+                source = built.source if built.source is not None else _inspect(built.rt_mod, "")
                 rt_mod, host_source = None, None
                 if enable_host_codegen:
                     rt_mod = resolve_host_codegen(th).lower(host_mod, th)
-                    rt_mod.import_module(dev_rt)
+                    rt_mod.import_module(built.rt_mod)
                     host_source = _inspect(rt_mod, "ll") or None
+            if codegen.postprocess is not None and source:
+                source = codegen.postprocess(source, tgt)
             source = hooks.chain("tilelang_postprocess_kernel_source", source, target=tgt)
             source = apply_postproc(source, tgt)
         except TileLangError:
@@ -168,6 +171,8 @@ def lower(func: Any, target: Any = None, target_host: Any = None,
             raise LoweringError(f"{name}: lowering for {config.get('kind')} failed: {C.short_error(exc)}",
                                 location=C.source_location(prim)) from None
 
+    if enable_device_compile and codegen.finalize is not None:  # binaries of the final source (its own errors)
+        built.merge(codegen.finalize(source, tgt))
     metadata = launch_metadata(prim)
     shared = _final_shared_bytes(device_mod) if device_mod is not None else None
     if shared is None:  # host-code kernels (their tiles are plain buffers) or symbolic sizes: the planned sum
@@ -177,6 +182,7 @@ def lower(func: Any, target: Any = None, target_host: Any = None,
     if shared:
         metadata["shared_bytes"] = shared
     metadata["device_functions"] = [str(gv.name_hint) for gv in (device_mod or host_mod).functions.keys()]
+    metadata.update(built.metadata)
     params = param_infos(prim)
     plan = None
     if device_mod is not None:
@@ -186,20 +192,30 @@ def lower(func: Any, target: Any = None, target_host: Any = None,
     artifact = CompiledArtifact(
         name=name, target=_plain(config), target_host=_plain(host_config), params=params,
         kernel_source=source, host_source=host_source, device_mod=device_mod if device_mod is not None else host_mod,
-        host_mod=host_mod, rt_mod=rt_mod, metadata=json.loads(json.dumps(metadata)), launch_plan=plan,
+        host_mod=host_mod, rt_mod=rt_mod, files=dict(built.files), metadata=json.loads(json.dumps(metadata)),
+        launch_plan=plan,
     )
     hooks.plugin_manager().hook.tilelang_artifact_built(artifact=artifact)
     return artifact
 
 
-def _device_codegen(mod: Any, target: Any, *, compile_device: bool = True) -> Any:
-    """Build `mod` with the target's device codegen, through the compile session's codegen middleware."""
+def _device_codegen(mod: Any, target: Any, *, compile_device: bool = True) -> tuple[Any, Any]:
+    """Build `mod` with the target's device codegen, through the compile session's codegen middleware (which sees
+    and may replace the runtime module); returns the codegen and its `DeviceBuild`."""
     from tilelang.backend.device_codegen import resolve_device_codegen
     from tilelang.instrumentation import run_codegen_with_instrumentation
 
     codegen = resolve_device_codegen(target)
-    return run_codegen_with_instrumentation(f"target.build.tilelang_{codegen.name}", mod, target,
-                                            lambda: codegen.lower(mod, target, compile_device=compile_device))
+    builds = []
+
+    def build() -> Any:
+        builds.append(codegen.build_device(mod, target, compile_device=compile_device))
+        return builds[-1].rt_mod
+
+    rt_mod = run_codegen_with_instrumentation(f"target.build.tilelang_{codegen.name}", mod, target, build)
+    built = builds[-1]
+    built.rt_mod = rt_mod
+    return codegen, built
 
 
 @contextlib.contextmanager

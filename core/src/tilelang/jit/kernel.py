@@ -104,7 +104,7 @@ class JITKernel:
         align = (list(by_backend(self.artifact)) if by_backend is not None else
                  param_alignment(self.params, self.artifact.metadata, getattr(backend, "default_alignment", 64)))
         return make_caller(self.artifact.name, self.params, self.out_idx, launcher,
-                           device_type=getattr(backend, "torch_device_type", None),
+                           device_type=backend.torch_device_type,
                            launcher_checks=bool(getattr(backend, "launcher_checks_arguments", False)), align=align)
 
     def _raise_unavailable(self, *args: Any) -> Any:
@@ -307,16 +307,7 @@ class JITKernel:
     # ------------------------------------------------------------------------------------------ exports
     def export_library(self, path: str | os.PathLike[str]) -> None:
         """Write the compiled kernel as a shared library (loadable by ``tvm_ffi.load_module``)."""
-        exporter = getattr(self._backend, "export_library", None)
-        if exporter is not None:
-            exporter(self.artifact, path)
-        elif self.artifact.rt_mod is not None and hasattr(self.artifact.rt_mod, "export_library"):
-            self.artifact.rt_mod.export_library(os.fspath(path))
-        else:
-            libs = [n for n in self.artifact.files if n.endswith((".so", ".dylib", ".dll"))]
-            if not libs:
-                raise TileLangError(f"kernel {self.name!r}: no library to export for target {self.target}")
-            Path(path).write_bytes(self.artifact.files[libs[0]])
+        self._backend.export_library(self.artifact, path)
 
     def _export(self, what: str) -> str:
         method = getattr(self._backend, f"export_{what}", None)

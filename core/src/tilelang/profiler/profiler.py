@@ -26,7 +26,7 @@ class Profiler:
 
     @property
     def device(self) -> str:
-        return getattr(self.kernel.backend, "torch_device_type", None) or "cpu"
+        return self.kernel.backend.torch_device_type
 
     @property
     def inputs(self) -> list[int]:

@@ -178,12 +178,15 @@ def compile_artifact(artifact: Any, compiler: str | None = None, flags: list[str
     binary = compile_source(artifact.kernel_source, arch, compiler, flags)
     artifact.files[CUBIN] = binary.cubin
     artifact.files[PTX] = binary.ptx.encode()
-    artifact.metadata["cuda_compiler"] = binary.compiler
-    artifact.metadata["ptxas"] = dict(binary.resources)
-    for key in ("registers", "static_shared_bytes"):
-        if key in binary.resources:
-            artifact.metadata[key] = binary.resources[key]
+    artifact.metadata.update(resource_metadata(binary))
     return binary
+
+
+def resource_metadata(binary: CudaBinary) -> dict[str, Any]:
+    """The artifact metadata of a build: the compiler used, the ptxas report, registers and static shared bytes."""
+    meta: dict[str, Any] = {"cuda_compiler": binary.compiler, "ptxas": dict(binary.resources)}
+    meta.update({key: binary.resources[key] for key in ("registers", "static_shared_bytes") if key in binary.resources})
+    return meta
 
 
 def sass_of(cubin: bytes) -> str:

@@ -58,5 +58,4 @@ def toolchain() -> list[ToolStatus]:
 
 
 BACKEND = Backend(name="metal", target_kinds=("metal",), register=register, toolchain=toolchain,
-                  hook_modules=("tilelang_metal.prelude",),
                   description="Apple GPUs: MSL via TVM's Metal codegen, run through torch MPS.")

@@ -1,4 +1,5 @@
-"""MSL helper functions the Metal lowering calls by name (atomics), and the hook that adds them to a kernel.
+"""MSL helper functions the Metal lowering calls by name (atomics), and `add_prelude`, which the Metal codegen's
+``postprocess`` step runs to add them to a kernel.
 
 Core's ``tl.atomic`` emits ``call_extern(<name>, &dst, value)`` with the names of ``pipeline_options
 ["atomic_functions"]``; Metal spells atomics ``atomic_fetch_*_explicit`` on ``atomic_*`` types (no float max /
@@ -9,9 +10,6 @@ after ``using namespace metal;`` in every kernel that calls it.
 from __future__ import annotations
 
 import re
-from typing import Any
-
-from tilelang.backend import hookimpl
 
 ATOMIC_FUNCTIONS = {"add": "tl_atomic_add", "max": "tl_atomic_max", "min": "tl_atomic_min"}
 _SPACES = ("device", "threadgroup")
@@ -61,22 +59,3 @@ def add_prelude(source: str) -> str:
     if _ANCHOR not in source:
         return "#include <metal_stdlib>\n" + _ANCHOR + helpers + source
     return source.replace(_ANCHOR, _ANCHOR + helpers, 1)
-
-
-@hookimpl
-def tilelang_postprocess_kernel_source(source: str, target: Any) -> str | None:
-    """Add the helper definitions to Metal kernels (other targets: unchanged)."""
-    from tilelang.backend import kind_of
-
-    return add_prelude(source) if kind_of(target) == "metal" else None
-
-
-@hookimpl
-def tilelang_artifact_built(artifact: Any) -> None:
-    """Record each Metal kernel's threadgroup memory: ``metadata["threadgroup_memory"][kernel]`` holds
-    ``{"bytes": total, "buffers": {name: bytes}}`` (read from the MSL, after buffer sharing)."""
-    if artifact.target.get("kind") != "metal" or not artifact.kernel_source:
-        return
-    from tilelang_metal.threadgroup_memory import report
-
-    artifact.metadata["threadgroup_memory"] = report(artifact.kernel_source)

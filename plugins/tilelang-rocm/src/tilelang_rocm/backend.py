@@ -104,6 +104,5 @@ def toolchain() -> list[ToolStatus]:
 
 
 BACKEND = Backend(name="rocm", target_kinds=("rocm", "hip"), register=register, toolchain=toolchain,
-                  hook_modules=("tilelang_rocm.hooks",),
                   description="AMD GPUs: LLVM AMDGPU code objects (hsaco) linked with ld.lld.",
                   callbacks={"tilelang_callback_hip_compile": "tilelang_rocm.compiler:tilelang_callback_hip_compile"})

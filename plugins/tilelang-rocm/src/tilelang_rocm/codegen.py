@@ -4,7 +4,8 @@ device compilation (``tilelang.lower(..., enable_device_compile=False)``) HIP C+
 TVM asks two global callbacks during the build; this module answers both for the build it runs:
 ``tvm_callback_rocm_bitcode_path`` (bitcode / LLVM IR linked into the kernel: the plugin's `device_lib` and,
 with a ROCm install under ``ROCM_PATH``, TVM's choice of ROCm device libraries) and ``tvm_callback_rocm_link``
-(ld.lld turns the object into an hsaco; the bytes are kept for `tilelang_rocm.compiler.finalize`).
+(ld.lld turns the object into an hsaco). The build hands the hsaco, its LLVM IR and assembly and the register
+usage to `tilelang.lower` in a `DeviceBuild` (`tilelang_rocm.compiler.products`).
 """
 
 from __future__ import annotations
@@ -13,17 +14,14 @@ import os
 import subprocess
 import tempfile
 import threading
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from tilelang.backend import DeviceCodegen
+from tilelang.backend import DeviceBuild, DeviceCodegen
 from tilelang.errors import ToolchainMissing
 
 DEVICE_LIB = Path(__file__).parent / "device_lib"
 _BUILD = threading.local()
-_PRODUCTS: OrderedDict[str, bytes] = OrderedDict()  # LLVM IR of a built module -> its hsaco
-_KEEP = 64
 
 
 def bitcode_paths(*_args: Any) -> list[str]:
@@ -55,15 +53,11 @@ def link(obj: Any) -> bytearray:
     return bytearray(hsaco)
 
 
-def hsaco_of(llvm_ir: str) -> bytes | None:
-    """The code object of a module this process built, by the module's LLVM IR."""
-    return _PRODUCTS.get(llvm_ir)
-
-
-def _build_rocm(mod: Any, target: Any) -> Any:
+def _build_rocm(mod: Any, target: Any) -> DeviceBuild:
     import tvm_ffi
 
     from tilelang_rocm.backend import LLD_MISSING, find_ld_lld
+    from tilelang_rocm.compiler import products
 
     if find_ld_lld() is None:
         raise ToolchainMissing(LLD_MISSING)
@@ -71,11 +65,12 @@ def _build_rocm(mod: Any, target: Any) -> Any:
     tvm_ffi.register_global_func("tvm_callback_rocm_link", link, override=True)
     _BUILD.hsaco = None
     rt_mod = tvm_ffi.get_global_func("target.build.rocm")(mod, target)
-    if _BUILD.hsaco is not None:
-        _PRODUCTS[str(rt_mod.inspect_source("llvm"))] = _BUILD.hsaco
-        while len(_PRODUCTS) > _KEEP:
-            _PRODUCTS.popitem(last=False)
-    return rt_mod
+    hsaco, _BUILD.hsaco = _BUILD.hsaco, None
+    return products(rt_mod, hsaco, _mcpu(target))
+
+
+def _mcpu(target: Any) -> str | None:
+    return str(target.attrs["mcpu"]) if "mcpu" in target.attrs else None
 
 
 def _build_hip_source(mod: Any, target: Any) -> Any:

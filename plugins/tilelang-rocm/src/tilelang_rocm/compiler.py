@@ -1,8 +1,7 @@
 """What a ROCm artifact carries besides TVM's module: the hsaco, the assembly, and the kernel's resource usage.
 
-`finalize(artifact)` (run for every new JIT kernel by the plugin's ``tilelang_kernel_compiled`` hook; call it
-yourself after `tilelang.lower`) sets ``files["kernel.hsaco"]`` (the ld.lld-linked code object),
-``files["kernel.ll"]`` (LLVM IR), ``kernel_source`` to the AMDGPU assembly (LLVM IR with
+`products` (what the device codegen hands to `tilelang.lower`) gives an artifact ``files["kernel.hsaco"]`` (the
+ld.lld-linked code object), ``files["kernel.ll"]`` (LLVM IR), ``kernel_source`` the AMDGPU assembly (LLVM IR with
 ``TILELANG_ROCM_SOURCE=llvm``) and ``metadata["resources"]``: VGPR / AGPR / SGPR counts, LDS and scratch
 bytes and the wavefront size, read from the assembly's ``.amdhsa`` metadata.
 
@@ -49,26 +48,32 @@ def device_module(artifact: Any) -> Any:
     return next((m for m in rt.imports if str(getattr(m, "kind", "")) == "hip"), None)
 
 
-def finalize(artifact: Any) -> Any:
-    """Fill the hsaco, LLVM IR, assembly source and resource usage of a ROCm artifact (see the module doc)."""
-    from tilelang_rocm.codegen import hsaco_of
+def products(dev: Any, hsaco: bytes | None, mcpu: str | None) -> Any:
+    """The `DeviceBuild` of TVM's ROCm module `dev`: its hsaco (when ld.lld linked one), LLVM IR and assembly,
+    the kernel source to show (assembly; LLVM IR with ``TILELANG_ROCM_SOURCE=llvm``) and the resource usage."""
+    from tilelang.backend import DeviceBuild
 
+    llvm_ir, asm = str(dev.inspect_source("llvm")), str(dev.inspect_source("asm"))
+    files = {"kernel.ll": llvm_ir.encode(), "kernel.s": asm.encode()}
+    if hsaco is not None:
+        files["kernel.hsaco"] = hsaco
+    want_llvm = os.environ.get("TILELANG_ROCM_SOURCE", "asm").lower() in ("llvm", "ll")
+    return DeviceBuild(rt_mod=dev, files=files, metadata={"resources": resource_usage(asm), "mcpu": mcpu},
+                       source=llvm_ir if want_llvm else asm)
+
+
+def finalize(artifact: Any) -> Any:
+    """Fill the LLVM IR, assembly source and resource usage of a ROCm artifact that lacks them (one built by
+    ``tilelang.lower`` has them already; the hsaco exists only where the build linked one)."""
     if "kernel.s" in artifact.files and "resources" in artifact.metadata:
-        return artifact  # already finalized (tilelang.lower does it through the tilelang_artifact_built hook)
+        return artifact
     dev = device_module(artifact)
     if dev is None:
         return artifact
-    llvm_ir, asm = str(dev.inspect_source("llvm")), str(dev.inspect_source("asm"))
-    hsaco = hsaco_of(llvm_ir)
-    if hsaco is not None:
-        artifact.files["kernel.hsaco"] = hsaco
-    artifact.files["kernel.ll"] = llvm_ir.encode()
-    artifact.files["kernel.s"] = asm.encode()
-    want_llvm = os.environ.get("TILELANG_ROCM_SOURCE", "asm").lower() in ("llvm", "ll")
-    artifact.kernel_source = llvm_ir if want_llvm else asm
-    usage = resource_usage(asm)
-    artifact.metadata["resources"] = usage
-    artifact.metadata["mcpu"] = artifact.target.get("mcpu")
+    built = products(dev, artifact.files.get("kernel.hsaco"), artifact.target.get("mcpu"))
+    artifact.files.update(built.files)
+    artifact.metadata.update(built.metadata)
+    artifact.kernel_source = built.source
     return artifact
 
 

@@ -74,5 +74,4 @@ def toolchain() -> list[ToolStatus]:
 
 
 BACKEND = Backend(name="webgpu", target_kinds=("webgpu",), register=register, toolchain=toolchain,
-                  hook_modules=("tilelang_webgpu.hooks",),
                   description="WGSL via TVM's WebGPU codegen, executed through wgpu.")
