@@ -74,15 +74,12 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """All distributions, editable, in one venv; every test: core's with every backend installed, then each
-    backend's in a process of its own (one backend's tests must not see the state another's left behind: the
-    WebGPU vector-global tests fail after the whole of the other plugins' suites in one process, not after any
-    one of them — an isolation problem of the tests under investigation)."""
+    """All distributions, editable, in one venv; every test: core's with every backend installed, then every
+    backend's, all in one process (so a test that leaks process state into another backend's tests fails here)."""
     _system_packages(session, PLUGINS)
     _install(session, "core[tools,ray,dask]", *(f"plugins/tilelang-{p}" for p in PLUGINS), editable=True)
     session.run(*PYTEST, "core/tests", *session.posargs, env=_env(session))
-    for p in PLUGINS:
-        session.run(*PYTEST, f"plugins/tilelang-{p}/tests", *session.posargs, env=_env(session))
+    session.run(*PYTEST, *(f"plugins/tilelang-{p}/tests" for p in PLUGINS), *session.posargs, env=_env(session))
 
 
 def _slim(plugin: str):

@@ -18,14 +18,14 @@ SOURCE = 'extern "C" __global__ void add_one(float* x) { x[threadIdx.x] += 1.0f;
 
 @pytest.fixture
 def cache_dir(tmp_path, monkeypatch):
-    from tilelang.env import env
-
-    monkeypatch.setattr(env, "TILELANG_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(env, "TILELANG_DISABLE_CACHE", "0")
-    monkeypatch.setattr(env, "TILELANG_KERNEL_CACHE_USE_LIB_STAMP", "0")
+    # through the environment, not `monkeypatch.setattr(env, ...)`: assigning a `tilelang.env` variable forces its
+    # value for the rest of the process (monkeypatch's undo assigns the old value, forcing that), which turned
+    # TILELANG_DISABLE_CACHE=1 of later tests in the same process into a no-op
+    monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TILELANG_DISABLE_CACHE", "0")
+    monkeypatch.setenv("TILELANG_KERNEL_CACHE_USE_LIB_STAMP", "0")
     tilelang.enable_cache()
-    yield tmp_path / "cache"
-    monkeypatch.setattr(env, "TILELANG_CACHE_DIR", None)
+    return tmp_path / "cache"
 
 
 @pytest.fixture

@@ -27,16 +27,13 @@ def test_callback_is_declared_and_registered():
 
 def test_callback_passes_the_mcpu_and_includes(monkeypatch):
     from tilelang.contrib import hipcc
-    from tilelang.env import env
     from tilelang_rocm.compiler import tilelang_callback_hip_compile
 
     seen = {}
     monkeypatch.setattr(hipcc, "compile_hip", lambda code, **kw: seen.update(kw) or bytearray(b"hsaco"))
-    monkeypatch.setattr(env, "TILELANG_TEMPLATE_PATH", "/opt/tl_templates")
-    try:
-        assert tilelang_callback_hip_compile(HIP_SOURCE, {"kind": "rocm", "mcpu": "gfx90a"}) == bytearray(b"hsaco")
-    finally:
-        monkeypatch.setattr(env, "TILELANG_TEMPLATE_PATH", None)
+    monkeypatch.setenv("TL_TEMPLATE_PATH", "/opt/tl_templates")  # not setattr(env, ...): that forces it for good
+    monkeypatch.delenv("TL_COMPOSABLE_KERNEL_PATH", raising=False)
+    assert tilelang_callback_hip_compile(HIP_SOURCE, {"kind": "rocm", "mcpu": "gfx90a"}) == bytearray(b"hsaco")
     assert seen["arch"] == "gfx90a" and seen["target_format"] == "hsaco"
     assert seen["options"] == ["-std=c++17", "-I/opt/tl_templates"]
 
