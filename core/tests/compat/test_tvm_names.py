@@ -35,3 +35,12 @@ def test_tvm_imported_before_tilelang_is_patched_too():
     code = "import tvm; import tilelang; import tvm.arith; assert tvm.ir.structural_hash(1) is not None; print('ok')"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_registering_the_ops_before_tvm_is_imported_does_not_deadlock():
+    """A fresh worker process (Ray, Dask, spawn) whose first TileLang call registers the ``tl.*`` ops: TVM's first
+    import calls back into the registration, which must not wait for the lock its caller holds."""
+    code = ("import sys; from tilelang.ir.ops import ensure_registered; assert 'tvm' not in sys.modules; "
+            "ensure_registered(); import tvm; tvm.ir.Op.get('tl.gemm'); print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr

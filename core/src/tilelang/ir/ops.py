@@ -208,18 +208,24 @@ def register_all() -> None:
 
 
 _registered = False
-_register_lock = threading.Lock()
+_register_lock = threading.RLock()  # re-entrant: a nested first import of TVM must not wait for itself
 
 
 def ensure_registered() -> None:
     """Register the tile ops with TVM once per process (thread-safe: TVM rejects a second registration, and
-    threads compiling at once would both register)."""
+    threads compiling at once would both register).
+
+    TVM is imported before the lock is taken: its first import calls back here (`tilelang._tvm_compat` registers
+    the ops as soon as TVM loads), which under the lock would wait for itself."""
     global _registered
-    if not _registered:
-        with _register_lock:
-            if not _registered:
-                register_all()
-                _registered = True
+    if _registered:
+        return
+    import tvm as _tvm  # noqa: F401  (the first import registers the ops through the callback)
+
+    with _register_lock:
+        if not _registered:
+            register_all()
+            _registered = True
 
 
 def register_intrinsic(name: str, effect: str, description: str) -> tvm.ir.Op:
