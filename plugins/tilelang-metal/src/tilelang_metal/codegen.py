@@ -19,9 +19,8 @@ def _build_metal(mod: Any, target: Any) -> DeviceBuild:
     from tilelang_metal.threadgroup_memory import check_threadgroup_memory, limit_of, report
 
     rt_mod = tvm_ffi.get_global_func("target.build.metal")(mod, target)
-    source = str(rt_mod.inspect_source())
-    check_threadgroup_memory(source, limit_of(target))
-    return DeviceBuild(rt_mod=rt_mod, metadata={"threadgroup_memory": report(source)})
+    usage = check_threadgroup_memory(str(rt_mod.inspect_source()), limit_of(target))
+    return DeviceBuild(rt_mod=rt_mod, metadata={"threadgroup_memory": report(usage)})
 
 
 def _postprocess_metal(source: str, target: Any) -> str:

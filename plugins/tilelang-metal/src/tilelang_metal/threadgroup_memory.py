@@ -79,7 +79,7 @@ def check_threadgroup_memory(msl: str, limit: int = MAX_THREADGROUP_BYTES) -> di
     return usage
 
 
-def report(msl: str) -> dict[str, dict[str, Any]]:
-    """``{kernel: {"bytes": total, "buffers": {name: bytes}}}``: what the artifact's metadata records."""
-    return {kernel: {"bytes": sum(buffers.values()), "buffers": buffers}
-            for kernel, buffers in threadgroup_usage(msl).items()}
+def report(usage: dict[str, dict[str, int]]) -> dict[str, dict[str, Any]]:
+    """``{kernel: {"bytes": total, "buffers": {name: bytes}}}`` of a `threadgroup_usage` result: what the
+    artifact's metadata records."""
+    return {kernel: {"bytes": sum(buffers.values()), "buffers": buffers} for kernel, buffers in usage.items()}

@@ -58,6 +58,7 @@ def _build_rocm(mod: Any, target: Any) -> DeviceBuild:
 
     from tilelang_rocm.backend import LLD_MISSING, find_ld_lld
     from tilelang_rocm.compiler import products
+    from tilelang_rocm.target import target_get_mcpu
 
     if find_ld_lld() is None:
         raise ToolchainMissing(LLD_MISSING)
@@ -66,11 +67,7 @@ def _build_rocm(mod: Any, target: Any) -> DeviceBuild:
     _BUILD.hsaco = None
     rt_mod = tvm_ffi.get_global_func("target.build.rocm")(mod, target)
     hsaco, _BUILD.hsaco = _BUILD.hsaco, None
-    return products(rt_mod, hsaco, _mcpu(target))
-
-
-def _mcpu(target: Any) -> str | None:
-    return str(target.attrs["mcpu"]) if "mcpu" in target.attrs else None
+    return products(rt_mod, hsaco, target_get_mcpu(target))
 
 
 def _build_hip_source(mod: Any, target: Any) -> Any:
