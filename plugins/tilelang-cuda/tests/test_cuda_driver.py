@@ -76,8 +76,15 @@ class PrototypedDriver:
         self.current = self.stack.pop()
         return 0
 
+    cubin_too_old = ptx_too_new = False
+
     def _cuModuleLoadData(self, out, image):
-        assert ctypes.string_at(image, 4) == b"\x7fELF"
+        head = ctypes.string_at(image, 4)
+        if head == b"\x7fELF" and self.cubin_too_old:
+            return driver.CUDA_ERROR_NO_BINARY_FOR_GPU
+        if head == b"//  " and self.ptx_too_new:
+            return driver.CUDA_ERROR_NO_BINARY_FOR_GPU
+        assert head in (b"\x7fELF", b"//  ")
         self.next_module += 1
         out[0] = self.next_module
         return 0
@@ -182,6 +189,19 @@ def test_a_missing_kernel_name_unloads_the_module_and_says_why(fake):
                                                      r"\(named symbol not found\)"):
         driver.CudaKernel(b"\x7fELF", "nope", 0)
     assert fake.names()[-1] == "cuModuleUnload"
+
+
+def test_a_gpu_newer_than_the_cubin_loads_the_ptx(fake, monkeypatch):
+    fake.cubin_too_old = True  # e.g. an sm_80 cubin on an H200: the driver JIT-compiles the PTX instead
+    kernel = driver.CudaKernel(b"\x7fELF", "k", 0, ptx="//  PTX for sm_80", arch="sm_80")
+    assert fake.names().count("cuModuleLoadData") == 2 and kernel.loaded_in == [(0, 0x1000)]
+
+    fake.ptx_too_new = True  # sm_90a PTX on an older GPU: nothing loads; the error names both architectures
+    monkeypatch.setattr(driver, "_local_arch", lambda: "sm_80")
+    with pytest.raises(driver.CudaDriverError, match=r"built for sm_90a, which this GPU \(sm_80\) cannot run; "
+                                                     r"compile for it with target=\{'kind': 'cuda', 'arch': "
+                                                     r"'sm_80'\}"):
+        driver.CudaKernel(b"\x7fELF", "k", 0, ptx="//  PTX for sm_90a", arch="sm_90a")
 
 
 def test_tensor_map_encoding_through_the_prototype(fake):

@@ -3,15 +3,97 @@ in front of it and `finalize` builds ``kernel.cubin`` / ``kernel.ptx`` (nvcc or 
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from tilelang.backend import DeviceBuild, DeviceCodegen
 
+# Where TVM's CUDA runtime loads (a machine with libcuda), ``target.build.cuda`` compiles the raw TVM source at
+# once through the global ``tvm_callback_cuda_compile`` (`tvm.support.nvcc`: NVRTC without this plugin's helper
+# header, which fails). While this plugin builds, the callback is its own (the thread's `_CALLBACK`); other
+# threads' TVM builds still reach the callback that was registered before.
+_TVM_COMPILE = "tvm_callback_cuda_compile"
+_CALLBACK = threading.local()
+_install_lock = threading.Lock()
+_installed: list[Any] = []  # [previous callback or None] while our dispatcher is registered
+_users = 0
 
-def _build_cuda(mod: Any, target: Any) -> Any:
+
+def _dispatch(code: Any, target: Any = None) -> bytes:
+    own = getattr(_CALLBACK, "fn", None)
+    if own is not None:
+        return own(str(code), target)
+    previous = _installed[0] if _installed else None
+    if previous is None:
+        raise RuntimeError(f"{_TVM_COMPILE} is not registered (import tvm.support.nvcc)")
+    return previous(code, target)
+
+
+@contextmanager
+def _compile_callback(fn: Callable[[str, Any], bytes]) -> Iterator[None]:
+    """Route TVM's CUDA compile callback to `fn` for this thread while the block runs."""
     import tvm_ffi
 
-    return tvm_ffi.get_global_func("target.build.cuda")(mod, target)
+    global _users
+    with _install_lock:
+        if _users == 0:
+            _installed[:] = [tvm_ffi.get_global_func(_TVM_COMPILE, allow_missing=True)]
+            tvm_ffi.register_global_func(_TVM_COMPILE, _dispatch, override=True)
+        _users += 1
+    _CALLBACK.fn = fn
+    try:
+        yield
+    finally:
+        _CALLBACK.fn = None
+        with _install_lock:
+            _users -= 1
+            if _users == 0:
+                previous = _installed[0]
+                if previous is None:
+                    tvm_ffi.remove_global_func(_TVM_COMPILE)
+                else:
+                    tvm_ffi.register_global_func(_TVM_COMPILE, previous, override=True)
+                _installed.clear()
+
+
+def _build_cuda(mod: Any, target: Any) -> Any:
+    """TVM's CUDA module; where TVM compiles it on the spot, from this plugin's post-processed source (the same
+    binary `finalize_cuda` then takes from the compile memo). A compile error is raised as this plugin's
+    `CudaCompileError` with the compiler's log (TVM's callback boundary would lose its message)."""
+    import tvm_ffi
+
+    from tilelang_cuda.compiler import compile_source, compiler_available
+
+    failure: list[BaseException] = []
+
+    def compile_for_tvm(code: str, tgt: Any) -> bytes:
+        if not compiler_available():
+            return b""
+        try:
+            return bytes(compile_source(postprocess_cuda(code, target), _arch_of(target)).cubin)
+        except BaseException as exc:  # re-raised below with its message intact
+            failure.append(exc)
+            return b""
+
+    with _compile_callback(compile_for_tvm):
+        mod = tvm_ffi.get_global_func("target.build.cuda")(mod, target)
+    if failure:
+        raise failure[0]
+    return mod
+
+
+def _build_cuda_source_only(mod: Any, target: Any) -> Any:
+    """TVM's CUDA module without a device binary (``enable_device_compile=False``)."""
+    import tvm_ffi
+
+    with _compile_callback(lambda code, tgt: b""):
+        return tvm_ffi.get_global_func("target.build.cuda")(mod, target)
+
+
+def _arch_of(target: Any) -> str:
+    return str(target.attrs["arch"]) if "arch" in target.attrs else "sm_80"
 
 
 def postprocess_cuda(source: str, target: Any) -> str:
@@ -40,11 +122,11 @@ def finalize_cuda(source: str, target: Any) -> DeviceBuild:
     if not compiler_available():
         out.metadata["cuda_compiler"] = "unavailable"
         return out
-    arch = str(target.attrs["arch"]) if "arch" in target.attrs else "sm_80"
-    binary = compile_source(source, arch)
+    binary = compile_source(source, _arch_of(target))
     out.files.update({CUBIN: binary.cubin, PTX: binary.ptx.encode()})
     out.metadata.update(resource_metadata(binary))
     return out
 
 
-CUDA_CODEGEN = DeviceCodegen("cuda", build=_build_cuda, postprocess=postprocess_cuda, finalize=finalize_cuda)
+CUDA_CODEGEN = DeviceCodegen("cuda", build=_build_cuda, build_without_compile=_build_cuda_source_only,
+                             postprocess=postprocess_cuda, finalize=finalize_cuda)

@@ -18,6 +18,7 @@ from typing import Any
 from tilelang.errors import TileLangError
 
 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+CUDA_ERROR_NO_BINARY_FOR_GPU = 209
 _c_int, _c_uint, _c_void_p, _c_uint32, _c_uint64 = (ctypes.c_int, ctypes.c_uint, ctypes.c_void_p, ctypes.c_uint32,
                                                     ctypes.c_uint64)
 
@@ -121,6 +122,17 @@ def _torch_device() -> int:
         return 0
 
 
+def _local_arch() -> str:
+    """``sm_XY`` of torch's current CUDA device (``?`` without torch)."""
+    try:
+        import torch
+
+        major, minor = torch.cuda.get_device_capability()
+        return f"sm_{major}{minor}"
+    except Exception:
+        return "?"
+
+
 @functools.cache
 def _primary_context(device: int) -> _c_void_p:
     lib = libcuda()
@@ -133,8 +145,12 @@ def _primary_context(device: int) -> _c_void_p:
 class CudaKernel:
     """One ``__global__`` function of a cubin, loaded once per (device, context) it runs in."""
 
-    def __init__(self, cubin: bytes, name: str, dynamic_smem: int):
+    def __init__(self, cubin: bytes, name: str, dynamic_smem: int, ptx: str | bytes | None = None,
+                 arch: str | None = None):
         self._image = ctypes.create_string_buffer(cubin)  # must outlive every module loaded from it
+        # a GPU of a later architecture than the cubin's loads the PTX instead (the driver JIT-compiles it)
+        self._ptx = ctypes.create_string_buffer(ptx.encode() if isinstance(ptx, str) else ptx) if ptx else None
+        self.arch = arch
         self.name = name
         self.dynamic_smem = int(dynamic_smem)
         self._modules: dict[tuple[int, int], tuple[_c_void_p, _c_void_p]] = {}
@@ -154,7 +170,14 @@ class CudaKernel:
     def _load(self) -> tuple[_c_void_p, _c_void_p]:
         lib = self._lib = libcuda()
         module, func = _c_void_p(), _c_void_p()
-        check(lib.cuModuleLoadData(ctypes.byref(module), self._image), "cuModuleLoadData")
+        result = lib.cuModuleLoadData(ctypes.byref(module), self._image)
+        if result == CUDA_ERROR_NO_BINARY_FOR_GPU and self._ptx is not None:
+            result = lib.cuModuleLoadData(ctypes.byref(module), self._ptx)
+        if result == CUDA_ERROR_NO_BINARY_FOR_GPU:
+            raise CudaDriverError(f"kernel {self.name!r} was built for {self.arch or 'another architecture'}, which "
+                                  f"this GPU ({_local_arch()}) cannot run; compile for it with target={{'kind': "
+                                  f"'cuda', 'arch': '{_local_arch()}'}} (or target='cuda', the local GPU's arch)")
+        check(result, "cuModuleLoadData")
         try:
             check(lib.cuModuleGetFunction(ctypes.byref(func), module, self.name.encode()),
                   f"cuModuleGetFunction({self.name})")

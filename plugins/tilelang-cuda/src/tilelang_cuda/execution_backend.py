@@ -58,7 +58,7 @@ class _Kernel:
     tensor map by its metadata entry, else the plan's device parameter of that name)."""
 
     def __init__(self, artifact: Any, launch: Any, tma_maps: dict[str, Any], smem: int):
-        from tilelang_cuda.compiler import CUBIN
+        from tilelang_cuda.compiler import CUBIN, PTX
         from tilelang_cuda.driver import CudaKernel
 
         sig = device_signature(artifact.kernel_source, launch.name)
@@ -75,7 +75,8 @@ class _Kernel:
                                     f"launch plan binds {', '.join(by_name) or 'no parameters'}")
             self.slots.append(("pointer" if launch.params[pos].is_pointer else "scalar", pos, ctype))
         # the merged dynamic pool may pad each buffer for alignment: leave room beyond the plain sum
-        self.kernel = CudaKernel(artifact.files[CUBIN], self.name, smem + 1024 if smem else 0)
+        self.kernel = CudaKernel(artifact.files[CUBIN], self.name, smem + 1024 if smem else 0,
+                                 ptx=artifact.files.get(PTX), arch=artifact.target.get("arch"))
 
     def values(self, bound: Any, by_name: dict[str, Any]) -> list[Any]:
         out = []
