@@ -29,9 +29,9 @@ def _installed(kind: str) -> bool:
 
 @functools.cache
 def availability(check: str) -> str | None:
-    """None when `check` (``cpu``, ``webgpu``, ``cuda``, ``nvcc``, ``cuda_emulator``, ``rocm``, ``rocm_link``,
-    ``metal``, ``metal_clang``) can run here, else the reason it cannot."""
-    kind = {"cpu": "llvm", "nvcc": "cuda", "cuda_emulator": "cuda", "rocm_link": "rocm",
+    """None when `check` (``cpu``, ``webgpu``, ``cuda``, ``nvcc``, ``cuda_emulator``, ``cuda_gpu``, ``rocm``,
+    ``rocm_link``, ``metal``, ``metal_clang``) can run here, else the reason it cannot."""
+    kind = {"cpu": "llvm", "nvcc": "cuda", "cuda_emulator": "cuda", "cuda_gpu": "cuda", "rocm_link": "rocm",
             "metal_clang": "metal"}.get(check, check)
     if not _installed(kind):
         from tilelang.errors import distribution_for
@@ -42,6 +42,11 @@ def availability(check: str) -> str | None:
 
         reason = WgpuBackend().unavailable_reason()
         return None if reason is None else f"wgpu cannot run kernels here: {reason}"
+    if check == "cuda_gpu":
+        from tilelang_cuda.target import detect
+
+        if detect() is None:
+            return "needs an NVIDIA GPU visible to torch"
     if check == "nvcc" and shutil.which("nvcc") is None:
         return "nvcc is not on PATH"
     if check == "cuda_emulator" and not (CUDA_TESTS / "cuda_emulator.py").is_file():
@@ -84,14 +89,15 @@ def _over_limit(exc: BaseException) -> bool:
     return isinstance(exc, LoweringError) and any(m in str(exc) for m in MEMORY_LIMITS)
 
 
-def execute(program: Program, target: str, **compile_kw: Any) -> None:
-    """Compile for `target`, run on random inputs with zero-filled outputs, compare with torch."""
+def execute(program: Program, target: str, device: str = "cpu", **compile_kw: Any) -> None:
+    """Compile for `target`, run on random inputs with zero-filled outputs (tensors on torch `device`), compare
+    with torch."""
     from hypothesis import reject
 
     import tilelang
 
-    inputs = program.make_inputs()
-    outputs = program.make_outputs()
+    inputs = [t.to(device) for t in program.make_inputs()]
+    outputs = [t.to(device) for t in program.make_outputs()]
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -101,7 +107,7 @@ def execute(program: Program, target: str, **compile_kw: Any) -> None:
         if _over_limit(exc):
             reject()
         raise _fail(program, target, "compile/run", exc) from exc
-    program.check(outputs, inputs, target)
+    program.check([t.cpu() for t in outputs], [t.cpu() for t in inputs], target)
 
 
 def run_cpu(program: Program) -> None:
@@ -110,6 +116,11 @@ def run_cpu(program: Program) -> None:
 
 def run_webgpu(program: Program) -> None:
     execute(program, "webgpu", execution_backend="wgpu")
+
+
+def run_cuda_gpu(program: Program) -> None:
+    """Run on the local NVIDIA GPU (its own arch) through the CUDA driver backend."""
+    execute(program, "cuda", device="cuda", execution_backend="cuda_driver")
 
 
 @functools.cache

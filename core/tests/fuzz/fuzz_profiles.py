@@ -26,7 +26,7 @@ class Profile:
                                                HealthCheck.filter_too_much])
 
 
-QUICK = Profile("quick", {"cpu": 16, "webgpu": 10, "cuda": 4, "rocm": 4, "metal": 8}, max_dim=80,
+QUICK = Profile("quick", {"cpu": 16, "webgpu": 10, "cuda": 4, "cuda_gpu": 16, "rocm": 4, "metal": 8}, max_dim=80,
                 emulate_limit=2048, nvcc=True, seed=None)
 
 

@@ -1,9 +1,10 @@
 """Property: every generated tile program computes what its torch expression computes, on every backend.
 
 CPU and WebGPU run each program and compare with torch; CUDA lowers it for sm_80 and sm_90a, builds the cubins
-with nvcc and runs the small ones in the SIMT emulator; ROCm lowers for gfx942 and links the code object; Metal
-lowers and checks the MSL with clang-22. A failure is shrunk by hypothesis to a minimal program, printed as a
-standalone script. QUICK profile by default; ``TILELANG_FUZZ_EXAMPLES=2000`` (``nox -s fuzz``) runs the long one.
+with nvcc and runs the small ones in the SIMT emulator, and where there is an NVIDIA GPU runs each on it; ROCm
+lowers for gfx942 and links the code object; Metal lowers and checks the MSL with clang-22. A failure is shrunk
+by hypothesis to a minimal program, printed as a standalone script. QUICK profile by default;
+``TILELANG_FUZZ_EXAMPLES=2000`` (``nox -s fuzz``) runs the long one.
 """
 
 from __future__ import annotations
@@ -59,6 +60,14 @@ def test_programs_build_for_cuda(program):
     emulate = program.elements <= PROFILE.emulate_limit and H.availability("cuda_emulator") is None
     H.check_cuda(program, "sm_80", nvcc=nvcc, emulate=emulate)
     H.check_cuda(program, "sm_90a", nvcc=nvcc, emulate=False)
+
+
+@pytest.mark.gpu
+@pytest.mark.backend("cuda")
+@_fuzz("cuda_gpu")
+def test_programs_match_torch_on_the_gpu(program):
+    _require("cuda_gpu")
+    H.run_cuda_gpu(program)
 
 
 @pytest.mark.backend("rocm")
