@@ -408,6 +408,12 @@ def _loop_exits(target: Any) -> Any:
     return LowerLoopExits(target)
 
 
+def _tighten_guards(target: Any) -> Any:
+    from tilelang_cpu.guard_bounds import TightenGuardedLoops
+
+    return TightenGuardedLoops(target)
+
+
 def _is_llvm(target: Any) -> bool:
     from tilelang.backend.target import kind_of
 
@@ -420,4 +426,5 @@ PASSES = (
     PipelinePass("cpu.lower_launch", "post_storage", LowerLaunchToCPU),
     PipelinePass("cpu.vector_exp", "post_storage", _vector_exp, supports_target=_llvm_only),
     PipelinePass("cpu.lower_loop_exits", "post_storage", _loop_exits, supports_target=_is_llvm, priority=-1),
+    PipelinePass("cpu.tighten_guarded_loops", "post_barriers", _tighten_guards, supports_target=_is_llvm),
 )
