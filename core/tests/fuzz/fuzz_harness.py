@@ -89,9 +89,9 @@ def _over_limit(exc: BaseException) -> bool:
     return isinstance(exc, LoweringError) and any(m in str(exc) for m in MEMORY_LIMITS)
 
 
-def execute(program: Program, target: str, device: str = "cpu", **compile_kw: Any) -> None:
+def execute(program: Program, target: str, device: str = "cpu", tf32: bool = False, **compile_kw: Any) -> None:
     """Compile for `target`, run on random inputs with zero-filled outputs (tensors on torch `device`), compare
-    with torch."""
+    with torch (``tf32``: float32 GEMMs run on TF32 tensor cores)."""
     from hypothesis import reject
 
     import tilelang
@@ -107,7 +107,7 @@ def execute(program: Program, target: str, device: str = "cpu", **compile_kw: An
         if _over_limit(exc):
             reject()
         raise _fail(program, target, "compile/run", exc) from exc
-    program.check([t.cpu() for t in outputs], [t.cpu() for t in inputs], target)
+    program.check([t.cpu() for t in outputs], [t.cpu() for t in inputs], target, tf32=tf32)
 
 
 def run_cpu(program: Program) -> None:
@@ -120,7 +120,7 @@ def run_webgpu(program: Program) -> None:
 
 def run_cuda_gpu(program: Program) -> None:
     """Run on the local NVIDIA GPU (its own arch) through the CUDA driver backend."""
-    execute(program, "cuda", device="cuda", execution_backend="cuda_driver")
+    execute(program, "cuda", device="cuda", tf32=True, execution_backend="cuda_driver")
 
 
 @functools.cache
