@@ -5,7 +5,7 @@
 The kernel is the corpus form (`tilelang.testing.corpus.elementwise_add`: tiles loaded with T.copy into shared and
 fragment tiles, a T.Parallel add, T.copy out) at a few block sizes; torch rows are ``torch.add(a, b, out=c)``
 (no allocation, like ours) and ``a + b``. Rates are GB/s of the 3 tensors moved. ``--baseline`` adds a row
-compiled without row streaming (`tilelang_cpu.passes.ROW_STREAMING`: one block at a time), for comparison.
+compiled without row streaming (pass config ``tl.cpu.row_streaming=False``: one block at a time), for comparison.
 """
 
 from __future__ import annotations
@@ -44,13 +44,8 @@ def main() -> None:
         torch.testing.assert_close(c, a + b)
         fns[f"tilelang add, blocks {block}x{block}"] = lambda kernel=kernel, c=c: kernel(a, b, c)
     if args.baseline:
-        from tilelang_cpu import passes
-
-        passes.ROW_STREAMING = False
-        try:
-            kernel = tilelang.compile(elementwise_add(M=s, N=s, block_M=64, block_N=64).func, target="llvm")
-        finally:
-            passes.ROW_STREAMING = True
+        kernel = tilelang.compile(elementwise_add(M=s, N=s, block_M=64, block_N=64).func, target="llvm",
+                                  pass_configs={"tl.cpu.row_streaming": False})
         cb = torch.empty(s, s)
         kernel(a, b, cb)
         torch.testing.assert_close(cb, a + b)

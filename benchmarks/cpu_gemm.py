@@ -58,6 +58,17 @@ def interleaved(fns: dict[str, Callable[[], Any]], rounds: int = 9, inner: int =
     return times
 
 
+def table(times: dict[str, list[float]], work: dict[str, float], baseline: dict[str, str], unit: str) -> str:
+    """Rows of `work` / second (median and best, in G`unit`) and the ratio to each row's `baseline` row."""
+    lines = [f"{'':40s} {'median ' + unit:>14s} {'best':>8s} {'x baseline':>11s}  baseline"]
+    rate = {name: (work[name] / statistics.median(ts) / 1e9, work[name] / min(ts) / 1e9) for name, ts in times.items()}
+    for name, (median, best) in rate.items():
+        base = baseline.get(name)
+        ratio = f"{median / rate[base][0]:11.2f}  {base}" if base and base != name and base in rate else ""
+        lines.append(f"{name:40s} {median:14.1f} {best:8.1f} {ratio}")
+    return "\n".join(lines)
+
+
 def threads(count: int | None = None) -> int:
     """Give torch and TVM's pool `count` threads (default: the usable cores); call before the first kernel runs."""
     if count:

@@ -4,15 +4,13 @@
 
 The kernel is the corpus form (`tilelang.testing.corpus.softmax`: a fragment tile per block of rows, T.reduce_max,
 exp2, T.reduce_sum, divide). Rates are GB/s of input + output. ``--baseline`` adds a row compiled without the CPU
-vector math (`tilelang_cpu.fastmath` exp expansion, `tilelang_cpu.tileops` vector reduce), for comparison.
+vector math (pass configs ``tl.cpu.fast_exp`` and ``tl.cpu.vector_reduce`` off: libm exp, the generic reduce).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
-from collections.abc import Iterator
 from typing import Any
 
 os.environ.setdefault("TILELANG_DISABLE_CACHE", "1")
@@ -46,8 +44,8 @@ def main() -> None:
         torch.testing.assert_close(y, torch.softmax(x, dim=1), atol=1e-5, rtol=1e-4)
         fns[f"tilelang softmax, block_M {block}"] = lambda kernel=kernel, y=y: kernel(x, y)
     if args.baseline:
-        with without_vector_math():
-            kernel = tilelang.compile(softmax(M=m, N=k, block_M=16).func, target="llvm")
+        kernel = tilelang.compile(softmax(M=m, N=k, block_M=16).func, target="llvm",
+                                  pass_configs={"tl.cpu.fast_exp": False, "tl.cpu.vector_reduce": False})
         yb = torch.empty(m, k)
         kernel(x, yb)
         torch.testing.assert_close(yb, torch.softmax(x, dim=1), atol=1e-5, rtol=1e-4)
@@ -56,18 +54,6 @@ def main() -> None:
     times = interleaved(fns, rounds=args.rounds, inner=5)
     print(f"softmax {m}x{k} fp32 over rows, {n} threads (torch and TVM)")
     print(table(times, {name: 2 * 4 * m * k for name in fns}, {name: "torch.softmax" for name in fns}, "GB/s"))
-
-
-@contextlib.contextmanager
-def without_vector_math() -> Iterator[None]:
-    """Compile with libm exp and the generic serial reduce."""
-    from tilelang_cpu import fastmath, tileops
-
-    fastmath.ENABLED, tileops.VECTOR_REDUCE = False, False
-    try:
-        yield
-    finally:
-        fastmath.ENABLED, tileops.VECTOR_REDUCE = True, True
 
 
 if __name__ == "__main__":

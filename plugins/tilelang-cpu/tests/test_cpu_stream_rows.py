@@ -20,9 +20,9 @@ def _no_disk_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TILELANG_DISABLE_CACHE", "1")
 
 
-def _compute_loops(func: Any) -> list[Any]:
+def _compute_loops(func: Any, pass_configs: dict[str, Any] | None = None) -> list[Any]:
     """The For loops of the lowered kernel, outermost first."""
-    art = tilelang.lower(func, target="cpu")
+    art = tilelang.lower(func, target="cpu", pass_configs=pass_configs)
     return art, [lp for f in art.host_mod.functions.values() for lp in C.collect(f.body, tvm.tirx.For)]
 
 
@@ -126,11 +126,9 @@ def test_one_dimensional_grid_over_contiguous_chunks_is_unchanged() -> None:
     assert torch.equal(a, torch.ones(4096))
 
 
-def test_switch_off_restores_the_block_loop(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tilelang_cpu import passes
-
-    monkeypatch.setattr(passes, "ROW_STREAMING", False)
-    _, loops = _compute_loops(elementwise_add(M=256, N=512, block_M=64, block_N=64).func)
+def test_switch_off_restores_the_block_loop() -> None:
+    _, loops = _compute_loops(elementwise_add(M=256, N=512, block_M=64, block_N=64).func,
+                              pass_configs={"tl.cpu.row_streaming": False})
     assert int(_parallel(loops)[0].extent) == 32
 
 

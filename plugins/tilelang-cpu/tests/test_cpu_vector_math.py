@@ -20,14 +20,14 @@ def _no_disk_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TILELANG_DISABLE_CACHE", "1")
 
 
-def _unary(fn: Any, target: str = "llvm") -> Any:
+def _unary(fn: Any, target: str = "llvm", pass_configs: dict[str, Any] | None = None) -> Any:
     @T.prim_func
     def unary(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32")):
         with T.Kernel(N // 1024, threads=128) as bx:
             for i in T.Parallel(1024):
                 Y[bx * 1024 + i] = fn(X[bx * 1024 + i])
 
-    return tilelang.compile(unary, target=target)
+    return tilelang.compile(unary, target=target, pass_configs=pass_configs)
 
 
 def _ulps(y: torch.Tensor, exact: torch.Tensor) -> torch.Tensor:
@@ -68,6 +68,15 @@ def test_exp_loop_has_no_libm_calls() -> None:
     assert "<16 x float>" in source or "<8 x float>" in source  # the loop vectorised
 
 
+def test_fast_exp_config_off_keeps_libm_exp() -> None:
+    kernel = _unary(T.exp, pass_configs={"tl.cpu.fast_exp": False})
+    source = kernel.get_kernel_source()
+    assert "@expf" in source or "llvm.exp" in source
+    x, y = torch.randn(N), torch.empty(N)
+    kernel(x, y)
+    torch.testing.assert_close(y, torch.exp(x))
+
+
 def test_c_target_keeps_libm_exp() -> None:
     kernel = _unary(T.exp, target="c")
     assert "exp" in kernel.get_kernel_source()
@@ -82,7 +91,8 @@ def chosen(tile_op_choices) -> list[str]:
     return tile_op_choices("tl.reduce")
 
 
-def _reduce_kernel(kind: str, m: int, n: int, dim: int, clear: bool, src_dtype: str) -> Any:
+def _reduce_kernel(kind: str, m: int, n: int, dim: int, clear: bool, src_dtype: str,
+                   pass_configs: dict[str, Any] | None = None) -> Any:
     out_shape = (m,) if dim in (1, -1) else (n,)
 
     @T.prim_func
@@ -95,7 +105,7 @@ def _reduce_kernel(kind: str, m: int, n: int, dim: int, clear: bool, src_dtype: 
             T.reduce(x, y, kind, dim=dim, clear=clear)
             T.copy(y, Y)
 
-    return tilelang.compile(reduce, target="llvm")
+    return tilelang.compile(reduce, target="llvm", pass_configs=pass_configs)
 
 
 _TORCH = {"sum": lambda x, d: x.sum(d), "max": lambda x, d: x.amax(d), "min": lambda x, d: x.amin(d),
@@ -131,6 +141,20 @@ def test_half_source_accumulates_in_fp32(chosen: list[str]) -> None:
     kernel(x, y)
     torch.testing.assert_close(y, x.double().sum(1).float(), atol=1e-3, rtol=1e-4)
     assert chosen == ["cpu_vector_partials"]
+
+
+def test_vector_reduce_config_off_uses_the_generic_fold(chosen: list[str]) -> None:
+    kernel = _reduce_kernel("sum", 8, 100, 1, True, "float32", pass_configs={"tl.cpu.vector_reduce": False})
+    x, y = torch.randn(8, 100), torch.empty(8)
+    kernel(x, y)
+    torch.testing.assert_close(y, x.sum(1), atol=1e-4, rtol=1e-5)
+    assert chosen == ["generic"]
+
+
+def test_an_unknown_cpu_config_names_the_close_one() -> None:
+    with pytest.raises(Exception, match="unknown CPU pass config 'tl.cpu.vector_reduction'.*did you mean "
+                                        "'tl.cpu.vector_reduce'"):
+        _reduce_kernel("sum", 8, 100, 1, True, "float32", pass_configs={"tl.cpu.vector_reduction": False})
 
 
 def test_reduce_over_a_leading_dimension_uses_the_generic_fold(chosen: list[str]) -> None:

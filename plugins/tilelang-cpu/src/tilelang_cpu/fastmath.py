@@ -96,7 +96,6 @@ def exp_f32(x: Any) -> Any:
 
 
 _EXPANSIONS = {"tirx.exp": exp_f32, "tirx.exp2": exp2_f32}
-ENABLED = True  # switch for benchmarks and tests (read when a kernel is compiled)
 
 
 def _is_llvm(target: Any) -> bool:
@@ -113,6 +112,7 @@ def VectorizableExp(target: Any = None) -> Any:
     from tvm import tirx
 
     from tilelang.transform import utils as C
+    from tilelang_cpu.gemm_plan import FAST_EXP, config
 
     def expand(call: Any) -> Any:
         op = call.op
@@ -129,7 +129,7 @@ def VectorizableExp(target: Any = None) -> Any:
 
     @C.prim_func_pass("tl_cpu.VectorizableExp")
     def vector_exp(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
-        if not ENABLED:
+        if not config(FAST_EXP, True):
             return func
         body = tvm_ffi.structural_map(func.body, (tvm.ir.Call, expand))
         return func if body.same_as(func.body) else C.with_body(func, body)

@@ -1,4 +1,4 @@
-"""How a CPU ``tl.gemm`` is blocked on a given vector ISA: micro-tile, packing, K step; the ``tl.cpu.*`` configs.
+"""How a CPU ``tl.gemm`` is blocked on a given vector ISA: micro-tile, packing, K step; every ``tl.cpu.*`` config.
 
 The defaults come from the target's `VectorISA` (register width and count), never from the CPU's vendor or name.
 Pass configs override them per compile (``tilelang.compile(..., pass_configs={...})``); being pass configs, they
@@ -16,6 +16,12 @@ are part of the kernel cache key:
 ``tl.cpu.gemm_prefetch``       software prefetches in the micro-kernel (`tilelang_cpu.gemm_prefetch`;
                                default true)
 ``tl.cpu.elide_copies``        run `ElideTileCopies` (default true)
+``tl.cpu.row_streaming``       stream whole rows of blocks through the thread pool (`tilelang_cpu.passes`;
+                               default true; false: one block per work item)
+``tl.cpu.fast_exp``            float32 ``exp`` / ``exp2`` as vectorisable polynomials
+                               (`tilelang_cpu.fastmath`; default true; false: libm calls)
+``tl.cpu.vector_reduce``       row reductions with vector partial sums (`tilelang_cpu.tileops`; default
+                               true; false: the generic lowering)
 =============================  ========================================================================
 """
 
@@ -32,7 +38,11 @@ K_BLOCK = "tl.cpu.gemm_k_block"
 PREPACK_LIMIT = "tl.cpu.gemm_prepack_limit"
 PREFETCH = "tl.cpu.gemm_prefetch"
 ELIDE_COPIES = "tl.cpu.elide_copies"
-CONFIG_KEYS = (MICRO_TILE, PACK_B, K_BLOCK, PREPACK_LIMIT, PREFETCH, ELIDE_COPIES)
+ROW_STREAMING = "tl.cpu.row_streaming"
+FAST_EXP = "tl.cpu.fast_exp"
+VECTOR_REDUCE = "tl.cpu.vector_reduce"
+CONFIG_KEYS = (MICRO_TILE, PACK_B, K_BLOCK, PREPACK_LIMIT, PREFETCH, ELIDE_COPIES, ROW_STREAMING, FAST_EXP,
+               VECTOR_REDUCE)
 _B_SLICE_BYTES = 64 << 10  # a K-step slice of one B panel: half of a small (512 KiB) L2's share per core
 
 

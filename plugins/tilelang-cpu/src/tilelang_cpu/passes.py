@@ -198,7 +198,6 @@ def _widen_thread_locals(body: Any, tvars: list[Any], extents: list[int]) -> Any
 
 
 _STACK_BYTES = 1024
-ROW_STREAMING = True  # switch for benchmarks and tests
 _CHUNKS_PER_THREAD = 4  # parallel work items per pool thread when rows are streamed
 
 
@@ -310,6 +309,7 @@ def LowerLaunchToCPU(target: Any = None) -> Any:
     from tilelang.layout import unravel
     from tilelang.tileop.atomic import ATOMIC_ATTR
     from tilelang.transform import utils as C
+    from tilelang_cpu.gemm_plan import ROW_STREAMING, config
     from tilelang_cpu.gemm_prepack import hoist_block_invariants
 
     @C.prim_func_pass("tl_cpu.LowerLaunchToCPU")
@@ -322,6 +322,7 @@ def LowerLaunchToCPU(target: Any = None) -> Any:
         tvars = [v for v, _ in threads]
         textents = [e or 1 for _, e in threads]
         atomics = bool(C.collect(func.body, tirx.AttrStmt, lambda s: str(s.attr_key) == ATOMIC_ATTR))
+        streaming = config(ROW_STREAMING, True)
 
         def strip(s: Any) -> Any:
             if str(s.attr_key) in ("thread_extent", ATOMIC_ATTR):
@@ -351,7 +352,7 @@ def LowerLaunchToCPU(target: Any = None) -> Any:
             for e in sizes[1:]:
                 total = total * e
             parallel = not atomics and not C.is_const(total, 1)
-            if parallel and ROW_STREAMING and "blockIdx.x" in ext:
+            if parallel and streaming and "blockIdx.x" in ext:
                 streamed = stream_rows(body, blocks, env.num_threads())
                 if streamed is not None:
                     return streamed

@@ -19,7 +19,6 @@ from tilelang.backend import TileOpImpl
 _MAX_VECTOR = 64
 _REDUCE_KINDS = ("sum", "max", "min", "abssum", "absmax")
 _REDUCE_UNROLL = 4  # vector registers of partial results per row
-VECTOR_REDUCE = True  # switch for benchmarks and tests
 
 
 def _applies(ctx: Any) -> bool:
@@ -83,8 +82,9 @@ def _reduce_chunk(ctx: Any, extent: int) -> int:
 
 def _reduce_applies(ctx: Any) -> bool:
     from tilelang.transform import utils as C
+    from tilelang_cpu.gemm_plan import VECTOR_REDUCE, config
 
-    if not VECTOR_REDUCE or ctx.has_threads or not _llvm_vectors(ctx) or len(ctx.args) < 4:
+    if not config(VECTOR_REDUCE, True) or ctx.has_threads or not _llvm_vectors(ctx) or len(ctx.args) < 4:
         return False
     try:
         src, dst = ctx.region(0), ctx.region(1)
