@@ -20,7 +20,7 @@ from hypothesis import seed as hypothesis_seed
 
 PROFILE = current()
 
-# WGSL has no bfloat16 type: bf16 tensors on WebGPU are a clear LoweringError (tilelang_webgpu.dtypes_check)
+# WGSL has no bfloat16 type: bf16 tensors on WebGPU are a clear LoweringError (tilelang_webgpu.passes.check_dtypes)
 # (a capability gap of the target, reported in the fuzzing notes), so WebGPU programs use fp32 / fp16 only
 WEBGPU_DTYPES = ("float32", "float16")
 

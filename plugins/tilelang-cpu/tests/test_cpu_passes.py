@@ -20,7 +20,7 @@ def test_block_grid_becomes_one_parallel_loop():
             for i, j in T.Parallel(32, 16):
                 A[by * 32 + i, bx * 16 + j] = A[by * 32 + i, bx * 16 + j] + 1.0
 
-    from tilelang_cpu.passes import LowerLaunchToCPU
+    from tilelang_cpu.passes.lower_launch import LowerLaunchToCPU
 
     mod = LowerLaunchToCPU(None)(tvm.IRModule({"main": add1}))
     loops = C.collect(mod["main"].body, tvm.tirx.For)
@@ -40,7 +40,7 @@ def test_atomics_make_the_block_loop_serial():
             T.atomic_add(Out[0], A[bx])
 
     from tilelang.transform import LayoutInference, LowerIntrinsics, LowerTileOps, PartitionParallel
-    from tilelang_cpu.passes import LowerLaunchToCPU
+    from tilelang_cpu.passes.lower_launch import LowerLaunchToCPU
 
     target = {"kind": "llvm"}
     mod = tvm.IRModule({"main": count})
@@ -55,7 +55,7 @@ def test_atomics_make_the_block_loop_serial():
 
 
 def test_thread_code_split_at_barriers():
-    from tilelang_cpu.passes import emulate_threads
+    from tilelang_cpu.passes.lower_launch import emulate_threads
 
     tx = tvm.tirx.Var("tx", "int32")
     buf = tvm.tirx.decl_buffer((4,), "float32", name="S")

@@ -1,5 +1,5 @@
-"""Row-streaming block order in `tilelang_cpu.passes.LowerLaunchToCPU` (`stream_rows`): which kernels get it,
-the loop nest it builds, and results against torch (including forms it must leave alone)."""
+"""Row-streaming block order in `tilelang_cpu.passes.lower_launch.LowerLaunchToCPU` (`stream_rows`): which kernels
+get it, the loop nest it builds, and results against torch (including forms it must leave alone)."""
 
 from __future__ import annotations
 
@@ -155,7 +155,7 @@ def test_strided_columns_are_not_fused(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_row_loop_bounded_by_the_x_block_is_not_hoisted() -> None:
     from tvm import tirx
 
-    from tilelang_cpu.passes import stream_rows
+    from tilelang_cpu.passes.lower_launch import stream_rows
 
     buf = tirx.decl_buffer([64, 256], "float32", name="A")
     bx, by, i = tirx.Var("bx", "int32"), tirx.Var("by", "int32"), tirx.Var("i", "int32")

@@ -1,5 +1,6 @@
-"""The CPU ``pre_layout`` rewrites (`tilelang_cpu.elide_copies`, `tilelang_cpu.merge_k`) and small stack buffers
-in `LowerLaunchToCPU`: what each changes in the IR, what it must leave alone, and results against torch."""
+"""The CPU ``pre_layout`` rewrites (`tilelang_cpu.passes.elide_tile_copies`, `tilelang_cpu.passes.merge_gemm_k_steps`)
+and small stack buffers in `LowerLaunchToCPU`: what each changes in the IR, what it must leave alone, and results
+against torch."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ import tilelang
 import tilelang.language as T
 from tilelang.testing.corpus import elementwise_add, gemm, softmax
 from tilelang.transform import utils as C
-from tilelang_cpu.elide_copies import elide_tile_copies
-from tilelang_cpu.merge_k import merge_gemm_k_steps
+from tilelang_cpu.passes.elide_tile_copies import elide_tile_copies
+from tilelang_cpu.passes.merge_gemm_k_steps import merge_gemm_k_steps
 
 
 @pytest.fixture(autouse=True)
@@ -247,7 +248,7 @@ def test_merged_gemm_is_bit_identical_to_the_step_by_step_one() -> None:
 
 # ------------------------------------------------------------------------------------------------ stack buffers
 def test_small_local_buffers_stay_off_the_heap() -> None:
-    from tilelang_cpu.passes import LowerLaunchToCPU
+    from tilelang_cpu.passes.lower_launch import LowerLaunchToCPU
 
     @T.prim_func
     def scratch(A: T.Tensor((64, 64), "float32")):

@@ -1,4 +1,4 @@
-"""Vectorised CPU math: the ``exp``/``exp2`` expansion (`tilelang_cpu.fastmath`) and the vector ``tl.reduce``
+"""Vectorised CPU math: the ``exp``/``exp2`` expansion (`tilelang_cpu.passes.vector_exp`) and the vector ``tl.reduce``
 (`tilelang_cpu.tileops`): accuracy and special values against torch, selection, and the code LLVM gets."""
 
 from __future__ import annotations
@@ -197,7 +197,7 @@ def test_pass_expands_float32_exp_only(dtype: str, expanded: bool) -> None:
     import tvm
 
     from tilelang.transform import utils as C
-    from tilelang_cpu.fastmath import VectorizableExp
+    from tilelang_cpu.passes.vector_exp import VectorizableExp
 
     @T.prim_func
     def e(X: T.Tensor((64,), dtype), Y: T.Tensor((64,), dtype)):

@@ -1,12 +1,11 @@
 """Issue 21: a guarded narrowing store in a T.Parallel wrote one element past the output (LLVM, AVX-512).
 
-``if by * 32 + i < M and bx * 32 + j < N: C[...] = T.cast(A[...], "bfloat16")`` with N = 17 left LLVM's vectoriser
-a one-lane masked store of a ``trunc``; LLVM 22's x86 backend stored the un-truncated 32-bit element there
-(llvm/llvm-project#179489), corrupting the heap. `tilelang_cpu.guard_bounds.TightenGuardedLoops` clips such loops
-to their guard's range, so no masked store remains. The outputs here are views of the head of a larger buffer
-whose tail holds a sentinel: any write past the output changes it, deterministically (no reliance on malloc
-noticing).
-"""
+``if by * 32 + i < M and bx * 32 + j < N: C[...] = T.cast(A[...], "bfloat16")`` with N = 17 left LLVM's vectoriser a
+one-lane masked store of a ``trunc``; LLVM 22's x86 backend stored the un-truncated 32-bit element there
+(llvm/llvm-project#179489), corrupting the heap. `tilelang_cpu.passes.tighten_guarded_loops.TightenGuardedLoops`
+clips such loops to their guard's range, so no masked store remains. The outputs here are views of the head of a
+larger buffer whose tail holds a sentinel: any write past the output changes it, deterministically (no reliance on
+malloc noticing)."""
 
 from __future__ import annotations
 
@@ -126,7 +125,7 @@ def test_only_pure_conjuncts_leave_the_loop() -> None:
     the loop writes) stays inside; a guard with an else branch is left alone."""
     from tvm import tirx
 
-    from tilelang_cpu.guard_bounds import tighten_loop
+    from tilelang_cpu.passes.tighten_guarded_loops import tighten_loop
 
     j, x = tirx.Var("j", "int32"), tirx.Var("x", "int32")
     F = tirx.decl_buffer((64,), "int32", name="F")

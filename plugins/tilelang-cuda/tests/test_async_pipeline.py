@@ -456,7 +456,7 @@ def _run_with_tid(sim, stmt, tid):
 
 
 def _capture_after_swizzle(kernel, swizzle: bool = True):
-    import tilelang_cuda.passes.swizzle_shared as sw
+    import tilelang_cuda.passes.swizzle_shared_operands as sw
 
     captured: list = []
 
@@ -489,7 +489,7 @@ def test_swizzled_operands_make_ldmatrix_conflict_free(trans_a, trans_b):
 @pytest.mark.parametrize("shape,dtype", [((128, 32), "float16"), ((32, 128), "float16"), ((64, 16), "float16"),
                                          ((3, 64, 64), "bfloat16"), ((64, 128), "int8")])
 def test_swizzle_is_a_chunk_preserving_permutation_of_each_row(shape, dtype):
-    from tilelang_cuda.passes.swizzle_shared import _swizzle_col, swizzle_params
+    from tilelang_cuda.passes.swizzle_shared_operands import _swizzle_col, swizzle_params
 
     params = swizzle_params(list(shape), dtype)
     assert params is not None
@@ -504,7 +504,7 @@ def test_swizzle_is_a_chunk_preserving_permutation_of_each_row(shape, dtype):
 
 
 def test_tiles_that_cannot_be_swizzled_are_left_alone():
-    from tilelang_cuda.passes.swizzle_shared import swizzle_params
+    from tilelang_cuda.passes.swizzle_shared_operands import swizzle_params
 
     assert swizzle_params([128, 8], "float16") is None      # one 16-byte chunk per row
     assert swizzle_params([12, 64], "float16") is None      # rows not a multiple of 8
@@ -513,7 +513,7 @@ def test_tiles_that_cannot_be_swizzled_are_left_alone():
 
 # ----------------------------------------------------------------------------- shared scratch tiles
 def test_pipelined_wgmma_gemm_fits_hopper_shared_memory():
-    from tilelang_cuda.passes.share_scratch import max_shared_bytes
+    from tilelang_cuda.passes.share_scratch_tiles import max_shared_bytes
 
     kernel = corpus.gemm(M=512, N=512, K=512, block_M=128, block_N=256, block_K=64, threads=256, num_stages=3)
     art = _lower(kernel, arch="sm_90a", configs=NO_SS)
@@ -528,7 +528,7 @@ def test_pipelined_wgmma_gemm_fits_hopper_shared_memory():
 
 
 def test_kernels_that_fit_keep_their_scratch_tiles():
-    from tilelang_cuda.passes.share_scratch import ShareScratchTiles, shared_bytes
+    from tilelang_cuda.passes.share_scratch_tiles import ShareScratchTiles, shared_bytes
 
     captured: list = []
     _lower(_readme_gemm(3, 4), arch="sm_90a", capture=captured, configs=NO_SS)  # well under the limit
@@ -587,7 +587,7 @@ def test_wgmma_b_copy_loop_has_no_block_barriers(configs):
 
 
 def test_static_scratch_tiles_are_merged_past_the_static_limit():
-    from tilelang_cuda.passes.share_scratch import MAX_STATIC_SHARED_BYTES, ShareScratchTiles, shared_bytes
+    from tilelang_cuda.passes.share_scratch_tiles import MAX_STATIC_SHARED_BYTES, ShareScratchTiles, shared_bytes
 
     kernel = corpus.gemm(M=512, N=512, K=512, block_M=128, block_N=256, block_K=64, threads=256, num_stages=2)
     captured: list = []
@@ -618,7 +618,7 @@ def test_static_b_core_gemm_compiles_to_cubin():
 
 @pytest.mark.parametrize("pre_swizzled", [False, True])
 def test_tiles_with_an_applied_layout_are_not_swizzled_again(pre_swizzled):
-    from tilelang_cuda.passes.swizzle_shared import _rewritable, swizzle_params
+    from tilelang_cuda.passes.swizzle_shared_operands import _rewritable, swizzle_params
 
     buf = tirx.decl_buffer((32, 64), "float16", name="A_shared", scope="shared.dyn")
     i, j = tirx.Var("i", "int32"), tirx.Var("j", "int32")

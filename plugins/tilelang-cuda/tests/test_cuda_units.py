@@ -70,7 +70,7 @@ def test_legalize_vector_width_splits_wide_loops():
     import tvm
     from tvm import tirx
 
-    from tilelang_cuda.passes.legalize_vectors import LegalizeVectorWidth
+    from tilelang_cuda.passes.legalize_vector_width import LegalizeVectorWidth
 
     buf = tirx.decl_buffer((64,), "float32", name="A")
     i = tirx.Var("i", "int32")

@@ -276,7 +276,7 @@ def test_copies_tma_cannot_serve_fall_back(shape, tile, tma):
 
 
 def test_pipelined_wgmma_gemm_with_tma_fits_hopper_shared_memory():
-    from tilelang_cuda.passes.share_scratch import max_shared_bytes
+    from tilelang_cuda.passes.share_scratch_tiles import max_shared_bytes
 
     kernel = corpus.gemm(M=512, N=512, K=512, block_M=128, block_N=256, block_K=64, threads=256, num_stages=3)
     art = _lower_tma(kernel)

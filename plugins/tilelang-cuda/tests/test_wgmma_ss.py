@@ -98,7 +98,7 @@ def test_descriptor_bits():
 def _lower(kernel, capture: list | None = None, configs: dict | None = None):
     """Lower for sm_90a; `capture` collects the module right after SwizzleSharedOperands."""
     import tilelang
-    import tilelang_cuda.passes.swizzle_shared as sw
+    import tilelang_cuda.passes.swizzle_shared_operands as sw
 
     with warnings.catch_warnings(), wrapped_pass(sw, "SwizzleSharedOperands",
                                                  keep_output(capture if capture is not None else [])):
@@ -350,7 +350,7 @@ def test_a_wrong_descriptor_is_caught(field, delta):
 
 def test_an_unswizzled_tile_is_caught():
     # the tiles keep row-major storage when the swizzle pass does nothing: the descriptors then read wrong data
-    import tilelang_cuda.passes.swizzle_shared as sw
+    import tilelang_cuda.passes.swizzle_shared_operands as sw
 
     original = sw._hw_indices
     sw._hw_indices = lambda tile, idx: list(idx)
@@ -493,7 +493,7 @@ def _gemm_with_a_small_tile():
 
 
 def test_swizzled_tiles_start_on_a_1024_byte_boundary():
-    from tilelang_cuda.passes.share_scratch import shared_bytes
+    from tilelang_cuda.passes.share_scratch_tiles import shared_bytes
 
     captured: list = []
     src = _lower(_gemm_with_a_small_tile(), capture=captured).kernel_source

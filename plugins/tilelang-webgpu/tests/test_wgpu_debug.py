@@ -1,5 +1,5 @@
-"""``T.print`` and ``T.device_assert`` on WebGPU (`tilelang_webgpu.debug_log`): the records a kernel writes to its
-hidden log are printed after the call in the CPU backend's format, a failed assertion raises, a kernel loaded
+"""``T.print`` and ``T.device_assert`` on WebGPU (`tilelang_webgpu.passes.debug_log`): the records a kernel writes to
+its hidden log are printed after the call in the CPU backend's format, a failed assertion raises, a kernel loaded
 from its stored launch plan keeps the record table, and kernels without them bind no log."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import torch
 
 import tilelang
 import tilelang.language as T
-from tilelang_webgpu.debug_log import LOG_WORDS, RECORD_WORDS, DeviceAssertError, report
+from tilelang_webgpu.passes.debug_log import LOG_WORDS, RECORD_WORDS, DeviceAssertError, report
 from tilelang_webgpu.plan import DEBUG_LOG, LaunchPlan
 
 N = 8

@@ -64,7 +64,8 @@ def test_wgsl_keeps_vector_runs_in_vec4_registers(lanes):
     source = tilelang.lower(CORPUS["elementwise_add"]().func, target="webgpu").kernel_source
     # the fragments' registers are vec4s (scalarized into one vec4 var per run), read and written whole
     assert re.search(r"var B_local_local_0 : vec4<f32>;", source), source
-    # the global side: an aligned 4-lane read is one read of a vec4 storage view (`tilelang_webgpu.vector_globals`)
+    # the global side: an aligned 4-lane read is one read of a vec4 storage view
+    # (`tilelang_webgpu.passes.mark_vector_globals`)
     assert "B_ptr : array<vec4<f32>>;" in source, source
     assert re.search(r"B_local_local_0 = B_ptr\[\(\w+\) >> 2u\];", source), source
     assert not re.search(r"^\s+var \w+ : array<vec4", source, re.M)  # no register array left in memory

@@ -1,4 +1,4 @@
-"""``vec4`` storage views of global memory (`tilelang_webgpu.vector_globals`): which bindings become
+"""``vec4`` storage views of global memory (`tilelang_webgpu.passes.mark_vector_globals`): which bindings become
 ``array<vec4<T>>``, the WGSL of their accesses, and results against torch (aligned, fallback, mixed accesses,
 offset and strided tensors)."""
 
@@ -11,7 +11,7 @@ import torch
 
 import tilelang
 from tilelang.testing import corpus
-from tilelang_webgpu.vector_globals import MARK, vectorize_storage_views
+from tilelang_webgpu.passes.mark_vector_globals import MARK, vectorize_storage_views
 
 
 @pytest.fixture

@@ -47,7 +47,7 @@ def register() -> None:
     for kind in ("llvm", "c"):
         register_lazy_device_codegen(kind, f"tilelang_cpu.codegen:{kind.upper()}_CODEGEN")
         register_lazy_execution_backends(kind, "tilelang_cpu.execution_backend:EXECUTION_BACKENDS")
-        register_lazy_passes(kind, "tilelang_cpu.passes:PASSES")
+        register_lazy_passes(kind, "tilelang_cpu.pipeline:PASSES")
         register_lazy_tile_op_impls(kind, "tilelang_cpu.tileops:IMPLS")
     register_lazy_tile_op_impls("llvm", "tilelang_cpu.gemm:IMPLS")
 

@@ -16,10 +16,10 @@ are part of the kernel cache key:
 ``tl.cpu.gemm_prefetch``       software prefetches in the micro-kernel (`tilelang_cpu.gemm_prefetch`;
                                default true)
 ``tl.cpu.elide_copies``        run `ElideTileCopies` (default true)
-``tl.cpu.row_streaming``       stream whole rows of blocks through the thread pool (`tilelang_cpu.passes`;
+``tl.cpu.row_streaming``       stream whole rows of blocks through the thread pool (`tilelang_cpu.passes.lower_launch`;
                                default true; false: one block per work item)
 ``tl.cpu.fast_exp``            float32 ``exp`` / ``exp2`` as vectorisable polynomials
-                               (`tilelang_cpu.fastmath`; default true; false: libm calls)
+                               (`tilelang_cpu.passes.vector_exp`; default true; false: libm calls)
 ``tl.cpu.vector_reduce``       row reductions with vector partial sums (`tilelang_cpu.tileops`; default
                                true; false: the generic lowering)
 =============================  ========================================================================

@@ -37,8 +37,8 @@ def _eligible(ctx: Any, region: Any, reuse_dim: int, packed_bytes: int) -> bool:
     constant-shape parameter the kernel never writes, a block launch whose blocks read it at least twice over
     along `reuse_dim` (blocks x region extent >= 2 x tensor extent), a copy of at most the configured limit."""
     from tilelang.transform import utils as C
-    from tilelang_cpu.elide_copies import _Uses
     from tilelang_cpu.gemm_plan import PREPACK_LIMIT, config
+    from tilelang_cpu.passes.elide_tile_copies import _Uses
 
     limit = int(config(PREPACK_LIMIT, 64 << 20))
     src, func = region.source, ctx.func

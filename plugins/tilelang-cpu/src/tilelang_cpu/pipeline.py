@@ -1,15 +1,70 @@
-"""The CPU lowering pipeline as one call (``tilelang.cpu.pipeline.CPUPassPipelineBody``).
+"""The CPU backend's passes in the order they run, at core's pipeline extension points (`PASSES`), and the
+whole CPU lowering as one call (``tilelang.cpu.pipeline.CPUPassPipelineBody``).
 
-The passes themselves are core's target-neutral pipeline (`tilelang.transform.pipeline`) with this backend's
-passes at its extension points (`tilelang_cpu.passes.PASSES`: launch nest to a parallel loop over blocks,
-copy elision, K merging, ...); this module runs that sequence for a CPU target, the way the engine does.
+Each pass lives in `tilelang_cpu.passes.<name>` and is registered under ``cpu.<name>``, the name its TVM pass
+carries too; passes at one extension point run in the order of this list.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CPUPassPipelineBody"]
+from tilelang.backend import PipelinePass
+
+__all__ = ["PASSES", "CPUPassPipelineBody"]
+
+
+def _elide_tile_copies(target: Any) -> Any:
+    from tilelang_cpu.passes.elide_tile_copies import ElideTileCopies
+
+    return ElideTileCopies(target)
+
+
+def _merge_gemm_k_steps(target: Any) -> Any:
+    from tilelang_cpu.passes.merge_gemm_k_steps import MergeGemmKSteps
+
+    return MergeGemmKSteps(target)
+
+
+def _lower_launch(target: Any) -> Any:
+    from tilelang_cpu.passes.lower_launch import LowerLaunchToCPU
+
+    return LowerLaunchToCPU(target)
+
+
+def _vector_exp(target: Any) -> Any:
+    from tilelang_cpu.passes.vector_exp import VectorizableExp
+
+    return VectorizableExp(target)
+
+
+def _lower_loop_exits(target: Any) -> Any:
+    from tilelang_cpu.passes.lower_loop_exits import LowerLoopExits
+
+    return LowerLoopExits(target)
+
+
+def _tighten_guarded_loops(target: Any) -> Any:
+    from tilelang_cpu.passes.tighten_guarded_loops import TightenGuardedLoops
+
+    return TightenGuardedLoops(target)
+
+
+def _is_llvm(target: Any) -> bool:
+    """LLVM targets only: the C target keeps libm calls and its own compiler's loops."""
+    from tilelang.backend.target import kind_of
+
+    return kind_of(target) == "llvm"
+
+
+PASSES = (
+    PipelinePass("cpu.elide_tile_copies", "pre_layout", _elide_tile_copies),
+    PipelinePass("cpu.merge_gemm_k_steps", "pre_layout", _merge_gemm_k_steps),
+    PipelinePass("cpu.lower_launch", "post_storage", _lower_launch),
+    PipelinePass("cpu.vector_exp", "post_storage", _vector_exp, supports_target=_is_llvm),
+    PipelinePass("cpu.lower_loop_exits", "post_storage", _lower_loop_exits, supports_target=_is_llvm),
+    PipelinePass("cpu.tighten_guarded_loops", "post_barriers", _tighten_guarded_loops, supports_target=_is_llvm),
+)
 
 
 def _cpu_target(target: Any) -> Any:

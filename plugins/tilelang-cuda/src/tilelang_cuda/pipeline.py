@@ -8,7 +8,7 @@ from tilelang.backend import PipelinePass
 
 
 def _legalize_vectors(target: Any) -> Any:
-    from tilelang_cuda.passes.legalize_vectors import LegalizeVectorWidth
+    from tilelang_cuda.passes.legalize_vector_width import LegalizeVectorWidth
 
     return LegalizeVectorWidth(target)
 
@@ -32,13 +32,13 @@ def _async_pipeline(target: Any) -> Any:
 
 
 def _swizzle(target: Any) -> Any:
-    from tilelang_cuda.passes.swizzle_shared import SwizzleSharedOperands
+    from tilelang_cuda.passes.swizzle_shared_operands import SwizzleSharedOperands
 
     return SwizzleSharedOperands(target)
 
 
 def _share_scratch(target: Any) -> Any:
-    from tilelang_cuda.passes.share_scratch import ShareScratchTiles
+    from tilelang_cuda.passes.share_scratch_tiles import ShareScratchTiles
 
     return ShareScratchTiles(target)
 

@@ -21,7 +21,7 @@ PIPELINE_OPTIONS = {
     "has_threads": True,
     "warp_size": 32,
     "static_shared_memory": True,  # threadgroup memory is sized at compile time
-    "fragment_vector_lanes": 8,  # 128-bit copies of 16-bit tiles (packed as uint4, pack_half_vectors.py)
+    "fragment_vector_lanes": 8,  # 128-bit copies of 16-bit tiles (packed as uint4, passes/pack_half_vectors.py)
     "native_bf16": True,  # Metal 3.1 ``bfloat``: bf16 buffers, arithmetic and simdgroup_bfloat8x8 stay bf16
     "atomic_functions": {"add": "tl_atomic_add", "max": "tl_atomic_max", "min": "tl_atomic_min"},  # prelude.py
 }

@@ -7,7 +7,7 @@ C tiles (or fills them with zero), walks K in steps of 8 loading A and B tiles s
 (bf16 stays native ``bfloat`` under the ``native_bf16`` pipeline option and runs on ``simdgroup_bfloat8x8``), fp32
 or fp16 accumulators; M, N, K multiples of 8; A and B in shared memory or fragments (staged). A C tile in
 threadgroup memory is read and written in place (`lower_gemm_threadgroup_c`); an accumulator that is only
-cleared, multiplied into and copied out never reaches this lowering: `tilelang_metal.simdgroup_accumulators`
+cleared, multiplied into and copied out never reaches this lowering: `tilelang_metal.passes.simdgroup_accumulators`
 keeps it in simdgroup matrices for the whole kernel.
 
 Threadgroup memory is 32 KiB on Apple GPUs, so the staging is sized by what the kernel's own shared tiles leave

@@ -5,7 +5,7 @@ same in ``max_shared_memory_per_block``). A kernel that declares more fails only
 created on a Mac, so `check_threadgroup_memory` refuses it at lowering time, naming every buffer and its size.
 The MSL is the truth here: it is what runs, after TVM's StorageRewrite has let buffers whose lifetimes do not
 overlap share memory (the survivor keeps one name and the largest size). A kernel whose tiles are typed
-aliases into one threadgroup array (`tilelang_metal.alias_threadgroup_tiles`) is reported per alias: each owns
+aliases into one threadgroup array (`tilelang_metal.passes.alias_threadgroup_tiles`) is reported per alias: each owns
 the bytes from its offset to the next alias (or the array's end).
 """
 

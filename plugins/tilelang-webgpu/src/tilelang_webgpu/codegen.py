@@ -19,9 +19,9 @@ def postprocess_wgsl(source: str, target: Any) -> str:
     builtins get their declarations (`subgroups`), marked storage buffers are read as ``vec4`` arrays
     (`vector_globals`) and constant-indexed local arrays stay in registers (`scalarize`)."""
     from tilelang_webgpu.atomics import legalize_atomics
+    from tilelang_webgpu.passes.mark_vector_globals import vectorize_storage_views
     from tilelang_webgpu.scalarize import scalarize_local_arrays
     from tilelang_webgpu.subgroups import legalize_subgroup_builtins
-    from tilelang_webgpu.vector_globals import vectorize_storage_views
 
     if "atomic" in source:
         source = legalize_atomics(source)

@@ -252,7 +252,7 @@ def lower_gemm(ctx: Any) -> Any:
     if exchange:
         scratch = tirx.decl_buffer((m, n), acc_dt, name=f"{name}_xchg", scope="shared.dyn")
         stmts.append(tirx.AllocBuffer(scratch))
-    # C -> accumulator and back are marked (GEMM_IN / GEMM_OUT) so that `passes.HoistGemmAccumulators` can move
+    # C -> accumulator and back are marked (GEMM_IN / GEMM_OUT) so that `passes.hoist_gemm_accumulators` can move
     # them out of a loop that only accumulates into C through this GEMM (the usual K loop)
     if clear:
         stmts += [tirx.BufferStore(acc, tirx.const(0, acc_dt), [r]) for r in range(regs)]

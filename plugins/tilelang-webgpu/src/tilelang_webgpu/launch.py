@@ -11,7 +11,7 @@ A call ``launcher(*args)`` takes the kernel's parameters in order (torch CPU ten
    staging buffers, then a single submit;
 4. the staging buffers are mapped and copied back into the caller's tensors, so in-place semantics hold;
 5. a kernel that prints or asserts also binds a zeroed debug log, read back and reported after the call
-   (`tilelang_webgpu.debug_log.report`: the records on stdout, a failed assertion raised).
+   (`tilelang_webgpu.passes.debug_log.report`: the records on stdout, a failed assertion raised).
 
 `time_ms` runs the same with timestamp queries around the passes (GPU time, transfers excluded).
 """
@@ -214,7 +214,7 @@ class WgpuLauncher:
         if self.plan.uses_debug_log:
             import torch
 
-            from tilelang_webgpu.debug_log import LOG_WORDS
+            from tilelang_webgpu.passes.debug_log import LOG_WORDS
 
             values[DEBUG_LOG] = torch.zeros(LOG_WORDS, dtype=torch.int32)
         return values
@@ -225,7 +225,7 @@ class WgpuLauncher:
     def _report(self, values: dict[int, Any]) -> None:
         log = values.get(DEBUG_LOG)
         if log is not None:
-            from tilelang_webgpu.debug_log import report
+            from tilelang_webgpu.passes.debug_log import report
 
             report(log.numpy().view("uint32"), self.plan.debug, self.plan.name)
 

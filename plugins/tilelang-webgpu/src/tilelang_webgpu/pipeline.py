@@ -1,16 +1,45 @@
-"""The WebGPU lowering pipeline as one call (``tilelang.webgpu.pipeline.WebGPUPassPipelineBody``).
+"""The WebGPU backend's passes in the order they run, at core's pipeline extension points (`PASSES`), and the
+whole WebGPU lowering as one call (``tilelang.webgpu.pipeline.WebGPUPassPipelineBody``, with an LLVM host unless
+the target names its own).
 
-The passes are core's target-neutral pipeline (`tilelang.transform.pipeline`) with this backend's passes at its
-extension points (`tilelang_webgpu.passes.PASSES`: 2-D grids, WGSL-sized vectors, register-resident GEMM
-accumulators, workgroup-memory checks, ...); this module runs that sequence for a WebGPU target, the way the
-engine does, with an LLVM host unless the target names its own.
+Each pass lives in `tilelang_webgpu.passes.<name>` and is registered under ``webgpu.<name>``, the name its TVM
+pass carries too; passes at one extension point run in the order of this list.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["WebGPUPassPipelineBody"]
+from tilelang.backend import PipelinePass
+
+__all__ = ["PASSES", "WebGPUPassPipelineBody"]
+
+
+def _pass(name: str, factory: str) -> Any:
+    """The factory `factory` of module `tilelang_webgpu.passes.<name>`, imported when the pipeline runs."""
+
+    def make(target: Any = None) -> Any:
+        import importlib
+
+        return getattr(importlib.import_module(f"tilelang_webgpu.passes.{name}"), factory)(target)
+
+    return make
+
+
+PASSES = [
+    PipelinePass("webgpu.check_dtypes", "pre_layout", _pass("check_dtypes", "CheckDtypes")),
+    PipelinePass("webgpu.debug_log", "post_layout", _pass("debug_log", "DebugLog")),
+    PipelinePass("webgpu.fold_blockidx_z", "post_barriers", _pass("fold_blockidx_z", "FoldBlockIdxZ")),
+    PipelinePass("webgpu.split_wide_vectors", "post_storage", _pass("split_wide_vectors", "SplitWideVectors")),
+    PipelinePass("webgpu.hoist_gemm_accumulators", "post_storage",
+                 _pass("hoist_gemm_accumulators", "HoistGemmAccumulators")),
+    PipelinePass("webgpu.unroll_register_loops", "post_storage", _pass("unroll_register_loops", "UnrollRegisterLoops")),
+    PipelinePass("webgpu.check_workgroup_memory", "device_module",
+                 _pass("check_workgroup_memory", "CheckWorkgroupMemory")),
+    PipelinePass("webgpu.legalize_float_literals", "device_module",
+                 _pass("legalize_float_literals", "LegalizeFloatLiterals")),
+    PipelinePass("webgpu.mark_vector_globals", "device_module", _pass("mark_vector_globals", "MarkVectorGlobals")),
+]
 
 
 def WebGPUPassPipelineBody(mod: Any, target: Any) -> Any:

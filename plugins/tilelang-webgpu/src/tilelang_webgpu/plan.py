@@ -6,7 +6,7 @@ as safe expressions. Here each step adds its WGSL (split out of the kernel sourc
 index per storage binding. The plan is stored as JSON next to the artifact (`PLAN_FILE`) so a kernel loaded
 from the cache keeps the debug log's record table, which only the IR has.
 
-A kernel that uses ``T.print`` / ``T.device_assert`` binds the hidden debug log (`tilelang_webgpu.debug_log`):
+A kernel that uses ``T.print`` / ``T.device_assert`` binds the hidden debug log (`tilelang_webgpu.passes.debug_log`):
 its binding's parameter index is `DEBUG_LOG`, and the plan keeps the log's record table (`LaunchPlan.debug`).
 """
 
@@ -101,7 +101,7 @@ def plan_for(artifact: Any) -> LaunchPlan:
         steps.append(KernelStep(shaders[kernel.name], buffers, kernel))
     debug: tuple[dict[str, str], ...] = ()
     if any(DEBUG_LOG in s.buffers for s in steps):
-        from tilelang_webgpu.debug_log import records_of
+        from tilelang_webgpu.passes.debug_log import records_of
 
         mods = [m for m in (artifact.host_mod, artifact.device_mod) if m is not None]
         debug = tuple(records_of([f for m in mods for f in m.functions.values()]))
@@ -109,7 +109,7 @@ def plan_for(artifact: Any) -> LaunchPlan:
 
 
 def _buffer_index(kernel: str, fname: str, names: tuple[str, ...], param: Any) -> int:
-    from tilelang_webgpu.debug_log import LOG_PARAM
+    from tilelang_webgpu.passes.debug_log import LOG_PARAM
 
     if param.tensor is not None:
         return int(param.tensor)

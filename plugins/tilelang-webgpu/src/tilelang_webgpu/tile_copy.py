@@ -6,7 +6,7 @@ vector access as four scalar ones. On llvmpipe each scalar workgroup load of a t
 a GEMM reading its tiles 16 bytes at a time runs several times faster than one reading them 4 bytes at a time.
 This implementation makes both sides of the tile copies 4-lane accesses (``Ramp(i, 1, 4)``), so that together
 with the GEMM's own 4-lane reads (`tilelang_webgpu.gemm`) the tiles become ``vec4`` arrays, and the global tensor
-a ``vec4`` storage view when all its accesses are aligned (`tilelang_webgpu.vector_globals`; otherwise TVM
+a ``vec4`` storage view when all its accesses are aligned (`tilelang_webgpu.passes.mark_vector_globals`; otherwise TVM
 prints the global side as four scalar accesses).
 
 It applies when it is exact and needs no bounds tests and no code but tile operators touches the workgroup
@@ -131,7 +131,7 @@ def lower_copy(ctx: Any) -> Any:
     di = region_indices(dst, ddims, vs)
 
     # one aligned 4-lane access on each side: the workgroup tile becomes a vec4 array, and the global tensor a
-    # vec4 storage view where every access to it is aligned (`tilelang_webgpu.vector_globals`)
+    # vec4 storage view where every access to it is aligned (`tilelang_webgpu.passes.mark_vector_globals`)
     load = tirx.BufferLoad(src.source, [*si[:-1], tirx.Ramp(si[-1], 1, LANES)])
     body: Any = tirx.BufferStore(dst.source, load, [*di[:-1], tirx.Ramp(di[-1], 1, LANES)])
     if total % threads:

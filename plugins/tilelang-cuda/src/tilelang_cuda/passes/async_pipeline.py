@@ -120,7 +120,7 @@ def _run_of(marker: Any) -> str:
 def MarkPipelineStages(target: Any = None) -> tvm.transform.Pass:
     """Tag the top-level statements of ``T.Pipelined`` loops with their role and iteration (module docstring)."""
 
-    @C.prim_func_pass("tl.cuda.MarkPipelineStages")
+    @C.prim_func_pass("cuda.mark_pipeline_stages")
     def mark(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
         tgt = target if target is not None else (func.attrs.get("target") if func.attrs else None)
         if tgt is None or arch_number(tgt) < 80:
@@ -560,7 +560,7 @@ def _async_depth() -> int:
 def AsyncCopyPipeline(target: Any = None) -> tvm.transform.Pass:
     """Commit groups and staged waits for the cp.async copies of pipelined loops (see the module docstring)."""
 
-    @C.prim_func_pass("tl.cuda.AsyncCopyPipeline")
+    @C.prim_func_pass("cuda.async_copy_pipeline")
     def pipeline(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
         if not _has_marker(func.body):
             return func

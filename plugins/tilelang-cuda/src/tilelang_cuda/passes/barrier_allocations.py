@@ -24,7 +24,7 @@ BARRIER_INIT_ANN = "tl.barrier_init"
 def BarrierAllocations(target: Any = None) -> tvm.transform.Pass:
     """See the module docstring."""
 
-    @C.prim_func_pass("tl.cuda.BarrierAllocations")
+    @C.prim_func_pass("cuda.barrier_allocations")
     def barrier_allocations(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
         allocs = [a for a in C.allocations(func.body) if C.scope_of(a.buffer) == CORE_BARRIER_SCOPE]
         if not allocs:

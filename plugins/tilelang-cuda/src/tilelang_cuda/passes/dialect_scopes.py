@@ -146,7 +146,7 @@ def _adjust_registers(body: Any, tx: Any, dealloc: Any, alloc: Any, set_max_nreg
 def DialectScopes(target: Any = None) -> tvm.transform.Pass:
     """See the module docstring."""
 
-    @C.prim_func_pass("tl.cuda.DialectScopes")
+    @C.prim_func_pass("cuda.dialect_scopes")
     def dialect_scopes(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
         ext = C.launch_extents(func)
         if "threadIdx.x" not in ext:

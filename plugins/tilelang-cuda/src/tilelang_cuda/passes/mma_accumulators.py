@@ -335,7 +335,7 @@ def _guard(buf: Any, idx: list[Any], stmt: Any) -> Any:
 def MMAAccumulators(target: Any = None) -> tvm.transform.Pass:
     """Put tensor-core gemm accumulators in registers (see the module docstring)."""
 
-    @C.prim_func_pass("tl.cuda.MMAAccumulators")
+    @C.prim_func_pass("cuda.mma_accumulators")
     def mma_accumulators(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
         tgt = target if target is not None else func.attrs.get("target")
         layouts, rows, operands = _plan(func, tgt)

@@ -82,7 +82,7 @@ def _is_tmem(x: Any) -> bool:
 def TensorMemory(target: Any = None) -> tvm.transform.Pass:
     """See the module docstring."""
 
-    @C.prim_func_pass("tl.cuda.TensorMemory")
+    @C.prim_func_pass("cuda.tensor_memory")
     def tensor_memory(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
         tmem = [a.buffer for a in C.allocations(func.body) if C.scope_of(a.buffer) == TMEM_SCOPE]
         if not tmem:
@@ -155,7 +155,7 @@ def TensorMemory(target: Any = None) -> tvm.transform.Pass:
 def DropTensorMemoryTiles(target: Any = None) -> tvm.transform.Pass:
     """Remove the TMEM tiles' allocations (every use is a TMEM address by now); a use left is an error."""
 
-    @C.prim_func_pass("tl.cuda.DropTensorMemoryTiles")
+    @C.prim_func_pass("cuda.drop_tensor_memory_tiles")
     def drop(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
         tmem = [a.buffer for a in C.allocations(func.body) if C.scope_of(a.buffer) == TMEM_SCOPE]
         if not tmem:

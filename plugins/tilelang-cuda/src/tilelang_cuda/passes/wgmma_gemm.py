@@ -40,7 +40,7 @@ def _extern_name(x: Any) -> str:
 def WgmmaGemmAsGemm(target: Any = None) -> tvm.transform.Pass:
     """See the module docstring."""
 
-    @C.prim_func_pass("tl.cuda.WgmmaGemmAsGemm")
+    @C.prim_func_pass("cuda.wgmma_gemm_as_gemm")
     def as_gemm(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
         calls = C.collect(func.body, tvm.ir.Call, lambda c: isinstance(c.op, tvm.ir.Op)
                           and c.op.name == "tl.wgmma_gemm")
@@ -76,7 +76,7 @@ def WgmmaGemmAsGemm(target: Any = None) -> tvm.transform.Pass:
 def WgmmaGemmNoWait(target: Any = None) -> tvm.transform.Pass:
     """See the module docstring."""
 
-    @C.prim_func_pass("tl.cuda.WgmmaGemmNoWait")
+    @C.prim_func_pass("cuda.wgmma_gemm_no_wait")
     def no_wait(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
         if not C.collect(func.body, tirx.AttrStmt, lambda a: str(a.attr_key) == ATTR):
             return func

@@ -1,4 +1,4 @@
-"""AliasThreadgroupTiles: one threadgroup allocation per kernel, each tile a typed pointer into it.
+"""``metal.alias_threadgroup_tiles`` (`AliasThreadgroupTiles`): one threadgroup allocation, tiles point into it.
 
 The threadgroup tiles of a kernel (allocated side by side, after storage planning) become one
 ``threadgroup uchar buf_shmem[bytes]`` and, per tile, a pointer of the tile's own type into it::
@@ -76,7 +76,7 @@ def AliasThreadgroupTiles(target: Any = None) -> tvm.transform.Pass:
 
     from tilelang.transform import utils as C
 
-    @C.prim_func_pass("metal.AliasThreadgroupTiles")
+    @C.prim_func_pass("metal.alias_threadgroup_tiles")
     def alias_threadgroup_tiles(func: Any, mod: Any, ctx: Any) -> Any:
         allocs = [a for a in C.allocations(func.body) if C.scope_of(a.buffer) == SCOPE]
         if not allocs:

@@ -1,4 +1,4 @@
-"""The CPU backend's passes: run a block grid of GPU-style threads on host cores.
+"""``cpu.lower_launch``: run a block grid of GPU-style threads on host cores.
 
 `LowerLaunchToCPU` (extension point ``post_storage``): the block grid becomes ONE loop over the fused block index
 (``ForKind.PARALLEL``: TVM's thread pool spreads blocks over cores; serial when the kernel holds emulated atomics,
@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import math
 from typing import Any
-
-from tilelang.backend import PipelinePass
 
 
 def _is_barrier(stmt: Any) -> bool:
@@ -312,7 +310,7 @@ def LowerLaunchToCPU(target: Any = None) -> Any:
     from tilelang_cpu.gemm_plan import ROW_STREAMING, config
     from tilelang_cpu.gemm_prepack import hoist_block_invariants
 
-    @C.prim_func_pass("tl_cpu.LowerLaunchToCPU")
+    @C.prim_func_pass("cpu.lower_launch")
     def lower_launch(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
         ext = C.launch_extents(func)
         if not ext:
@@ -377,55 +375,3 @@ def LowerLaunchToCPU(target: Any = None) -> Any:
         return C.with_body(func, C.substitute(body, remap))
 
     return lower_launch
-
-
-def _elide_copies(target: Any) -> Any:
-    from tilelang_cpu.elide_copies import ElideTileCopies
-
-    return ElideTileCopies(target)
-
-
-def _vector_exp(target: Any) -> Any:
-    from tilelang_cpu.fastmath import VectorizableExp
-
-    return VectorizableExp(target)
-
-
-def _llvm_only(target: Any) -> bool:
-    from tilelang_cpu.fastmath import supports
-
-    return supports(target)
-
-
-def _merge_k(target: Any) -> Any:
-    from tilelang_cpu.merge_k import MergeGemmKSteps
-
-    return MergeGemmKSteps(target)
-
-
-def _loop_exits(target: Any) -> Any:
-    from tilelang_cpu.loop_exits import LowerLoopExits
-
-    return LowerLoopExits(target)
-
-
-def _tighten_guards(target: Any) -> Any:
-    from tilelang_cpu.guard_bounds import TightenGuardedLoops
-
-    return TightenGuardedLoops(target)
-
-
-def _is_llvm(target: Any) -> bool:
-    from tilelang.backend.target import kind_of
-
-    return kind_of(target) == "llvm"
-
-
-PASSES = (
-    PipelinePass("cpu.elide_tile_copies", "pre_layout", _elide_copies, priority=2),
-    PipelinePass("cpu.merge_gemm_k_steps", "pre_layout", _merge_k, priority=1),
-    PipelinePass("cpu.lower_launch", "post_storage", LowerLaunchToCPU),
-    PipelinePass("cpu.vector_exp", "post_storage", _vector_exp, supports_target=_llvm_only),
-    PipelinePass("cpu.lower_loop_exits", "post_storage", _loop_exits, supports_target=_is_llvm, priority=-1),
-    PipelinePass("cpu.tighten_guarded_loops", "post_barriers", _tighten_guards, supports_target=_is_llvm),
-)

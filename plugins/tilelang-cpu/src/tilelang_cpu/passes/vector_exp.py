@@ -127,7 +127,7 @@ def VectorizableExp(target: Any = None) -> Any:
         v = tirx.Var("exp_arg", "float32")
         return tirx.Let(v, x, _EXPANSIONS[op.name](v))
 
-    @C.prim_func_pass("tl_cpu.VectorizableExp")
+    @C.prim_func_pass("cpu.vector_exp")
     def vector_exp(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
         if not config(FAST_EXP, True):
             return func

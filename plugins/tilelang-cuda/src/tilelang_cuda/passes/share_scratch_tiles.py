@@ -69,7 +69,7 @@ def _place(stmt: Any, buf: Any, alloc: Any) -> Any:
 def ShareScratchTiles(target: Any = None) -> tvm.transform.Pass:
     """Merge same-shaped scratch tiles (see the module docstring)."""
 
-    @C.prim_func_pass("tl.cuda.ShareScratchTiles")
+    @C.prim_func_pass("cuda.share_scratch_tiles")
     def share(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
         allocs = C.collect(func.body, tirx.AllocBuffer, lambda a: SCRATCH in a.annotations)
         groups: dict[tuple, list[Any]] = {}

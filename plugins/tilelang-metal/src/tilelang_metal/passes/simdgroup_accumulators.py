@@ -1,4 +1,4 @@
-"""SimdgroupAccumulators: keep a ``T.gemm`` accumulator in simdgroup matrices for the whole kernel.
+"""``metal.simdgroup_accumulators`` (`SimdgroupAccumulators`): a ``T.gemm`` accumulator in simdgroup matrices.
 
 A ``local.fragment`` that is the C operand of ``T.gemm`` and is otherwise only cleared (``T.clear`` /
 ``T.fill`` with a constant) and copied out whole (``T.copy(C_local, C[...])`` to device or threadgroup memory of
@@ -314,7 +314,7 @@ def SimdgroupAccumulators(target: Any = None) -> tvm.transform.Pass:
     """Keep qualifying gemm accumulators in simdgroup matrices (see the module docstring)."""
     from tilelang.transform import utils as C
 
-    @C.prim_func_pass("metal.SimdgroupAccumulators")
+    @C.prim_func_pass("metal.simdgroup_accumulators")
     def simdgroup_accumulators(func: Any, mod: Any, ctx: Any) -> Any:
         accs = gemm_accumulators(func.body)
         if not accs:

@@ -156,9 +156,9 @@ def merge_gemm_k_steps(func: Any, target: Any = None) -> Any:
     from tvm import tirx
 
     from tilelang.transform import utils as C
-    from tilelang_cpu.elide_copies import _analyzer, _Uses
     from tilelang_cpu.gemm_plan import k_block
     from tilelang_cpu.isa import vector_isa
+    from tilelang_cpu.passes.elide_tile_copies import _analyzer, _Uses
 
     if target is None:
         target = (func.attrs.get("target") if func.attrs else None) or {"kind": "llvm"}
@@ -206,7 +206,7 @@ def MergeGemmKSteps(target: Any = None) -> Any:
     """The ``pre_layout`` pass (see the module docstring); does nothing on targets with a software pipeline."""
     from tilelang.transform import utils as C
 
-    @C.prim_func_pass("tl_cpu.MergeGemmKSteps")
+    @C.prim_func_pass("cpu.merge_gemm_k_steps")
     def merge(func: Any, mod: Any, ctx: Any) -> Any:
         tgt = target if target is not None else (func.attrs.get("target") if func.attrs else None)
         if tgt is not None and C.pipeline_options(tgt).get("software_pipeline", False):

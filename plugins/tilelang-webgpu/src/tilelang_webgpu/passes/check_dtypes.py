@@ -30,7 +30,7 @@ def CheckDtypes(target: Any = None) -> Any:
 
     from tilelang.transform import utils as C
 
-    @C.prim_func_pass("webgpu.CheckDtypes")
+    @C.prim_func_pass("webgpu.check_dtypes")
     def check(func: Any, mod: Any, ctx: Any) -> Any:
         named: dict[str, str] = {}
         for buf in func.buffer_map.values():

@@ -42,7 +42,7 @@ def _split(loop: Any) -> Any:
 def LegalizeVectorWidth(target: Any = None) -> tvm.transform.Pass:
     """Split over-wide vectorised loops (see the module docstring)."""
 
-    @C.prim_func_pass("tl.cuda.LegalizeVectorWidth")
+    @C.prim_func_pass("cuda.legalize_vector_width")
     def legalize(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
         body = tvm_ffi.structural_map(
             func.body, (tirx.For, lambda lp: _split(lp) if lp.kind == tirx.ForKind.VECTORIZED else lp))

@@ -141,7 +141,7 @@ def TightenGuardedLoops(target: Any = None) -> Any:
     def on_for(loop: Any, mutator: Any) -> Any:
         return tighten_loop(mutator.default_mutate(loop))
 
-    @C.prim_func_pass("tl_cpu.TightenGuardedLoops")
+    @C.prim_func_pass("cpu.tighten_guarded_loops")
     def tighten(func: Any, mod: Any, ctx: Any) -> Any:
         body = tvm_ffi.structural_mutate(func.body, [(tirx.For, on_for)])
         return func if body.same_as(func.body) else C.with_body(func, body)

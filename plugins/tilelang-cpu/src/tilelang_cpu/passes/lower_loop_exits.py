@@ -110,7 +110,7 @@ def LowerLoopExits(target: Any = None) -> Any:
 
     from tilelang.transform import utils as C
 
-    @C.prim_func_pass("tl_cpu.LowerLoopExits")
+    @C.prim_func_pass("cpu.lower_loop_exits")
     def lower(func: Any, mod: Any, ctx: Any) -> Any:
         if not C.collect(func.body, tirx.Break) and not C.collect(func.body, tirx.Continue):
             return func

@@ -1,11 +1,11 @@
-"""LimitVectorWidth: split vectorized loops wider than Metal's 4-lane vectors.
+"""``metal.limit_vector_width`` (`LimitVectorWidth`): split vectorized loops wider than Metal's 4-lane vectors.
 
 MSL has no ``float32x32``: TVM's Metal codegen fails on any vectorized loop wider than 4 ("Cannot convert
 type float32x32 to Metal type"). A vectorized loop of extent ``n > 4`` becomes a serial loop over ``n / 4``
 chunks of a 4-lane vectorized loop when 4 divides ``n``, else a serial loop.
 
 16-bit floats: a loop whose body is a plain copy (a store of a load of the same 16-bit dtype) may keep up to 8
-lanes, since `tilelang_metal.pack_half_vectors` moves it as a packed ``uint4``. Any other vectorized
+lanes, since `tilelang_metal.passes.pack_half_vectors` moves it as a packed ``uint4``. Any other vectorized
 ``bfloat16`` loop runs serially: the codegen spells ``bfloat16xN`` as a scalar ``bfloat``. So does a loop that
 converts between element types: the codegen spells a vector conversion as a C-style cast (``(half4)v``), which
 MSL rejects between vectors of different element types.
@@ -69,7 +69,7 @@ def LimitVectorWidth(target: Any = None) -> tvm.transform.Pass:
         vec = tirx.For(inner, 0, width, tirx.ForKind.VECTORIZED, body)
         return tirx.For(outer, 0, extent // width, tirx.ForKind.SERIAL, vec)
 
-    @C.prim_func_pass("metal.LimitVectorWidth")
+    @C.prim_func_pass("metal.limit_vector_width")
     def limit_vector_width(func: Any, mod: Any, ctx: Any) -> Any:
         return C.with_body(func, tvm_ffi.structural_map(func.body, (tirx.For, split)))
 

@@ -136,7 +136,7 @@ def MarkVectorGlobals(target: Any = None) -> Any:
 
     from tilelang.transform import utils as C
 
-    @tvm.transform.module_pass(opt_level=0, name="tilelang_webgpu.MarkVectorGlobals")
+    @tvm.transform.module_pass(opt_level=0, name="webgpu.mark_vector_globals")
     def mark(mod: Any, ctx: Any) -> Any:
         if not C.pipeline_options(target).get("webgpu_vector_globals", True):
             return mod

@@ -315,7 +315,7 @@ def ElideTileCopies(target: Any = None) -> Any:
     """The ``pre_layout`` pass (see the module docstring)."""
     from tilelang.transform import utils as C
 
-    @C.prim_func_pass("tl_cpu.ElideTileCopies")
+    @C.prim_func_pass("cpu.elide_tile_copies")
     def elide(func: Any, mod: Any, ctx: Any) -> Any:
         return elide_tile_copies(func, target)
 

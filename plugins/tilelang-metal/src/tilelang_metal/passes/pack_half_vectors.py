@@ -1,4 +1,4 @@
-"""PackHalfVectors: move 16-bit vectors as packed ``uint`` vectors.
+"""``metal.pack_half_vectors`` (`PackHalfVectors`): move 16-bit vectors as packed ``uint`` vectors.
 
 TVM's Metal codegen spells a ``bfloat16xN`` vector as plain ``bfloat`` (dropping the lanes: the kernel would
 read and write one element per vector) and a ``float16x8`` vector as ``half8``, which MSL does not have. A
@@ -11,7 +11,7 @@ of both buffers (``L / 2`` lanes: ``uint``, ``uint2``, ``uint4``). The MSL becom
 
 A copy between flat buffers that it cannot pack (an offset not provably aligned) becomes a serial loop of element
 copies; one involving a buffer whose element type is itself a vector stays as it was;
-`tilelang_metal.limit_vector_width` keeps other 16-bit vector code within what the codegen spells correctly.
+`tilelang_metal.passes.limit_vector_width` keeps other 16-bit vector code within what the codegen spells correctly.
 """
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ def PackHalfVectors(target: Any = None) -> tvm.transform.Pass:
         body = tvm_ffi.structural_mutate(func.body, [(tirx.For, on_for), (tirx.BufferStore, on_store)])
         return tvm_ffi.structural_map(body, (tirx.AllocBuffer, on_alloc))
 
-    @C.prim_func_pass("metal.PackHalfVectors")
+    @C.prim_func_pass("metal.pack_half_vectors")
     def pack_half_vectors(func: Any, mod: Any, ctx: Any) -> Any:
         # allocations whose element is a 16-bit vector (StorageRewrite makes them) are re-declared as uint32
         # vectors when every access is a packable copy; one used otherwise keeps its type

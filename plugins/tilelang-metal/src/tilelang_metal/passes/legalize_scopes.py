@@ -1,4 +1,4 @@
-"""LegalizeScopes: give every allocation a storage scope TVM's Metal codegen can declare.
+"""``metal.legalize_scopes`` (`LegalizeScopes`): give every allocation a storage scope TVM's Metal codegen can declare.
 
 Metal threadgroup memory is sized at compile time and the codegen rejects ``"shared.dyn"`` ("Unknown storage
 scope") and ``"local.fragment"``. Core's PlanSharedMemory already turns shared tiles static when the target's
@@ -32,7 +32,7 @@ def LegalizeScopes(target: Any = None) -> tvm.transform.Pass:
             return tvm.ir.Call(call.op, [scope, *call.args[1:]], call.attrs, call.ty_args, call.span, ret_ty=call.ty)
         return call
 
-    @C.prim_func_pass("metal.LegalizeScopes")
+    @C.prim_func_pass("metal.legalize_scopes")
     def legalize_scopes(func: Any, mod: Any, ctx: Any) -> Any:
         remap = {}
         for alloc in C.allocations(func.body):

@@ -128,7 +128,7 @@ def DebugLog(target: Any = None) -> Any:
         call = _debug_call(stmt)
         return stmt if call is None else rewriter.record(call)
 
-    @tirx.transform.prim_func_pass(opt_level=0, name="tilelang_webgpu.DebugLog")
+    @tirx.transform.prim_func_pass(opt_level=0, name="webgpu.debug_log")
     def rewrite(func: Any, mod: Any, ctx: Any) -> Any:
         found: list[Any] = []
 

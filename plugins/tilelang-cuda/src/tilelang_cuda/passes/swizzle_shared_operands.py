@@ -296,7 +296,7 @@ def _pad_pool(body: Any) -> Any:
 def SwizzleSharedOperands(target: Any = None) -> tvm.transform.Pass:
     """Swizzle the shared tiles ``ldmatrix`` reads (see the module docstring)."""
 
-    @C.prim_func_pass("tl.cuda.SwizzleSharedOperands")
+    @C.prim_func_pass("cuda.swizzle_shared_operands")
     def swizzle(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
         analyzer = tvm.sym.Analyzer()
         for var, extent in C.launch_extents(func).values():

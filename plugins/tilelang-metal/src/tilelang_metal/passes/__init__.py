@@ -1,0 +1,11 @@
+"""The Metal backend's passes, one module per pass, named as the pass is (``metal.<module>``) in the pipeline
+registry and in TVM; `tilelang_metal.pipeline.PASSES` lists them in the order they run:
+
+- ``simdgroup_accumulators`` (``pre_layout``): GEMM accumulators live in simdgroup matrices for the whole kernel;
+- ``limit_vector_width`` (``post_parallel``): vectorized loops fit Metal's 4-lane vectors;
+- ``legalize_scopes`` (``post_storage``): every allocation gets a scope the Metal codegen can declare;
+- ``pack_half_vectors`` (``post_barriers``): 16-bit vectors move as packed ``uint`` vectors;
+- ``alias_threadgroup_tiles`` (``post_barriers``): one threadgroup allocation per kernel, tiles alias into it.
+
+(`tilelang_metal.transform` holds the reference TileLang's Metal pass names, kept for its users.)
+"""
