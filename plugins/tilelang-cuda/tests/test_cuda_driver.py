@@ -14,7 +14,8 @@ import pytest
 
 import tilelang_cuda.driver as driver
 
-_ERROR_TEXT = ctypes.c_char_p(b"named symbol not found")
+# the driver hands out a pointer to its own static text: a buffer that lives as long as the process
+_ERROR_TEXT = ctypes.create_string_buffer(b"named symbol not found")
 
 
 class PrototypedDriver:
@@ -44,7 +45,7 @@ class PrototypedDriver:
         return [name for name, _ in self.calls]
 
     def _cuGetErrorString(self, code, out):
-        out[0] = _ERROR_TEXT.value
+        out[0] = ctypes.addressof(_ERROR_TEXT)  # not a bytes object: that one is freed when the callback returns
         return 0
 
     def _cuInit(self, flags):

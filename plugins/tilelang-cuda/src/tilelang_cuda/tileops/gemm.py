@@ -302,8 +302,9 @@ class _Gemm:
             return _unroll(lay.mi, "mi", lambda mi: _extern(
                 func, _addr(self.acc, [mi * lay.ni * 4]), _addr(a_frag, [(ks * lay.mi + mi) * 4]), desc))
 
-        # a scratch tile: bracketed by barriers, so every wgmma of the kernel may share one (passes/share_scratch_tiles.py);
-        # its generic-proxy stores are ordered before the wgmma's async-proxy reads by each writer's proxy fence
+        # a scratch tile: bracketed by barriers, so every wgmma of the kernel may share one
+        # (passes/share_scratch_tiles.py); its generic-proxy stores are ordered before the wgmma's async-proxy reads by
+        # each writer's proxy fence
         return C.seq([*self.pre, _sync(), tirx.AllocBuffer(b_core, {SCRATCH: 1}), stage,
                       _extern("tl_fence_proxy_async"), _sync(),
                       tirx.AllocBuffer(a_frag), *self.clear_stmt(), loads, _extern("tl_wgmma_fence"),

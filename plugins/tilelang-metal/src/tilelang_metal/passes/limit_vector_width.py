@@ -4,8 +4,9 @@ MSL has no ``float32x32``: TVM's Metal codegen fails on any vectorized loop wide
 type float32x32 to Metal type"). A vectorized loop of extent ``n > 4`` becomes a serial loop over ``n / 4``
 chunks of a 4-lane vectorized loop when 4 divides ``n``, else a serial loop.
 
-16-bit floats: a loop whose body is a plain copy (a store of a load of the same 16-bit dtype) may keep up to 8
-lanes, since `tilelang_metal.passes.pack_half_vectors` moves it as a packed ``uint4``. Any other vectorized
+16-bit floats: a loop whose body is a plain copy (a store of a load of the same 16-bit dtype) of an even number of
+lanes may keep up to 8, since `tilelang_metal.passes.pack_half_vectors` moves it as packed ``uint`` lanes (an odd
+count is not packed, so it follows the rules below). Any other vectorized
 ``bfloat16`` loop runs serially: the codegen spells ``bfloat16xN`` as a scalar ``bfloat``. So does a loop that
 converts between element types: the codegen spells a vector conversion as a C-style cast (``(half4)v``), which
 MSL rejects between vectors of different element types.
@@ -54,7 +55,8 @@ def LimitVectorWidth(target: Any = None) -> tvm.transform.Pass:
             return loop
         extent = C.as_int(loop.extent)
         copy = _copy_dtype(loop.body)
-        half_copy = copy is not None and tvm.DataType(copy).bits == 16
+        # packed as uint lanes: an even number of 16-bit lanes only (pack_half_vectors leaves odd counts alone)
+        half_copy = copy is not None and tvm.DataType(copy).bits == 16 and extent is not None and extent % 2 == 0
         width = MAX_COPY_LANES_16BIT if half_copy else MAX_LANES
         serial = tirx.For(loop.loop_var, loop.min, loop.extent, tirx.ForKind.SERIAL, loop.body)
         if not half_copy and _serial_only(loop.body):

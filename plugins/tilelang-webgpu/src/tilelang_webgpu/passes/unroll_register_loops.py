@@ -2,6 +2,10 @@
 ``local`` buffer, e.g. a partitioned fragment's ``*_local`` tile) with its loop variable is unrolled, so every
 register index becomes a constant and `tilelang_webgpu.scalarize` can turn the array into scalars. Otherwise the
 array is indexed dynamically and WebGPU compilers (llvmpipe among them) keep it in memory.
+
+The size limits hold per loop, its body counted as written: an inner loop already marked for unrolling counts
+once, so a nest of register loops unrolls whole (GEMM micro-tiles rely on that: only constant indices let the
+register array become scalars, and a partly unrolled nest leaves TVM's vectorizer index forms it rejects).
 """
 
 from __future__ import annotations
