@@ -28,7 +28,7 @@ def test_webgpu_gemm_is_registered_above_the_generic_one():
 
 
 def test_block_choice():
-    from tilelang_webgpu.gemm import _block, _grid
+    from tilelang_webgpu.tileops.gemm import _block, _grid
 
     assert _grid(64, 64, 128) == (32, 1)
     assert _grid(64, 256, 128) == (64, 2)

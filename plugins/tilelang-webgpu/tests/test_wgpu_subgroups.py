@@ -1,4 +1,4 @@
-"""Subgroup reductions (`tilelang_webgpu.reduce` with the target attribute ``supports_subgroups``): the corpus
+"""Subgroup reductions (`tilelang_webgpu.tileops.reduce` with the target attribute ``supports_subgroups``): the corpus
 reductions and every reduce kind match torch with subgroups on and off, the WGSL declares ``enable subgroups;``
 and calls subgroup operations only when on, and an adapter without the feature gives a clear error."""
 

@@ -76,7 +76,7 @@ def test_wgsl_keeps_vector_runs_in_vec4_registers(lanes):
 
 def test_gemm_grid_under_vector_layout():
     from tilelang.layout import CyclicFragment
-    from tilelang_webgpu.gemm import _grid
+    from tilelang_webgpu.tileops.gemm import _grid
 
     assert _grid(64, 64, 128) == (32, 1)  # cyclic: a thin strip
     assert _grid(64, 64, 128, 4) == (8, 4)  # vector: 8 rows x a run of 4 columns

@@ -2,8 +2,8 @@
 
 The ROCm backend runs core's pass pipeline as it is, steered by its target kind's ``pipeline_options``
 (`tilelang_rocm.backend.PIPELINE_OPTIONS`: wave64 / wave32 from the GPU, static LDS, its atomic functions); its
-own work happens in its tile-op and intrinsic lowerings (`tilelang_rocm.gemm`, `tilelang_rocm.atomic`,
-`tilelang_rocm.dialect`). `PASSES` lists the passes it adds at core's extension points: none.
+own work happens in its tile-op and intrinsic lowerings (`tilelang_rocm.tileops.gemm`, `tilelang_rocm.tileops.atomic`,
+`tilelang_rocm.tileops.dialect`). `PASSES` lists the passes it adds at core's extension points: none.
 """
 
 from __future__ import annotations

@@ -35,8 +35,8 @@ def _detect() -> dict | None:
 # the tile copies and epilogues of GEMM and attention). Scope "all" (every fragment 4 lanes: elementwise kernels and
 # softmax then use vec4 views too) measured on lavapipe: softmax 1024^2 ~1.5-1.9x faster, elementwise add even; it is
 # not the default because a reduction's rows then span fewer threads, so the subgroup reductions
-# (`tilelang_webgpu.reduce`, W = T) no longer apply on GPUs with subgroups, and a kernel whose global accesses are not
-# provably aligned keeps scalar arrays with 4 accesses per thread (slower than the cyclic layout on llvmpipe).
+# (`tilelang_webgpu.tileops.reduce`, W = T) no longer apply on GPUs with subgroups, and a kernel whose global accesses
+# are not provably aligned keeps scalar arrays with 4 accesses per thread (slower than the cyclic layout on llvmpipe).
 PIPELINE_OPTIONS = {"has_threads": True, "static_shared_memory": True, "fragment_vector_lanes": 4,
                     "fragment_vector_scope": "gemm", "webgpu_vector_globals": True}
 
@@ -49,9 +49,7 @@ def register() -> None:
     register_lazy_device_codegen("webgpu", "tilelang_webgpu.codegen:WEBGPU_CODEGEN")
     register_lazy_execution_backends("webgpu", "tilelang_webgpu.execution_backend:EXECUTION_BACKENDS")
     register_lazy_passes("webgpu", "tilelang_webgpu.pipeline:PASSES")
-    register_lazy_tile_op_impls("webgpu", "tilelang_webgpu.gemm:IMPLS")
-    register_lazy_tile_op_impls("webgpu", "tilelang_webgpu.tile_copy:IMPLS")
-    register_lazy_tile_op_impls("webgpu", "tilelang_webgpu.reduce:IMPLS")
+    register_lazy_tile_op_impls("webgpu", "tilelang_webgpu.tileops:IMPLS")
 
 
 def toolchain() -> list[ToolStatus]:

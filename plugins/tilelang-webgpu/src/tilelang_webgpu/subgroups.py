@@ -1,4 +1,4 @@
-"""Subgroup builtins in TVM's WGSL: the reduction (`tilelang_webgpu.reduce`) calls ``tl_subgroup_id()``,
+"""Subgroup builtins in TVM's WGSL: the reduction (`tilelang_webgpu.tileops.reduce`) calls ``tl_subgroup_id()``,
 ``tl_subgroup_size()`` and ``tl_subgroup_invocation_id()`` as externs; these become the compute entry point's
 ``@builtin(subgroup_id)``, ``@builtin(subgroup_size)`` and ``@builtin(subgroup_invocation_id)`` parameters.
 

@@ -11,9 +11,9 @@ those three operators straight to 8x8 simdgroup matrices and re-scopes the fragm
 - the copy out is one ``simdgroup_store`` per matrix, straight to the destination.
 
 C never goes through threadgroup memory, across K iterations or at the end. The block's simdgroups split C into
-a ``wm x wn`` grid (`tilelang_metal.gemm.warp_grid`); simdgroups beyond the grid repeat a busy one's work.
+a ``wm x wn`` grid (`tilelang_metal.tileops.gemm.warp_grid`); simdgroups beyond the grid repeat a busy one's work.
 Accumulators used any other way (element-wise code, reductions, a partial copy) keep the fragment path of
-`tilelang_metal.gemm`.
+`tilelang_metal.tileops.gemm`.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def _row_stride(buf: Any) -> Any:
 def _gemm_fits(call: Any, acc: Any) -> bool:
     """A ``tl.gemm`` into `acc` that simdgroup matrices serve with A and B read from threadgroup memory."""
     from tilelang.transform import utils as C
-    from tilelang_metal.gemm import ACCUM_DTYPES, OPERAND_DTYPES
+    from tilelang_metal.tileops.gemm import ACCUM_DTYPES, OPERAND_DTYPES
 
     if len(call.args) < 7 or not all(C.as_int(call.args[i]) is not None for i in (3, 4, 5, 6)):
         return False
@@ -152,7 +152,7 @@ class _Lowering:
 
     def _each(self, body: Any) -> Any:
         """``body(i, j, index)`` for every matrix (i, j) this simdgroup owns, unrolled."""
-        from tilelang_metal.gemm import _unrolled
+        from tilelang_metal.tileops.gemm import _unrolled
 
         tn = self.grid.tn
         return _unrolled(self.grid.tm, "i", lambda i: _unrolled(tn, "j", lambda j: body(i, j, i * tn + j)))
@@ -160,7 +160,7 @@ class _Lowering:
     def fill(self, value: Any) -> Any:
         from tvm import tirx
 
-        from tilelang_metal.gemm import _intrin
+        from tilelang_metal.tileops.gemm import _intrin
 
         v = tirx.const(float(value.value), self.dtype)
         return self._each(lambda i, j, idx: _intrin("make_filled_simdgroup_matrix", self.reg, idx, v, 8, 8))
@@ -170,7 +170,7 @@ class _Lowering:
 
         from tilelang.transform import utils as C
         from tilelang_metal._tile import barrier
-        from tilelang_metal.gemm import _intrin, _ptr, _unrolled
+        from tilelang_metal.tileops.gemm import _intrin, _ptr, _unrolled
 
         a, b = call.args[0], call.args[1]
         ta, tb, clear = (bool(C.as_int(call.args[i])) for i in (3, 4, 6))
@@ -205,7 +205,7 @@ class _Lowering:
 
         from tilelang.transform import utils as C
         from tilelang_metal._tile import barrier
-        from tilelang_metal.gemm import _intrin
+        from tilelang_metal.tileops.gemm import _intrin
 
         buf = dst.source
         ld = _row_stride(buf)
@@ -226,7 +226,7 @@ class _Lowering:
 
 def _accumulator_grid(acc: Any, gemms: list[Any], threads: int) -> _Grid | None:
     from tilelang.transform import utils as C
-    from tilelang_metal.gemm import warp_grid
+    from tilelang_metal.tileops.gemm import warp_grid
 
     shape = _ints(acc.ty.shape)
     if shape is None or len(shape) != 2 or shape[0] % 8 or shape[1] % 8 or threads % 32:

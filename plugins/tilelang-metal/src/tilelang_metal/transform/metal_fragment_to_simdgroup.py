@@ -5,7 +5,7 @@ becomes a ``metal.simdgroup`` buffer of ``elements / simdgroups`` elements (each
 as opaque 8x8 matrices, which have no per-thread layout for layout inference to assign). Other functions are
 returned unchanged.
 
-tilelang-metal's own pipeline does not run this pass: its simdgroup GEMM (`tilelang_metal.gemm`) takes the
+tilelang-metal's own pipeline does not run this pass: its simdgroup GEMM (`tilelang_metal.tileops.gemm`) takes the
 fragment as it is and moves it through simdgroup matrices inside the lowering, so the fragment keeps a thread
 layout for the element-wise code around the GEMM. The pass serves pipelines that lower such accumulators
 themselves, as the reference's Metal pipeline does.

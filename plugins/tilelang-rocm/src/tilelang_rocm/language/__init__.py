@@ -44,7 +44,7 @@ def __getattr__(name: str) -> Any:
 
 def _register_lowering_elsewhere() -> None:
     """Targets other than ROCm refuse the dialect's constructs with a message naming them."""
-    from tilelang_rocm.dialect import register_elsewhere
+    from tilelang_rocm.tileops.dialect import register_elsewhere
 
     register_elsewhere()
 

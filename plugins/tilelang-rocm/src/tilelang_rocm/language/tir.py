@@ -11,7 +11,7 @@
 - ``T.ds_read_tr16_b64(smem[i])`` / ``T.ds_read_tr8_b64(smem[i])``: gfx950's LDS transpose reads (64 bits,
   ``uint32x2``).
 
-Each is a ``tl.*`` intrinsic lowered by `tilelang_rocm.dialect` to the LLVM AMDGPU intrinsic; another target (or
+Each is a ``tl.*`` intrinsic lowered by `tilelang_rocm.tileops.dialect` to the LLVM AMDGPU intrinsic; another target (or
 an AMD GPU without the instruction) refuses it with a LoweringError naming the construct, the target and the
 first GPU that has it.
 """

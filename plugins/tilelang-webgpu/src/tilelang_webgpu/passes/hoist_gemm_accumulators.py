@@ -1,4 +1,4 @@
-"""``webgpu.hoist_gemm_accumulators`` (``post_storage``): the register-blocked GEMM (`tilelang_webgpu.gemm`)
+"""``webgpu.hoist_gemm_accumulators`` (``post_storage``): the register-blocked GEMM (`tilelang_webgpu.tileops.gemm`)
 moves C into its private accumulator before the product and back after it, marked ``tl.webgpu_gemm_in`` /
 ``_out``. In a serial loop whose body touches C (and the exchange tile) only there -- the K loop of every tiled
 GEMM -- the two moves are hoisted out of the loop, so the accumulator stays in registers across all K tiles; the
@@ -11,7 +11,7 @@ from typing import Any
 
 from tilelang.transform import utils as C
 
-_GEMM_IN, _GEMM_OUT = "tl.webgpu_gemm_in", "tl.webgpu_gemm_out"  # == tilelang_webgpu.gemm.GEMM_IN / GEMM_OUT
+_GEMM_IN, _GEMM_OUT = "tl.webgpu_gemm_in", "tl.webgpu_gemm_out"  # == tilelang_webgpu.tileops.gemm.GEMM_IN / GEMM_OUT
 
 
 def _flat(stmt: Any) -> list[Any]:

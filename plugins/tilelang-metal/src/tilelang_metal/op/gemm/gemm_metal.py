@@ -1,6 +1,6 @@
 """Metal GEMM paths by matrix family (``tilelang.metal.op.gemm.gemm_metal``).
 
-`GemmMetalSimdGroup` is ``T.gemm`` on 8x8 simdgroup matrices: this backend's lowering (`tilelang_metal.gemm`),
+`GemmMetalSimdGroup` is ``T.gemm`` on 8x8 simdgroup matrices: this backend's lowering (`tilelang_metal.tileops.gemm`),
 which serves fp16 / bf16 / fp32 operands with the C tile a fragment, on every Apple GPU. `GemmMetal` is the
 reference's Metal 4 cooperative-tensor path (MetalPerformancePrimitives ``matmul2d``, Apple M5 and newer): named
 here, not offered, so lowering through it raises NotImplementedError.
@@ -30,13 +30,13 @@ class _MetalGemm:
 
 
 class GemmMetalSimdGroup(_MetalGemm):
-    """``T.gemm`` on 8x8 simdgroup matrices (`tilelang_metal.gemm`)."""
+    """``T.gemm`` on 8x8 simdgroup matrices (`tilelang_metal.tileops.gemm`)."""
 
     inst = GEMM_INST_METAL
 
     @classmethod
     def tile_op_impl(cls) -> Any:
-        from tilelang_metal.gemm import GEMM
+        from tilelang_metal.tileops.gemm import GEMM
 
         return GEMM
 

@@ -1,9 +1,9 @@
 """`RocmGemm`: the adapter the ``tilelang.rocm.op.gemm`` classes derive from.
 
 A class names a matrix-instruction family (`inst`), the intrinsic emitter hand-written kernels use for it
-(`intrin_emitter_cls`) and the target predicate of the reference's registry (`matches`); `lower` runs this
-backend's ``T.gemm`` lowering (`tilelang_rocm.gemm`, MFMA on CDNA and WMMA on RDNA) on a tile-op context, so there
-is one implementation of the path.
+(`intrin_emitter_cls`) and the target predicate of the reference's registry (`matches`); `lower` runs this backend's
+``T.gemm`` lowering (`tilelang_rocm.tileops.gemm`, MFMA on CDNA and WMMA on RDNA) on a tile-op context, so there is one
+implementation of the path.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ class RocmGemm:
 
     def lower(self, ctx: Any) -> Any:
         """Lower the ``tl.gemm`` call of tile-op context `ctx` through this backend's implementation."""
-        from tilelang_rocm.gemm import GEMM
+        from tilelang_rocm.tileops.gemm import GEMM
 
         if GEMM.applies is not None and not GEMM.applies(ctx):
             raise ValueError(f"{type(self).__name__}: this gemm instance is not served by the {self.inst} path "

@@ -1,6 +1,6 @@
 """The Metal backend's tile-op implementations (they beat core's generic ones where their `applies` holds)."""
 
-from tilelang_metal.gemm import GEMM
-from tilelang_metal.reduce import REDUCE
+from tilelang_metal.tileops.gemm import GEMM
+from tilelang_metal.tileops.reduce import REDUCE
 
 IMPLS = (GEMM, REDUCE)

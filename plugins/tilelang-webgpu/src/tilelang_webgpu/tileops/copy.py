@@ -1,13 +1,13 @@
 """``tl.copy`` between global and workgroup memory on WebGPU, four elements (one ``vec4``) per thread access.
 
-WGSL has no vector loads from a scalar array: TVM's WebGPU codegen declares a workgroup array as
-``array<vec4<f32>, n>`` only when every access to it is an aligned 4-lane access, and otherwise spells a
-vector access as four scalar ones. On llvmpipe each scalar workgroup load of a thread is a separate gather, so
-a GEMM reading its tiles 16 bytes at a time runs several times faster than one reading them 4 bytes at a time.
-This implementation makes both sides of the tile copies 4-lane accesses (``Ramp(i, 1, 4)``), so that together
-with the GEMM's own 4-lane reads (`tilelang_webgpu.gemm`) the tiles become ``vec4`` arrays, and the global tensor
-a ``vec4`` storage view when all its accesses are aligned (`tilelang_webgpu.passes.mark_vector_globals`; otherwise TVM
-prints the global side as four scalar accesses).
+WGSL has no vector loads from a scalar array: TVM's WebGPU codegen declares a workgroup array as ``array<vec4<f32>, n>``
+only when every access to it is an aligned 4-lane access, and otherwise spells a vector access as four scalar ones. On
+llvmpipe each scalar workgroup load of a thread is a separate gather, so a GEMM reading its tiles 16 bytes at a time
+runs several times faster than one reading them 4 bytes at a time. This implementation makes both sides of the tile
+copies 4-lane accesses (``Ramp(i, 1, 4)``), so that together with the GEMM's own 4-lane reads
+(`tilelang_webgpu.tileops.gemm`) the tiles become ``vec4`` arrays, and the global tensor a ``vec4`` storage view when
+all its accesses are aligned (`tilelang_webgpu.passes.mark_vector_globals`; otherwise TVM prints the global side as four
+scalar accesses).
 
 It applies when it is exact and needs no bounds tests and no code but tile operators touches the workgroup
 tile (elementwise reads would make TVM keep it a scalar array): the innermost dimension of both regions is the
@@ -140,4 +140,3 @@ def lower_copy(ctx: Any) -> Any:
 
 
 COPY = TileOpImpl("tl.copy", "webgpu_vec4", lower_copy, applies=applies, priority=10)
-IMPLS = (COPY,)

@@ -18,7 +18,7 @@ Per call the thread fills a private accumulator from C (or zeroes it), then step
 an operand whose read runs along its buffer's contiguous dimension (A along k, B along k when transposed, A or B
 along m / n when the thread's rows / columns are consecutive) and is provably aligned is read as one 4-lane
 vector per row or column into a ``let``; the others element by element. Together with the 4-lane tile copies of
-`tilelang_webgpu.tile_copy`, TVM then declares the tiles ``array<vec4<f32>>``; on llvmpipe each 16-byte workgroup
+`tilelang_webgpu.tileops.copy`, TVM then declares the tiles ``array<vec4<f32>>``; on llvmpipe each 16-byte workgroup
 read costs what a 4-byte one does, which is most of the 512^3 GEMM's time. ``P * Q`` multiply-adds per ``k``
 follow, fully unrolled, so the accumulator stays in registers, and the accumulator is written back. The
 accesses to C are parallel nests over C, so core's PartitionParallel maps them onto C's registers exactly as
@@ -53,7 +53,7 @@ def _grid(m: int, n: int, threads: int, lanes: int = 1) -> tuple[int, int] | Non
 
 
 def _lanes(ctx: Any, buf: Any) -> int:
-    from tilelang_webgpu.reduce import fragment_lanes
+    from tilelang_webgpu.tileops.reduce import fragment_lanes
 
     return fragment_lanes(ctx, buf)
 
@@ -396,4 +396,3 @@ def _inner_product(ctx: Any, a_op: tuple[Any, bool, bool], b_op: tuple[Any, bool
 
 
 GEMM = TileOpImpl("tl.gemm", "webgpu_register_blocked", lower_gemm, applies=applies, priority=10)
-IMPLS = (GEMM,)

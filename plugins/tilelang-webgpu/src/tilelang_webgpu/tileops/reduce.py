@@ -216,4 +216,3 @@ def lower_reduce(ctx: Any) -> Any:
 
 
 REDUCE = TileOpImpl("tl.reduce", "webgpu_tree", lower_reduce, applies=applies, priority=10)
-IMPLS = (REDUCE,)
