@@ -1,4 +1,4 @@
-"""The CPU micro-kernel ``tl.gemm`` (`tilelang_cpu.gemm`): selection, and results against torch."""
+"""The CPU micro-kernel ``tl.gemm`` (`tilelang_cpu.tileops.gemm`): selection, and results against torch."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import torch
 
 import tilelang
 from tilelang.testing.corpus import gemm
-from tilelang_cpu.gemm import micro_shape
+from tilelang_cpu.tileops.gemm import micro_shape
 
 
 @pytest.fixture(autouse=True)

@@ -1,5 +1,5 @@
 """Vectorised CPU math: the ``exp``/``exp2`` expansion (`tilelang_cpu.passes.vector_exp`) and the vector ``tl.reduce``
-(`tilelang_cpu.tileops`): accuracy and special values against torch, selection, and the code LLVM gets."""
+(`tilelang_cpu.tileops.reduce`): accuracy and special values against torch, selection, and the code LLVM gets."""
 
 from __future__ import annotations
 

@@ -49,7 +49,7 @@ def register() -> None:
         register_lazy_execution_backends(kind, "tilelang_cpu.execution_backend:EXECUTION_BACKENDS")
         register_lazy_passes(kind, "tilelang_cpu.pipeline:PASSES")
         register_lazy_tile_op_impls(kind, "tilelang_cpu.tileops:IMPLS")
-    register_lazy_tile_op_impls("llvm", "tilelang_cpu.gemm:IMPLS")
+    register_lazy_tile_op_impls("llvm", "tilelang_cpu.tileops:LLVM_IMPLS")
 
 
 def toolchain() -> list[ToolStatus]:

@@ -20,7 +20,7 @@ are part of the kernel cache key:
                                default true; false: one block per work item)
 ``tl.cpu.fast_exp``            float32 ``exp`` / ``exp2`` as vectorisable polynomials
                                (`tilelang_cpu.passes.vector_exp`; default true; false: libm calls)
-``tl.cpu.vector_reduce``       row reductions with vector partial sums (`tilelang_cpu.tileops`; default
+``tl.cpu.vector_reduce``       row reductions with vector partial sums (`tilelang_cpu.tileops.reduce`; default
                                true; false: the generic lowering)
 =============================  ========================================================================
 """

@@ -3,7 +3,7 @@
 - ``T.print`` / buffer prints: a call of the host function `tilelang_cpu.debug.PRINT` with the message, the
   value and the block and thread indices (the kernel runs on the host, so it prints to the process's stdout).
 - Warp and block collectives (votes, ballots, shuffles, warp reductions, ``T.syncthreads_*``, ``T.sync_warp``,
-  ``T.activemask``): emulated over the threads the CPU backend runs as loops (`tilelang_cpu.passes`). Each
+  ``T.activemask``): emulated over the threads the CPU backend runs as loops (`tilelang_cpu.passes.lower_launch`). Each
   thread writes its operand to a block-wide scratch row, a barrier orders the writes before the reads, and the
   result is read back (a shuffle) or folded over the lanes of the thread's warp (32 lanes) or over the block.
   The barrier splits the thread loops there, so a collective must not sit under a condition that differs

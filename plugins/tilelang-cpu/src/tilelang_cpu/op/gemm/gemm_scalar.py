@@ -1,8 +1,9 @@
 """The CPU's scalar GEMM path (``tilelang.cpu.op.gemm.gemm_scalar``): ``T.gemm`` as loops over the tile.
 
-`GemmScalar` is the reference's name for the CPU fallback GEMM; here it runs this backend's row form of that
-loop nest (`tilelang_cpu.tileops.lower_gemm_cpu`: ``for i, k, j`` with the ``j`` loop over a row of C and of B,
-vectorised by LLVM), which serves every CPU gemm the register-blocked micro-kernel (`tilelang_cpu.gemm`) does not.
+`GemmScalar` is the reference's name for the CPU fallback GEMM; here it runs this backend's row form of that loop nest
+(`tilelang_cpu.tileops.gemm_row_fma.lower_gemm_cpu`: ``for i, k, j`` with the ``j`` loop over a row of C and of B,
+vectorised by LLVM), which serves every CPU gemm the register-blocked micro-kernel (`tilelang_cpu.tileops.gemm`) does
+not.
 """
 
 from __future__ import annotations
@@ -34,9 +35,9 @@ class GemmScalar:
     @classmethod
     def tile_op_impl(cls) -> Any:
         """The ``tl.gemm`` implementation this path lowers through."""
-        from tilelang_cpu.tileops import IMPLS
+        from tilelang_cpu.tileops.gemm_row_fma import GEMM_ROW_FMA
 
-        return next(impl for impl in IMPLS if impl.op == "tl.gemm")
+        return GEMM_ROW_FMA
 
     def infer_layout(self, target: Any, thread_nums: int) -> dict[Any, Any]:
         """No layouts: a CPU block runs as one thread, so every tile is the whole buffer."""

@@ -1,13 +1,9 @@
-"""The CPU backend's faster tile-op implementations (registered for llvm / c with priority 1).
+"""``tl.reduce`` on the CPU along the last (contiguous) dimension (registered for llvm / c with priority 1).
 
-``tl.gemm``: core's generic gemm computes one dot product per output element (a strided walk down B's column).
-On the CPU a block is one thread, so the whole C tile is ours: loop ``i, k, j`` with the ``j`` loop over a row
-of C and of B (contiguous, vectorised by LLVM into FMAs), A[i, k] broadcast.
-
-``tl.reduce`` along the last (contiguous) dimension: core's generic fold is one serial chain of dependent adds
-(or max/min) per row, which LLVM may not reorder. Here each row folds into ``4 x lanes`` independent partial
-results (one vectorised update per ``4 x lanes`` elements: four vector registers, enough chains to cover the add
-latency), halved in a vectorised tree at the end. Floating-point sums are reassociated, as on a GPU.
+Core's generic fold is one serial chain of dependent adds (or max/min) per row, which LLVM may not reorder. Here
+each row folds into ``4 x lanes`` independent partial results (one vectorised update per ``4 x lanes`` elements:
+four vector registers, enough chains to cover the add latency), halved in a vectorised tree at the end.
+Floating-point sums are reassociated, as on a GPU.
 """
 
 from __future__ import annotations
@@ -15,52 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from tilelang.backend import TileOpImpl
+from tilelang_cpu.tileops.common import llvm_vectors
 
-_MAX_VECTOR = 64
 _REDUCE_KINDS = ("sum", "max", "min", "abssum", "absmax")
 _REDUCE_UNROLL = 4  # vector registers of partial results per row
-
-
-def _applies(ctx: Any) -> bool:
-    from tilelang.transform import utils as C
-
-    if ctx.num_threads != 1 or len(ctx.args) < 3:
-        return False
-    c = ctx.region(2)
-    return C.as_int(c.region[-1].extent) is not None
-
-
-def lower_gemm_cpu(ctx: Any) -> Any:
-    from tvm import tirx
-
-    from tilelang.tileop.gemm import gemm_operands, operand_index
-    from tilelang.tileop.utils import cast
-    from tilelang.transform import utils as C
-
-    a, b, c, ta, tb, clear = gemm_operands(ctx)
-    m, n = [r.extent for r in c.region[-2:]]
-    k = b.region[-1].extent if tb else b.region[-2].extent
-    acc = str(c.source.ty.dtype)
-    i, kk, j = (tirx.Var(x, "int32") for x in ("i", "kk", "j"))
-    ci = operand_index(c, i, j, False)
-    prod = (cast(acc, tirx.BufferLoad(a.source, operand_index(a, i, kk, ta)))
-            * cast(acc, tirx.BufferLoad(b.source, operand_index(b, kk, j, tb))))
-    vector = _llvm_vectors(ctx) and not tb and (C.as_int(n) or 0) <= _MAX_VECTOR
-    jkind = tirx.ForKind.VECTORIZED if vector else tirx.ForKind.SERIAL
-    update = tirx.For(j, 0, n, jkind, tirx.BufferStore(c.source, tirx.BufferLoad(c.source, ci) + prod, ci))
-    body = tirx.For(kk, 0, k, tirx.ForKind.SERIAL, update)
-    if clear:
-        zero = tirx.For(j, 0, n, jkind, tirx.BufferStore(c.source, tirx.const(0, acc), ci))
-        body = C.seq([zero, body])
-    return tirx.For(i, 0, m, tirx.ForKind.SERIAL, body)
-
-
-def _llvm_vectors(ctx: Any) -> bool:
-    """Whether tile ops may emit vectors of any width: LLVM's. The ``c`` kind's vectors are the prelude's
-    128-bit structs with arithmetic only, so its tile ops stay scalar (its ``T.Parallel`` loops still vectorise)."""
-    from tilelang.backend.target import kind_of
-
-    return bool(ctx.options.get("vectorize", True)) and str(kind_of(ctx.target)) == "llvm"
 
 
 def _reduce_dim(ctx: Any) -> int:
@@ -71,7 +25,7 @@ def _reduce_dim(ctx: Any) -> int:
 
 def _reduce_chunk(ctx: Any, extent: int) -> int:
     """Partial results per row: ``4 x lanes``, halved until it fits the row."""
-    from tilelang_cpu.gemm import _vector_facts
+    from tilelang_cpu.tileops.gemm import _vector_facts
 
     lanes, _ = _vector_facts(str(ctx.target))
     chunk = lanes * _REDUCE_UNROLL
@@ -84,7 +38,7 @@ def _reduce_applies(ctx: Any) -> bool:
     from tilelang.transform import utils as C
     from tilelang_cpu.gemm_plan import VECTOR_REDUCE, config
 
-    if not config(VECTOR_REDUCE, True) or ctx.has_threads or not _llvm_vectors(ctx) or len(ctx.args) < 4:
+    if not config(VECTOR_REDUCE, True) or ctx.has_threads or not llvm_vectors(ctx) or len(ctx.args) < 4:
         return False
     try:
         src, dst = ctx.region(0), ctx.region(1)
@@ -159,13 +113,4 @@ def lower_reduce_cpu(ctx: Any) -> Any:
     return C.seq([*pre, tirx.AllocBuffer(acc), body])
 
 
-def _intrinsics() -> tuple[TileOpImpl, ...]:
-    from tilelang_cpu.intrinsics import IMPLS as INTRINSIC_IMPLS
-
-    return INTRINSIC_IMPLS
-
-
-# tile operators, then the intrinsics the CPU lowers itself (prints, emulated warp collectives)
-IMPLS = (TileOpImpl("tl.gemm", "cpu_row_fma", lower_gemm_cpu, applies=_applies, priority=1),
-         TileOpImpl("tl.reduce", "cpu_vector_partials", lower_reduce_cpu, applies=_reduce_applies, priority=1),
-         *_intrinsics())
+REDUCE = TileOpImpl("tl.reduce", "cpu_vector_partials", lower_reduce_cpu, applies=_reduce_applies, priority=1)
