@@ -83,7 +83,8 @@ class InvalidTargetError(TargetError, AssertionError):
 
 # --------------------------------------------------------------------------- kernels
 class SourceError(TileLangError):
-    """An error in the user's kernel, reported at its ``file:line`` with the offending source line.
+    """An error in the user's kernel, reported at its ``file:line`` with the offending source line, then the reference's
+    ``--> file:line:col`` marker.
 
     `location` is ``(filename, lineno, col)``; `source_line` the text of that line, when known.
     """
@@ -94,6 +95,7 @@ class SourceError(TileLangError):
         self.location = location
         self.source_line = source_line
         super().__init__(self._format())
+        self._tilelang_enriched = True  # the source line is in the message already (see `enrich_error`)
 
     def _format(self) -> str:
         if self.location is None:
@@ -106,7 +108,7 @@ class SourceError(TileLangError):
             text += f"\n    {stripped.lstrip()}"
             if col >= indent:
                 text += "\n    " + " " * (col - indent) + "^"
-        return text
+        return text + f"\n  --> {filename}:{lineno}:{col}"  # the reference's location marker (editors link it)
 
 
 class KernelSyntaxError(SourceError):

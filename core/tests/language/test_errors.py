@@ -215,3 +215,51 @@ def test_error_in_loop_body_has_inner_line():
                 A[i] = 1.0
 
     expect(KernelTypeError, k, "A[i] = 1.0", "2 dimensions")
+
+
+def _lowering_error(func, target="llvm"):
+    import tilelang
+    from tilelang.errors import LoweringError
+
+    with pytest.raises(LoweringError) as info:
+        tilelang.lower(func, target=target)
+    return info.value
+
+
+@pytest.mark.backend("llvm")
+def test_fixed_fragment_store_in_parallel_loop_points_at_the_fragment():
+    """Every iteration of a T.Parallel loop storing frag[1] (the reference's "Only fragment[0] access is allowed")
+    is reported at the line that allocated the fragment, as a ``--> file:line:col`` marker with that line."""
+
+    @T.prim_func
+    def one_element(A: T.Tensor((128,), T.float32)):
+        with T.Kernel(1, threads=128):
+            frag = T.alloc_fragment((4,), T.float32)  # the fragment at fault
+            for i in T.Parallel(4):
+                frag[0] = A[i]  # [0] is allowed (one value per thread)
+                frag[1] = A[i]
+
+    err = _lowering_error(one_element)
+    line = line_of(test_fixed_fragment_store_in_parallel_loop_points_at_the_fragment, "the fragment at fault")
+    assert err.location[:2] == (HERE, line)
+    assert "Only fragment[0] access is allowed within T.Parallel loop" in str(err)
+    assert f"--> {HERE}:{line}:" in str(err) and "# the fragment at fault" in str(err)
+
+
+@pytest.mark.backend("llvm")
+def test_fragment_indexed_by_the_parallel_loop_or_at_zero_lowers():
+    import tilelang
+
+    @T.prim_func
+    def fine(A: T.Tensor((4,), T.float32), B: T.Tensor((4,), T.float32)):
+        with T.Kernel(1, threads=4):
+            frag = T.alloc_fragment((4,), T.float32)
+            one = T.alloc_fragment((1,), T.float32)
+            for i in T.Parallel(4):
+                frag[i] = A[i]
+            for _ in T.Parallel(1):
+                one[0] = frag[3]
+            for i in T.Parallel(4):
+                B[i] = frag[i] + one[0]
+
+    assert tilelang.lower(fine, target="llvm").kernel_source

@@ -2,7 +2,9 @@
 
 Checks: every ``tl.*`` call is a known tile operator with enough arguments; its region operands are regions,
 buffers or elements; a ``local.fragment`` tile has a constant shape; thread extents are constants; tile ops
-and fragments appear only inside a ``T.Kernel`` launch.
+and fragments appear only inside a ``T.Kernel`` launch; inside a ``T.Parallel`` loop a fragment is not stored at
+a fixed element other than ``[0]`` (every iteration would write the same element: the reference's "Only
+fragment[0] access is allowed", reported at the fragment's allocation).
 """
 
 from __future__ import annotations
@@ -41,11 +43,33 @@ def check(func: tirx.PrimFunc) -> None:
             raise C.lowering_error(func, f"{name} is used outside a T.Kernel launch")
         if not _operand_ok(args[0]):
             raise C.lowering_error(func, f"{name}: the first operand must be a buffer region, got {args[0]}")
+    _check_fixed_fragment_stores(func)
     for alloc in C.allocations(func.body):
         buf = alloc.buffer
         if C.scope_of(buf) == "local.fragment" and C.num_elements(buf.ty.shape) is None:
             raise C.lowering_error(func, f"fragment {buf.name} must have a constant shape, got "
                                          f"{[str(s) for s in buf.ty.shape]}")
+
+
+def _check_fixed_fragment_stores(func: tirx.PrimFunc) -> None:
+    """A store in a ``T.Parallel`` loop to one fixed element of a fragment other than ``[0]`` is an error."""
+    allocs = {alloc.buffer.name: alloc for alloc in C.allocations(func.body)}
+    for loop in C.collect(func.body, tirx.For, C.is_parallel):
+        for store in C.collect(loop.body, tirx.BufferStore):
+            buf = store.buffer
+            if C.scope_of(buf) != "local.fragment":
+                continue
+            consts = [C.as_int(i) for i in store.indices]
+            if None in consts or not any(consts):
+                continue
+            bad = next(c for c in consts if c)
+            alloc = allocs.get(buf.name)
+            span = getattr(buf, "span", None) or getattr(alloc, "span", None)
+            raise C.lowering_error_at(
+                func, span, f"Fragment buffer access with non-zero index [{bad}] is not supported. Only fragment[0] "
+                f"access is allowed within T.Parallel loop: every iteration stores {buf.name}"
+                f"[{', '.join(map(str, consts))}]; index the fragment with the loop variables, or keep one value "
+                f"per thread in {buf.name}[0]")
 
 
 def CheckSemantics(target: Any = None) -> tvm.transform.Pass:

@@ -300,6 +300,29 @@ def lowering_error(func: Any, message: str) -> LoweringError:
     return err
 
 
+def span_location(span: Any) -> tuple[str, int, int] | None:
+    """``(file, line, column)`` of a TVM ``Span`` the front end recorded (a statement's or a buffer's), else None."""
+    name = getattr(getattr(span, "source_name", None), "name", None)
+    line = getattr(span, "line", 0)
+    if not name or not line:
+        return None
+    return (str(name), int(line), int(getattr(span, "column", 0) or 0))
+
+
+def lowering_error_at(func: Any, span: Any, message: str) -> LoweringError:
+    """`lowering_error` at `span` (e.g. the line that allocated the buffer at fault), with that source line; at the
+    kernel's location when the span is unknown."""
+    import linecache
+
+    location = span_location(span)
+    if location is None:
+        return lowering_error(func, message)
+    err = LoweringError(f"{func_name(func)}: {message}", location=location,
+                        source_line=linecache.getline(location[0], location[1]) or None)
+    _PENDING.error = err
+    return err
+
+
 _PENDING = threading.local()
 
 

@@ -119,6 +119,25 @@ def emulate_threads(stmt: Any, tvars: list[Any], extents: list[int], per_thread:
     return thread_loop(stmt)
 
 
+def _fresh_thread_vars(body: Any, tvars: list[Any]) -> Any:
+    """Each thread loop binds variables of its own (TVM's SSA form: one definition per variable), instead of every
+    loop `emulate_threads` split at a barrier binding the launch's thread variables again."""
+    import tvm_ffi
+    from tvm import tirx
+
+    from tilelang.transform import utils as C
+
+    def on_for(loop: Any) -> Any:
+        thread = next((t for t in tvars if loop.loop_var.same_as(t)), None)
+        if thread is None:
+            return loop
+        fresh = tirx.Var(thread.name, thread.ty.dtype)
+        return tirx.For(fresh, loop.min, loop.extent, loop.kind, C.substitute(loop.body, {thread: fresh}),
+                        loop.thread_binding, loop.annotations)
+
+    return tvm_ffi.structural_map(body, (tirx.For, on_for))
+
+
 def spill_binds_across_barriers(body: Any, tvars: list[Any], per_thread: set[Any]) -> Any:
     """Per-thread values bound before a barrier and read after it live in a per-thread ``local`` scalar.
 
@@ -343,6 +362,7 @@ def LowerLaunchToCPU(target: Any = None) -> Any:
             body = spill_binds_across_barriers(body, tvars, per_thread_buffers(body))
             body = emulate_threads(body, tvars, textents, per_thread_buffers(body))
             body = _widen_thread_locals(body, tvars, textents)
+            body = _fresh_thread_vars(body, tvars)
             body = tvm_ffi.structural_map(body, (tirx.Evaluate, drop_barrier))
             # x varies fastest in the fused index (block (x, y, z) -> x + y * gx + z * gx * gy)
             sizes = [e for _, e in blocks][::-1]
