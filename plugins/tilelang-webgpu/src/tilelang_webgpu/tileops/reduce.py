@@ -35,7 +35,7 @@ from tilelang.backend.tile_ops import TileOpImpl
 
 _KINDS = ("sum", "max", "min", "abssum", "absmax")
 SUBGROUP_MIN_SIZE = 4  # WebGPU's lower bound on an adapter's subgroupMinSize
-# extern calls the WGSL post-processing (`tilelang_webgpu.hooks`) turns into the subgroup builtins
+# extern calls the WGSL post-processing (`tilelang_webgpu.subgroups`) turns into the subgroup builtins
 SUBGROUP_ID, SUBGROUP_SIZE, SUBGROUP_INVOCATION_ID = "tl_subgroup_id", "tl_subgroup_size", "tl_subgroup_invocation_id"
 _SUBGROUP_OPS = {"sum": "subgroupAdd", "max": "subgroupMax", "min": "subgroupMin"}
 SCRATCH_BYTES = 4096  # workgroup memory one reduction uses at most (WebGPU guarantees only 32 KiB in all)
