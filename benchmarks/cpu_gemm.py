@@ -10,8 +10,9 @@ has AVX-512) and AVX2 (the host's CPU on an AVX2-only host, else ``mcpu=haswell`
 a fragment), the corpus GEMM at the usual block shapes (128x128x32 is the README's), GEMM + ReLU, fp16 / bf16
 inputs with fp32 accumulation; torch.matmul in the same process; and the FMA ceiling of that ISA measured through
 TVM at the same ``mcpu`` (independent FMA chains on every vector register but four, one task per thread, no
-memory traffic). Every call of every row is interleaved with the others, so machine noise hits all rows alike:
-compare the ratio columns. Timings use the cores torch and TVM's pool both get (``torch.set_num_threads`` = TVM
+memory traffic; measured after the rows, each call after a short pause so that torch's spinning OpenMP workers
+do not share its cores). Every call of every row is interleaved with the others, so machine noise hits all rows
+alike: compare the ratio columns. Timings use the cores torch and TVM's pool both get (``torch.set_num_threads`` = TVM
 threads = usable cores). ``--no-rewrites`` adds rows compiled with the CPU GEMM rewrites off (pass configs
 ``tl.cpu.elide_copies``, ``tl.cpu.gemm_k_block``, ``tl.cpu.gemm_prepack_limit``, ``tl.cpu.gemm_prefetch``).
 """
@@ -78,6 +79,7 @@ def threads(count: int | None = None) -> int:
     from tilelang import env
 
     n = env.num_threads()
+    os.environ.setdefault("TVM_NUM_THREADS", str(n))  # the FMA probe runs on TVM's pool before any kernel sets it
     torch.set_num_threads(n)
     return n
 
@@ -95,9 +97,10 @@ def isa_target(isa: str) -> dict[str, Any] | None:
     return {"kind": "llvm", "mcpu": "haswell"} if host.name == "avx512" else None
 
 
-def fma_ceiling(target: dict[str, Any], nthreads: int, iters: int = 1 << 18) -> tuple[Callable[[], Any], float]:
+def fma_ceiling(target: dict[str, Any], nthreads: int, flop: float = 2e9) -> tuple[Callable[[], Any], float]:
     """``(call, FLOP per call)`` of an FMA throughput probe at `target`: per thread, one independent chain
-    ``acc = acc * x + x`` in each of all vector registers but four, `iters` times, operands in registers."""
+    ``acc = acc * x + x`` in each of all vector registers but four, operands in registers, repeated until a call
+    does about `flop` floating-point operations (long enough that waking TVM's pool is noise)."""
     import torch
     import tvm
     from tvm.script import tirx as T
@@ -106,6 +109,7 @@ def fma_ceiling(target: dict[str, Any], nthreads: int, iters: int = 1 << 18) -> 
 
     isa = vector_isa(target)
     lanes, chains = isa.lanes(32), max(4, isa.registers - 4)
+    iters = max(1, int(flop / (2 * lanes * chains * nthreads)))
 
     @T.prim_func
     def probe(x: T.Buffer((lanes,), "float32"), out: T.Buffer((nthreads, chains, lanes), "float32")):
@@ -126,6 +130,19 @@ def fma_ceiling(target: dict[str, Any], nthreads: int, iters: int = 1 << 18) -> 
     fn = tvm.tirx.build(probe, target=tvm.target.Target(target))["main"]
     x, out = torch.full((lanes,), 0.5), torch.zeros(nthreads, chains, lanes)
     return (lambda: fn(x, out)), 2.0 * lanes * chains * iters * nthreads
+
+
+def ceiling_times(fn: Callable[[], Any], rounds: int) -> list[float]:
+    """Seconds per call of the FMA probe, each call after a 50 ms pause: torch's OpenMP workers keep spinning on
+    the cores for a while after a matmul, and a probe run in that window measures the contention, not the FMAs."""
+    times = []
+    for _ in range(rounds):
+        time.sleep(0.05)
+        fn()
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return times
 
 
 def _quickstart() -> Any:
@@ -200,12 +217,11 @@ def worker(isa: str, args: argparse.Namespace) -> dict[str, Any]:
     for dtype in ("float16", "bfloat16"):
         a, b = inputs[dtype]
         fns[f"torch.matmul {dtype}"] = lambda a=a, b=b: torch.matmul(a, b)
-    ceiling, ceiling_flop = fma_ceiling(target, n)
-    fns["FMA ceiling"] = ceiling
     work = {name: flop for name in fns}
-    work["FMA ceiling"] = ceiling_flop
+    ceiling, work["FMA ceiling"] = fma_ceiling(target, n)
     load = [os.getloadavg()[0]]
     times = interleaved(fns, rounds=args.rounds, clock=args.clock, nthreads=n)
+    times["FMA ceiling"] = ceiling_times(ceiling, args.rounds)
     load.append(os.getloadavg()[0])
     result: dict[str, Any] = {"isa": isa, "target": target, "threads": n, "size": s, "imports_s": imports,
                               "clock": args.clock,

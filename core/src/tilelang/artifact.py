@@ -72,12 +72,14 @@ class CompiledArtifact:
     @classmethod
     def from_json(cls, data: dict[str, Any], files: dict[str, bytes]) -> CompiledArtifact:
         """Rebuild from `to_json` output and the stored files (runtime module reloaded by the backend)."""
-        from tilelang.engine.launch_plan import LaunchPlan
-
         plan = data.get("launch_plan")
+        if plan is not None:  # imported only when there is one: a CPU kernel's cache hit skips the engine package
+            from tilelang.engine.launch_plan import LaunchPlan
+
+            plan = LaunchPlan.from_json(plan)
         return cls(
             name=data["name"], target=data["target"], target_host=data.get("target_host"),
             params=[ParamInfo.from_json(p) for p in data["params"]], kernel_source=data["kernel_source"],
             host_source=data.get("host_source"), files=files, metadata=data.get("metadata", {}),
-            launch_plan=LaunchPlan.from_json(plan) if plan is not None else None,
+            launch_plan=plan,
         )
