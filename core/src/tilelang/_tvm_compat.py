@@ -166,6 +166,20 @@ def _simplify_pass() -> Any:
     return simplify
 
 
+def _annotate_device_regions_pass() -> Any:
+    """``tvm.tirx.transform.AnnotateDeviceRegions()``: in the fork, the step before ``SplitHostDevice`` that marks
+    each device launch region with its target. apache-tvm 0.27 folds that step into ``SplitHostDevice`` (which finds
+    the ``thread_extent`` regions itself), so the pass keeps the fork's name for pass chains written against it and
+    leaves the module as it is."""
+    import tvm
+
+    @tvm.transform.module_pass(opt_level=0, name="tirx.AnnotateDeviceRegions")
+    def annotate_device_regions(mod: Any, ctx: Any) -> Any:
+        return mod
+
+    return annotate_device_regions
+
+
 def _checkable_constructor(fn: Callable[..., Any], result: type) -> type:
     """A class standing for the constructor function `fn`: calling it calls `fn`, and ``isinstance(x, it)`` holds
     for the `result` type that `fn` builds (the fork's ``tirx.BufferLoad`` is a node class, 0.27's a function)."""
@@ -274,6 +288,8 @@ def _patch_tirx(tirx: Any) -> None:
 def _patch_tirx_transform(transform: Any) -> None:
     if not hasattr(transform, "Simplify"):
         transform.Simplify = _simplify_pass
+    if not hasattr(transform, "AnnotateDeviceRegions"):
+        transform.AnnotateDeviceRegions = _annotate_device_regions_pass
 
 
 _PATCHES: dict[str, Callable[[Any], None]] = {"tvm": _patch_tvm, "tvm.ir": _patch_ir, "tvm.tirx": _patch_tirx,

@@ -44,3 +44,26 @@ def test_registering_the_ops_before_tvm_is_imported_does_not_deadlock():
             "ensure_registered(); import tvm; tvm.ir.Op.get('tl.gemm'); print('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_annotate_device_regions_chains_before_split_host_device():
+    """The fork's AnnotateDeviceRegions -> SplitHostDevice chain: 0.27's SplitHostDevice finds the launch regions
+    itself, so the first pass keeps its name and changes nothing, and the split still happens."""
+    import tvm
+    from tvm.script import tirx as TS
+
+    import tilelang  # noqa: F401  (installs the fork's names)
+
+    @TS.prim_func(private=True)
+    def func(A: TS.Buffer((16,), "float32")):
+        tx = TS.launch_thread("threadIdx.x", 16)
+        A[tx] = A[tx] + 1.0
+
+    target = tvm.target.Target("cuda", host="llvm")
+    mod = tvm.IRModule({"main": func.with_attr({"global_symbol": "main", "target": target})})
+    annotate = tvm.tirx.transform.AnnotateDeviceRegions()
+    assert annotate.info.name == "tirx.AnnotateDeviceRegions"
+    annotated = annotate(mod)
+    tvm.ir.assert_structural_equal(annotated, mod)
+    split = tvm.tirx.transform.SplitHostDevice()(annotated)
+    assert {gv.name_hint for gv in split.get_global_vars()} == {"main", "main_kernel"}

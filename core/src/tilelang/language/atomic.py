@@ -142,7 +142,9 @@ def atomic_load(src: Any, memory_order: str = "seq_cst") -> Any:
     _state.require("T.atomic_load")
     elem = _element(src, "src", "T.atomic_load")
     order = _memory_order("atomic_load", memory_order, _LOAD_ORDERS)
-    return _ops.intrin_call("tl.atomic_load_elem_op", R.buffer_dtype(elem.source), [elem, _i32(order)])
+    # the element travels as ``T.access_ptr(src, "r")``, as in the reference (LowerAccessPtr sees the pointer)
+    pointer = _ops.intrin_call("tl.access_ptr", "handle", [elem, _i32(1), _i32(1)])
+    return _ops.intrin_call("tl.atomic_load_elem_op", R.buffer_dtype(elem.source), [pointer, _i32(order)])
 
 
 def atomic_store(dst: Any, src: Any, memory_order: str = "seq_cst") -> Any:

@@ -224,6 +224,8 @@ def lower_atomic_vector_add(ctx: IntrinsicContext) -> Lowered:
 
 def lower_atomic_load(ctx: IntrinsicContext) -> Lowered:
     src = ctx.args[0]
+    if isinstance(src, tvm.ir.Call) and isinstance(src.op, tvm.ir.Op) and src.op.name == "tl.access_ptr":
+        src = src.args[0]  # T.atomic_load's T.access_ptr(element, 1, "r"): the element
     if not ctx.has_threads:
         return Lowered(src)
     dtype = str(src.source.ty.dtype)
