@@ -75,13 +75,20 @@ def test_wrong_call_arity():
     expect(KernelTypeError, k, "T.Kernel(1, 2, 3, 4)", "1 to 3 grid extents")
 
 
-def test_copy_shape_mismatch():
+@pytest.mark.backend("llvm")
+def test_copy_shape_mismatch_is_reported_at_lowering_at_its_line():
+    """As in the reference, the kernel builds and lowering names the copy (``--> file:line:col`` and its line)."""
+
     def k(A: T.Tensor((64, 64), T.float16)):
         with T.Kernel(1) as _:
             S = T.alloc_shared((32, 32), T.float16)
             T.copy(A[0:32, 0:16], S)
 
-    expect(KernelTypeError, k, "T.copy(A[0:32, 0:16], S)", "T.copy shape mismatch", "(32, 16)", "(32, 32)")
+    err = _lowering_error(T.prim_func(k))
+    line = line_of(k, "T.copy(A[0:32, 0:16], S)")
+    assert err.location[:2] == (HERE, line)
+    for frag in ("T.copy shape mismatch", "(32, 16)", "(32, 32)", f"--> {HERE}:{line}:", "T.copy(A[0:32, 0:16], S)"):
+        assert frag in str(err), str(err)
 
 
 def test_copy_unit_dims_are_ignored():

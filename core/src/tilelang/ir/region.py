@@ -99,6 +99,17 @@ def squeeze(extents: Sequence[Any]) -> list[Any]:
     return [e for e in extents if not is_one(e)]
 
 
+def copy_mismatch(src: Any, dst: Any, op: str = "T.copy") -> str | None:
+    """Why regions `src` and `dst` cannot be copied element for element (their extents, unit ones aside, provably
+    differ), or None."""
+    se, de = region_extents(src), region_extents(dst)
+    sa, sb = squeeze(se), squeeze(de)
+    if len(sa) == len(sb) and not any(provably_different(x, y) for x, y in zip(sa, sb)):
+        return None
+    return (f"{op} shape mismatch: src {describe(src)} has extents {format_extents(se)} but dst {describe(dst)} "
+            f"has {format_extents(de)}")
+
+
 def provably_different(a: Any, b: Any) -> bool:
     """True when two integer expressions can be shown to differ (unknown symbolic values are not)."""
     if isinstance(a, int) and isinstance(b, int):

@@ -1,10 +1,11 @@
 """CheckSemantics: reject kernels the pipeline cannot lower, before any rewriting, with the kernel's location.
 
 Checks: every ``tl.*`` call is a known tile operator with enough arguments; its region operands are regions,
-buffers or elements; a ``local.fragment`` tile has a constant shape; thread extents are constants; tile ops
-and fragments appear only inside a ``T.Kernel`` launch; inside a ``T.Parallel`` loop a fragment is not stored at
-a fixed element other than ``[0]`` (every iteration would write the same element: the reference's "Only
-fragment[0] access is allowed", reported at the fragment's allocation).
+buffers or elements; a ``T.copy``'s two regions have the same extents, unit ones aside (reported at its line); a
+``local.fragment`` tile has a constant shape; thread extents are constants; tile ops and fragments appear only
+inside a ``T.Kernel`` launch; inside a ``T.Parallel`` loop a fragment is not stored at a fixed element other than
+``[0]`` (every iteration would write the same element: the reference's "Only fragment[0] access is allowed",
+reported at the fragment's allocation).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 import tvm
 from tvm import tirx
 
+from tilelang.ir import region as R
 from tilelang.transform import utils as C
 
 _MIN_ARGS = {"tl.copy": 2, "tl.fill": 2, "tl.gemm": 3, "tl.reduce": 4, "tl.cumsum": 2, "tl.atomic": 2,
@@ -43,6 +45,10 @@ def check(func: tirx.PrimFunc) -> None:
             raise C.lowering_error(func, f"{name} is used outside a T.Kernel launch")
         if not _operand_ok(args[0]):
             raise C.lowering_error(func, f"{name}: the first operand must be a buffer region, got {args[0]}")
+        if name == "tl.copy" and all(isinstance(a, tvm.ir.TensorRegion) for a in args[:2]):
+            mismatch = R.copy_mismatch(args[0], args[1])
+            if mismatch is not None:
+                raise C.lowering_error_at(func, ev.span, mismatch)
     _check_fixed_fragment_stores(func)
     for alloc in C.allocations(func.body):
         buf = alloc.buffer
