@@ -48,3 +48,41 @@ def test_swizzled_kernel_runs_on_cpu(order):
     a, c = torch.randn(96, 160), torch.zeros(96, 160)
     art.rt_mod[art.name](a, c)
     torch.testing.assert_close(c, a + 1)
+
+
+def mlx_swizzled_gemm(M=96, N=64, K=32, block=16, panel=4):
+    """The reference's MLX-order pattern: the kernel maps its own blocks (a grid of panel-wide columns), and
+    ``T.use_swizzle(order="mlx")`` only says so; T.gemm reads and writes global slices."""
+    tiles_m, tiles_n = M // block, N // block
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), T.float32), B: T.Tensor((K, N), T.float32), Cm: T.Tensor((M, N), T.float32)):
+        with T.Kernel(tiles_n * panel, T.ceildiv(tiles_m, panel), threads=32) as (bx, by):
+            T.use_swizzle(panel_size=panel, order="mlx")
+            tx, ty = bx // panel, by * panel + bx % panel
+            if ty < tiles_m:
+                T.gemm(A[ty * block:(ty + 1) * block, 0:K], B[0:K, tx * block:(tx + 1) * block],
+                       Cm[ty * block:(ty + 1) * block, tx * block:(tx + 1) * block], clear_accum=True)
+
+    return main
+
+
+def test_mlx_order_leaves_the_kernels_own_block_mapping():
+    body = RasterizeBlocks(None)(as_module(mlx_swizzled_gemm()))["main"].body
+    assert not [s for s in C.collect(body, tvm.tirx.AttrStmt) if str(s.attr_key) == "tl.swizzle"]
+    assert not [b for b in C.collect(body, tvm.tirx.Bind) if str(b.var.name).endswith("_swizzled")]
+    art = tilelang.lower(mlx_swizzled_gemm(), target="cpu")
+    a, b, c = torch.randn(96, 32), torch.randn(32, 64), torch.zeros(96, 64)
+    art.rt_mod[art.name](a, b, c)
+    torch.testing.assert_close(c, a @ b, atol=1e-4, rtol=1e-4)
+
+
+def test_use_swizzle_names_the_orders_it_knows():
+    from tilelang.errors import KernelTypeError
+
+    with pytest.raises(KernelTypeError, match="'row', 'col' or 'mlx'"):
+        @T.prim_func
+        def main(A: T.Tensor((4,), T.float32)):
+            with T.Kernel(2, 2) as (bx, _by):
+                T.use_swizzle(panel_size=2, order="diagonal")
+                A[bx] = 0.0

@@ -149,7 +149,7 @@ def test_gemm_classes_lower_through_the_simdgroup_gemm(monkeypatch: pytest.Monke
     metal4 = tvm.target.Target({"kind": "metal", "keys": ["metal", "gpu", "metal4"]})
     assert GemmMetalSimdGroup.matches("metal") and not GemmMetalSimdGroup.matches({"kind": "llvm"})
     assert GemmMetal.matches(metal4) and not GemmMetal.matches("metal")
-    with pytest.raises(NotImplementedError, match="cooperative-tensor"):
+    with pytest.raises(ValueError, match="Metal 4 cooperative tensors"):
         GemmMetal().lower(None)
     used = []
     real = lto.resolve_tile_op_impl

@@ -104,8 +104,8 @@ def use_swizzle(panel_size: int, order: str = "row", enable: bool = True) -> Non
     st = _state.require("T.use_swizzle")
     if not enable:
         return
-    if order not in ("row", "col"):
-        raise KernelTypeError(f"T.use_swizzle order must be 'row' or 'col', got {order!r}")
+    if order not in ("row", "col", "mlx"):
+        raise KernelTypeError(f"T.use_swizzle order must be 'row', 'col' or 'mlx', got {order!r}")
     if isinstance(panel_size, bool) or not isinstance(panel_size, int) or panel_size < 1:
         raise KernelTypeError(f"T.use_swizzle panel_size must be a positive int, got {panel_size!r}")
     st.enter_block_frame(B.attr(tvm.ir.StringImm(order), SWIZZLE_ATTR, panel_size))

@@ -104,7 +104,7 @@ def _matrix(r: Any, op: str, what: str) -> list[Any]:
 
 # C may be a shared tile too (the reference accepts it; a backend's gemm that needs a fragment C declines it in
 # its `applies` and core's generic lowering serves it)
-_GEMM_SCOPES = ("shared", "shared.dyn", "local.fragment", "local")
+_GEMM_SCOPES = ("shared", "shared.dyn", "local.fragment", "local", "global")
 
 
 def gemm(A: Any, B: Any, C: Any, transpose_A: bool = False, transpose_B: bool = False,

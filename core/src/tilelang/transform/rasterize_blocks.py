@@ -52,6 +52,8 @@ def RasterizeBlocks(target: Any = None) -> tvm.transform.Pass:
                 return s
             panel = C.as_int(s.value) or 1
             order = str(s.node.value) if isinstance(s.node, tvm.ir.StringImm) else "row"
+            if order == "mlx":  # the kernel maps its blocks itself (a backend may canonicalize it earlier)
+                return s.body
             if "blockIdx.x" not in ext or "blockIdx.y" not in ext:
                 return s.body
             (bx, gx), (by, gy) = ext["blockIdx.x"], ext["blockIdx.y"]

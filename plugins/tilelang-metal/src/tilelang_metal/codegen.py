@@ -13,14 +13,20 @@ from tilelang.backend import DeviceBuild, DeviceCodegen
 
 def _build_metal(mod: Any, target: Any) -> DeviceBuild:
     """The MSL module, with each kernel's threadgroup memory in ``metadata["threadgroup_memory"][kernel]``
-    (``{"bytes": total, "buffers": {name: bytes}}``, read from the MSL after buffer sharing)."""
+    (``{"bytes": total, "buffers": {name: bytes}}``, read from the MSL after buffer sharing). Metal 4 GEMM and
+    MLX-swizzled kernels get their signatures finished (`tilelang_metal.kernel_source`); that source is the
+    artifact's."""
     import tvm_ffi
 
+    from tilelang_metal.kernel_source import finish_kernels
     from tilelang_metal.threadgroup_memory import check_threadgroup_memory, limit_of, report
 
     rt_mod = tvm_ffi.get_global_func("target.build.metal")(mod, target)
-    usage = check_threadgroup_memory(str(rt_mod.inspect_source()), limit_of(target))
-    return DeviceBuild(rt_mod=rt_mod, metadata={"threadgroup_memory": report(usage)})
+    tvm_source = str(rt_mod.inspect_source())
+    source = finish_kernels(tvm_source, mod)
+    usage = check_threadgroup_memory(source, limit_of(target))
+    return DeviceBuild(rt_mod=rt_mod, metadata={"threadgroup_memory": report(usage)},
+                       source=None if source == tvm_source else source)
 
 
 def _postprocess_metal(source: str, target: Any) -> str:

@@ -146,7 +146,7 @@ class KernelSignature:
     pod_slot: int | None
 
 
-_KERNEL = re.compile(r"kernel\s+void\s+(\w+)\s*\((.*?)\)\s*\{", re.S)
+_KERNEL = re.compile(r"(?:\bkernel|\[\[\s*kernel\b[^\]]*\]\])\s+void\s+(\w+)\s*\((.*?)\)\s*\{", re.S)
 _BUFFER_ATTR = re.compile(r"\[\[\s*buffer\(\s*(\d+)\s*\)\s*\]\]")
 _STRUCT = re.compile(r"struct\s+(\w+)\s*\{(.*?)\}\s*;", re.S)
 _FIELD = re.compile(r"^\s*(?:constant\s+|const\s+)?([A-Za-z_][\w ]*?)\s+(\w+)\s*(?:\[\s*(\d+)\s*\])?\s*$")
@@ -187,7 +187,8 @@ def parse_kernels(msl: str) -> dict[str, KernelSignature]:
                 pod_struct, pod_slot = words[1], slot
             else:
                 buffers.append((slot, pname, " ".join(w for w in words[:-1] if w not in ("device", "*",
-                                                                                          "const", "constant"))))
+                                                                                          "const", "constant",
+                                                                                          "__restrict"))))
         buffers.sort()
         slots = [b[0] for b in buffers]
         if slots != list(range(len(slots))) or (pod_slot is not None and pod_slot != len(slots)):

@@ -28,7 +28,8 @@ KNOWN_ATTRIBUTES = frozenset({
     "simdgroups_per_threadgroup", "thread_execution_width", "dispatch_threads_per_threadgroup",
     "max_total_threads_per_threadgroup", "maybe_unused", "likely", "unlikely",
 })
-_ATTRIBUTE = re.compile(r"\[\[\s*([A-Za-z_]\w*)\s*(\([^\]]*\))?\s*\]\]")
+_ATTRIBUTE = re.compile(r"\[\[([^\[\]]*)\]\]")
+_ATTRIBUTE_NAME = re.compile(r"\s*([A-Za-z_]\w*)\s*(\([^()]*\))?\s*")
 
 
 @dataclass(frozen=True)
@@ -48,14 +49,21 @@ def find_clang() -> str | None:
 
 
 def strip_attributes(source: str, name: str = "kernel.metal") -> tuple[str, list[str]]:
-    """`source` with every ``[[...]]`` blanked, and an error line per unknown attribute name."""
+    """`source` with every ``[[...]]`` blanked, and an error line per unknown attribute name. A list that holds
+    ``kernel`` (``[[kernel, max_total_threads_per_threadgroup(128)]]``) becomes the ``kernel`` qualifier."""
     errors = []
 
     def blank(m: re.Match[str]) -> str:
-        if m.group(1) not in KNOWN_ATTRIBUTES:
-            line = source.count("\n", 0, m.start()) + 1
-            errors.append(f"{name}:{line}: error: unknown Metal attribute [[{m.group(1)}]]")
-        return " " * len(m.group(0))
+        line = source.count("\n", 0, m.start()) + 1
+        names = []
+        for item in m.group(1).split(","):
+            parsed = _ATTRIBUTE_NAME.fullmatch(item)
+            attr = parsed.group(1) if parsed else item.strip()
+            names.append(attr)
+            if attr not in KNOWN_ATTRIBUTES:
+                errors.append(f"{name}:{line}: error: unknown Metal attribute [[{attr}]]")
+        width = len(m.group(0))
+        return "kernel".ljust(width) if "kernel" in names and len(names) > 1 else " " * width
 
     return _ATTRIBUTE.sub(blank, source), errors
 

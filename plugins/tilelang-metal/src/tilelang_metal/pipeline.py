@@ -39,10 +39,24 @@ def _alias_threadgroup_tiles(target: object) -> object:
     return AliasThreadgroupTiles(target)
 
 
+def _mlx_swizzle(target: object) -> object:
+    from tilelang_metal.passes.mlx_swizzle import MlxSwizzle
+
+    return MlxSwizzle(target)
+
+
+def _mlx_block_indices(target: object) -> object:
+    from tilelang_metal.passes.mlx_block_indices import MlxBlockIndices
+
+    return MlxBlockIndices(target)
+
+
 PASSES = [
+    PipelinePass("metal.mlx_swizzle", "pre_layout", _mlx_swizzle),
     PipelinePass("metal.simdgroup_accumulators", "pre_layout", _simdgroup_accumulators),
     PipelinePass("metal.limit_vector_width", "post_parallel", _limit_vector_width),
     PipelinePass("metal.legalize_scopes", "post_storage", _legalize_scopes),
     PipelinePass("metal.pack_half_vectors", "post_barriers", _pack_half_vectors),
     PipelinePass("metal.alias_threadgroup_tiles", "post_barriers", _alias_threadgroup_tiles),
+    PipelinePass("metal.mlx_block_indices", "device_module", _mlx_block_indices),
 ]

@@ -52,7 +52,11 @@ _ANCHOR = "using namespace metal;\n"
 
 
 def add_prelude(source: str) -> str:
-    """`source` with the helper definitions after ``using namespace metal;`` when it calls one of them."""
+    """`source` with the helper definitions after ``using namespace metal;`` when it calls one of them (atomics
+    here, Metal 4 GEMM helpers from `tilelang_metal.mpp`)."""
+    from tilelang_metal.mpp import add_gemm_helpers
+
+    source = add_gemm_helpers(source)
     if not _USES.search(source) or "tilelang: atomics" in source:
         return source
     helpers = atomic_helpers()

@@ -1,8 +1,8 @@
-"""Metal 4 cooperative-tensor operators (``T.cooperative_tensor_*``): named here, not offered.
+"""Metal 4 cooperative-tensor operators (``T.cooperative_tensor_*``): named here, not offered one by one.
 
-The reference lowers Metal 4 GEMMs to MetalPerformancePrimitives ``tensor_ops::matmul2d`` on cooperative
-tensors (Apple M5 and newer). tilelang-metal lowers every ``T.gemm`` to 8x8 simdgroup matrices instead (Apple
-GPUs since M1), so these operators exist for reference programs to import and raise a clear error when called.
+Under a ``metal4`` target ``T.gemm`` itself lowers to MetalPerformancePrimitives ``tensor_ops::matmul2d`` on
+cooperative tensors (`tilelang_metal.tileops.gemm_mpp`, Apple M5 and newer); elsewhere to 8x8 simdgroup
+matrices. The per-fragment operators exist for reference programs to import and raise a clear error when called.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ __all__ = ("cooperative_tensor_fill", "cooperative_tensor_load", "cooperative_te
 
 def _not_offered(name: str) -> NoReturn:
     raise NotImplementedError(
-        f"T.{name}: Metal 4 cooperative tensors (MetalPerformancePrimitives tensor_ops) are not offered by "
-        "tilelang-metal; it lowers T.gemm to 8x8 simdgroup matrices (T.simdgroup_load / "
-        "T.simdgroup_multiply_accumulate / T.simdgroup_store), which every Apple GPU runs")
+        f"T.{name}: Metal 4 cooperative tensors are not offered as separate operators by tilelang-metal; write "
+        "T.gemm, which lowers to MetalPerformancePrimitives matmul2d on cooperative tensors under a metal4 target "
+        "and to 8x8 simdgroup matrices (T.simdgroup_load / T.simdgroup_multiply_accumulate) elsewhere")
 
 
 def cooperative_tensor_fill(*args: Any, **kwargs: Any) -> NoReturn:

@@ -1,6 +1,7 @@
 """The Metal backend's tile-op implementations (they beat core's generic ones where their `applies` holds)."""
 
 from tilelang_metal.tileops.gemm import GEMM
+from tilelang_metal.tileops.gemm_mpp import GEMM_MPP
 from tilelang_metal.tileops.reduce import REDUCE
 
-IMPLS = (GEMM, REDUCE)
+IMPLS = (GEMM_MPP, GEMM, REDUCE)

@@ -53,7 +53,8 @@ def _shape(ctx: Any) -> tuple[int, int, int] | None:
 
 
 def applies(ctx: Any) -> bool:
-    """Simdgroup matrices fit: dtypes, 8-multiples, whole simdgroups, C a fragment, A/B not per-thread."""
+    """Simdgroup matrices fit: dtypes, 8-multiples, whole simdgroups, C a fragment, A/B neither per-thread nor
+    global (staging a whole global tensor in threadgroup memory does not fit; Metal 4 reads it directly)."""
     if not ctx.has_threads or ctx.num_threads % SIMD_WIDTH:
         return False
     try:
@@ -70,7 +71,8 @@ def applies(ctx: Any) -> bool:
         return False
     if C.scope_of(c.source) not in ("local.fragment", *THREADGROUP_SCOPES) or const_ints(c.source.ty.shape) is None:
         return False
-    return all(C.scope_of(r.source) != "local" and const_ints(r.source.ty.shape) is not None for r in (a, b))
+    return all(C.scope_of(r.source) not in ("local", "global") and const_ints(r.source.ty.shape) is not None
+               for r in (a, b))
 
 
 def warp_grid(tiles_m: int, tiles_n: int, warps: int, policy: int = 0) -> tuple[int, int]:

@@ -2,8 +2,8 @@
 
 `GemmMetalSimdGroup` is ``T.gemm`` on 8x8 simdgroup matrices: this backend's lowering (`tilelang_metal.tileops.gemm`),
 which serves fp16 / bf16 / fp32 operands with the C tile a fragment, on every Apple GPU. `GemmMetal` is the
-reference's Metal 4 cooperative-tensor path (MetalPerformancePrimitives ``matmul2d``, Apple M5 and newer): named
-here, not offered, so lowering through it raises NotImplementedError.
+Metal 4 cooperative-tensor path (MetalPerformancePrimitives ``matmul2d``, Apple M5 and newer, targets with the
+``metal4`` key): `tilelang_metal.tileops.gemm_mpp`.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class GemmMetalSimdGroup(_MetalGemm):
 
 
 class GemmMetal(_MetalGemm):
-    """The reference's Metal 4 cooperative-tensor GEMM: not offered by tilelang-metal."""
+    """``T.gemm`` on Metal 4 cooperative tensors (`tilelang_metal.tileops.gemm_mpp`)."""
 
     inst = GEMM_INST_METAL_COOPERATIVE_TENSOR
 
@@ -66,13 +66,21 @@ class GemmMetal(_MetalGemm):
 
         return target_metal_supports_metal4(target)
 
-    def _not_offered(self) -> NotImplementedError:
-        return NotImplementedError(
-            "GemmMetal: Metal 4 cooperative-tensor GEMMs (MetalPerformancePrimitives matmul2d) are not offered by "
-            "tilelang-metal; T.gemm lowers to 8x8 simdgroup matrices (GemmMetalSimdGroup) on every Metal target")
+    @classmethod
+    def tile_op_impl(cls) -> Any:
+        from tilelang_metal.tileops.gemm_mpp import GEMM_MPP
+
+        return GEMM_MPP
 
     def infer_layout(self, target: Any, thread_nums: int) -> dict[Any, Any]:
-        raise self._not_offered()
+        """No layouts to impose: A, B and C are read and written in place through pointers."""
+        return {}
 
     def lower(self, ctx: Any) -> Any:
-        raise self._not_offered()
+        """Lower the ``tl.gemm`` call of tile-op context `ctx` to MetalPerformancePrimitives ``matmul2d``."""
+        impl = self.tile_op_impl()
+        if ctx is None or not impl.applies(ctx):
+            raise ValueError("GemmMetal: this gemm is not served by Metal 4 cooperative tensors (a metal4 target, "
+                             "float16 A and B, a float32 or float16 C, no transposes, M / N / K multiples of "
+                             "16 / 32 / 16, A / B / C global or shared)")
+        return impl.lower(ctx)
