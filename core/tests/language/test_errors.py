@@ -135,11 +135,11 @@ def test_gemm_mn_mismatch_and_scope():
 
     def g(A: T.Tensor((64, 32), T.float16)):
         with T.Kernel(1) as _:
-            Bs = T.alloc_shared((32, 64), T.float16)
-            C = T.alloc_fragment((64, 64), T.float32)
-            T.gemm(A, Bs, C)
+            Bs = T.alloc_shared((64, 32), T.float16)
+            v = T.alloc_var(T.float32)
+            T.gemm(A, Bs, v)
 
-    expect(KernelTypeError, g, "T.gemm(A, Bs, C)", "scope")
+    expect(KernelTypeError, g, "T.gemm(A, Bs, v)", "C is buffer v", "local.var", "scope")
 
 
 def test_reduce_shape_mismatch():
