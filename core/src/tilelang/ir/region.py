@@ -99,12 +99,17 @@ def squeeze(extents: Sequence[Any]) -> list[Any]:
     return [e for e in extents if not is_one(e)]
 
 
+def same_extents(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    """Whether two extent lists may be equal once their unit extents are dropped."""
+    sa, sb = squeeze(a), squeeze(b)
+    return len(sa) == len(sb) and not any(provably_different(x, y) for x, y in zip(sa, sb))
+
+
 def copy_mismatch(src: Any, dst: Any, op: str = "T.copy") -> str | None:
     """Why regions `src` and `dst` cannot be copied element for element (their extents, unit ones aside, provably
     differ), or None."""
     se, de = region_extents(src), region_extents(dst)
-    sa, sb = squeeze(se), squeeze(de)
-    if len(sa) == len(sb) and not any(provably_different(x, y) for x, y in zip(sa, sb)):
+    if same_extents(se, de):
         return None
     return (f"{op} shape mismatch: src {describe(src)} has extents {format_extents(se)} but dst {describe(dst)} "
             f"has {format_extents(de)}")

@@ -61,7 +61,7 @@ def _tile(kind: str, dst: Any, value: Any, memory_order: Any, return_prev: bool,
     """The region form: one ``tl.atomic`` tile operator."""
     from tvm.script.ir_builder import tirx as B
 
-    from tilelang.language.tileops import _operand, _pair, _same_extents, _str
+    from tilelang.language.tileops import _operand, _pair, _str
 
     op = f"T.atomic_{kind}"
     if return_prev:
@@ -72,7 +72,7 @@ def _tile(kind: str, dst: Any, value: Any, memory_order: Any, return_prev: bool,
     if has_extent(value):
         src_r, dst_r = _pair(_operand(value, "value", op), dst, op)
         se, de = R.region_extents(src_r), R.region_extents(dst_r)
-        if not _same_extents(se, de):
+        if not R.same_extents(se, de):
             raise KernelTypeError(f"{op} shape mismatch: value {R.format_extents(se)}, dst {R.format_extents(de)}")
         val = src_r
     else:
@@ -142,8 +142,10 @@ def atomic_load(src: Any, memory_order: str = "seq_cst") -> Any:
     _state.require("T.atomic_load")
     elem = _element(src, "src", "T.atomic_load")
     order = _memory_order("atomic_load", memory_order, _LOAD_ORDERS)
+    from tilelang.language.views import access_ptr
+
     # the element travels as ``T.access_ptr(src, "r")``, as in the reference (LowerAccessPtr sees the pointer)
-    pointer = _ops.intrin_call("tl.access_ptr", "handle", [elem, _i32(1), _i32(1)])
+    pointer = access_ptr(elem, "r")
     return _ops.intrin_call("tl.atomic_load_elem_op", R.buffer_dtype(elem.source), [pointer, _i32(order)])
 
 

@@ -44,11 +44,6 @@ def _operand(x: Any, what: str, op: str) -> Any:
     raise KernelTypeError(f"{op}: {what} must be a buffer, a buffer element or a region, got {R.describe(x)}")
 
 
-def _same_extents(a: list[Any], b: list[Any]) -> bool:
-    sa, sb = R.squeeze(a), R.squeeze(b)
-    return len(sa) == len(sb) and not any(R.provably_different(x, y) for x, y in zip(sa, sb))
-
-
 def _pair(src: Any, dst: Any, op: str) -> tuple[Any, Any]:
     """Regions for a (src, dst) pair where either side may be an element corner ``A[i, j]``."""
     try:
@@ -171,7 +166,7 @@ def reduce(buffer: Any, out: Any, reduce_type: str, dim: int = -1, clear: bool =
     se, de = R.region_extents(src), R.region_extents(dst)
     d = _norm_dim(dim, len(se), op)
     dropped, kept = se[:d] + se[d + 1:], [*se[:d], 1, *se[d + 1:]]
-    if not (_match(de, dropped) or _match(de, kept) or _same_extents(de, dropped)):
+    if not (_match(de, dropped) or _match(de, kept) or R.same_extents(de, dropped)):
         raise KernelTypeError(
             f"{op} shape mismatch: reducing {R.describe(src)} {R.format_extents(se)} along dim {d} gives "
             f"{R.format_extents(dropped)}, but dst {R.describe(dst)} has {R.format_extents(de)}"

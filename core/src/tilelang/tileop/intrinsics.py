@@ -223,9 +223,9 @@ def lower_atomic_vector_add(ctx: IntrinsicContext) -> Lowered:
 
 
 def lower_atomic_load(ctx: IntrinsicContext) -> Lowered:
-    src = ctx.args[0]
-    if isinstance(src, tvm.ir.Call) and isinstance(src.op, tvm.ir.Op) and src.op.name == "tl.access_ptr":
-        src = src.args[0]  # T.atomic_load's T.access_ptr(element, 1, "r"): the element
+    src = _access_ptr_element(ctx.args[0])  # T.atomic_load's T.access_ptr(element, "r")
+    if src is None:
+        src = ctx.args[0]
     if not ctx.has_threads:
         return Lowered(src)
     dtype = str(src.source.ty.dtype)
@@ -374,11 +374,18 @@ def _unravel(buf: Any, flat: Any) -> list[Any]:
     return [flat, *reversed(out)]
 
 
+def _access_ptr_element(ptr: Any) -> Any:
+    """The element a ``T.access_ptr`` call points at, or None when `ptr` is no such call."""
+    if isinstance(ptr, tvm.ir.Call) and isinstance(ptr.op, tvm.ir.Op) and ptr.op.name == "tl.access_ptr":
+        return ptr.args[0]
+    return None
+
+
 def _pointer_element(ctx: IntrinsicContext, ptr: Any, k: Any) -> Any:
     """Element `k` from a ``T.access_ptr`` pointer (consecutive in the buffer's row-major storage)."""
-    if not (isinstance(ptr, tvm.ir.Call) and isinstance(ptr.op, tvm.ir.Op) and ptr.op.name == "tl.access_ptr"):
+    load = _access_ptr_element(ptr)
+    if load is None:
         raise ctx.error(f"its pointers must be T.access_ptr(...) values, got {ptr}")
-    load = ptr.args[0]
     buf = load.source
     return tirx.BufferLoad(buf, _unravel(buf, linear_index(buf, list(load.indices)) + k))
 
