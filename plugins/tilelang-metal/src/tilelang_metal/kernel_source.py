@@ -23,9 +23,10 @@ from typing import Any
 from tilelang.errors import LoweringError
 from tilelang_metal.mpp import HELPER_PREFIX
 from tilelang_metal.passes.mlx_swizzle import MLX_MARKER, marker_panel
+from tilelang_metal.threadgroup_memory import KERNEL_HEAD
 
 SIMD_GROUP_ID = "__simd_group_id"
-_HEAD = re.compile(r"(?:\bkernel|\[\[\s*kernel\b[^\]]*\]\])\s+void\s+(\w+)\s*\(")
+_HEAD = re.compile(KERNEL_HEAD)
 _BUFFER = re.compile(r"^(\s*)(device|constant) (\w+)\* (\w+) (\[\[ buffer\(\d+\) \]\])$")
 _BLOCK = re.compile(r"^(\s*)(uint[23]?) blockIdx (\[\[threadgroup_position_in_grid\]\])$")
 _SHIFT = re.compile(r"\(\(\(int\)threadIdx\.x\) >> (\d+)\)")
@@ -176,6 +177,8 @@ def _mlx_kernel(params: list[str], body: str, panel: int) -> tuple[list[str], st
 
 def finish_kernels(source: str, mod: Any) -> str:
     """`source` with the signatures of Metal 4 GEMM and MLX-swizzled kernels finished (module docstring)."""
+    if HELPER_PREFIX not in source and MLX_MARKER not in source:
+        return source  # no such kernel: skip reading the IR
     facts = kernel_facts(mod)
     for name, start, body_start, end in reversed(_kernels(source)):
         f = facts.get(name)

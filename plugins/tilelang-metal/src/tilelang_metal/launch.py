@@ -26,6 +26,7 @@ from typing import Any
 from tilelang.engine.launch_plan import BoundLaunch, Expr, KernelLaunch, bind
 from tilelang.engine.launch_plan import LaunchPlan as CoreLaunchPlan
 from tilelang.errors import ExecutionBackendUnavailable, KernelArgumentError, TileLangError
+from tilelang_metal.threadgroup_memory import KERNEL_HEAD
 
 __all__ = ["PLAN_FILE", "PodField", "KernelStep", "LaunchPlan", "parse_kernels", "parse_structs", "plan_for",
            "bind_arguments"]
@@ -146,7 +147,7 @@ class KernelSignature:
     pod_slot: int | None
 
 
-_KERNEL = re.compile(r"(?:\bkernel|\[\[\s*kernel\b[^\]]*\]\])\s+void\s+(\w+)\s*\((.*?)\)\s*\{", re.S)
+_KERNEL = re.compile(KERNEL_HEAD + r"(.*?)\)\s*\{", re.S)
 _BUFFER_ATTR = re.compile(r"\[\[\s*buffer\(\s*(\d+)\s*\)\s*\]\]")
 _STRUCT = re.compile(r"struct\s+(\w+)\s*\{(.*?)\}\s*;", re.S)
 _FIELD = re.compile(r"^\s*(?:constant\s+|const\s+)?([A-Za-z_][\w ]*?)\s+(\w+)\s*(?:\[\s*(\d+)\s*\])?\s*$")

@@ -19,7 +19,9 @@ from tilelang.errors import LoweringError
 MAX_THREADGROUP_BYTES = 32 * 1024
 _SCALAR_BYTES = {"bool": 1, "char": 1, "uchar": 1, "short": 2, "ushort": 2, "half": 2, "bfloat": 2, "int": 4,
                  "uint": 4, "float": 4, "long": 8, "ulong": 8}
-_KERNEL = re.compile(r"(?:\bkernel|\[\[\s*kernel\b[^\]]*\]\])\s+void\s+(\w+)\s*\(")
+# how an MSL kernel header starts, with its name as group 1: ``kernel void f(`` or ``[[kernel, ...]] void f(``
+KERNEL_HEAD = r"(?:\bkernel|\[\[\s*kernel\b[^\]]*\]\])\s+void\s+(\w+)\s*\("
+_KERNEL = re.compile(KERNEL_HEAD)
 _DECL = re.compile(r"^\s*threadgroup\s+([A-Za-z_]\w*)\s+([A-Za-z_]\w*)\s*(?:\[\s*(\d+)\s*\])?\s*;", re.M)
 _ALIAS = re.compile(r"^\s*threadgroup\s+\w+\*\s+(\w+)\s*=\s*\(threadgroup \w+\*\)\(\(threadgroup \w+\*\)"
                     r"\(&\((\w+)\[(\d+)\]\)\)\);", re.M)
