@@ -23,9 +23,8 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
+from tilelang.language.annotations import SWIZZLE_ATTR
 from tilelang.transform import utils as C
-
-SWIZZLE_ATTR = "tl.swizzle"
 
 
 def remap(x: Any, y: Any, gx: Any, gy: Any, panel: int) -> tuple[Any, Any]:

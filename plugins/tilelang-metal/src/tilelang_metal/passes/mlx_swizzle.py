@@ -15,7 +15,8 @@ from typing import Any
 
 import tvm
 
-SWIZZLE_ATTR = "tl.swizzle"  # core's T.use_swizzle annotation (tilelang.transform.rasterize_blocks)
+from tilelang.language.annotations import SWIZZLE_ATTR
+
 MLX_MARKER = "tl_metal_mlx_swizzle"
 
 
