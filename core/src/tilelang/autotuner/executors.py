@@ -1,7 +1,9 @@
 """Where autotuning compiles run: any ``concurrent.futures.Executor``-like object (``submit(fn, *args)`` returning
 a future with ``result()``).
 
-`local_process_executor` (the default) forks worker processes, bounded by the usable cores; `SerialExecutor`
+`local_process_executor` (the default) is a `tilelang.autotuner.process_pool.WorkerPool` bounded by the usable
+cores, its workers forked on Linux unless the program chose another start method (``multiprocessing.
+set_start_method``, or ``start_method=``); a worker that dies loses only its own configuration. `SerialExecutor`
 runs in this process. A cluster adapter (e.g. Ray) plugs in by implementing ``submit``. Tasks are `CompileTask`
 objects carrying everything a worker needs *by value*: the kernel factory (cloudpickled, so closures and functions
 defined in ``__main__`` or a notebook travel too), the target already resolved in the caller (``"auto"`` is never
@@ -17,15 +19,15 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import sys
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 from typing import Any
 
 from tilelang import env
+from tilelang.autotuner.process_pool import WorkerDied, WorkerPool
 
-__all__ = ["SerialExecutor", "local_process_executor", "CompileTask", "compile_task", "pack_job", "unpack_job",
-           "register_job",
-           "dumps_by_value", "warm_worker"]
+__all__ = ["SerialExecutor", "local_process_executor", "mp_context", "WorkerPool", "WorkerDied", "CompileTask",
+           "compile_task", "pack_job", "unpack_job", "register_job", "dumps_by_value", "warm_worker"]
 
 # Jobs registered before a fork: forked workers find functions that cannot be imported (closures, __main__).
 _FORKED_JOBS: dict[int, Any] = {}
@@ -44,13 +46,27 @@ class SerialExecutor(Executor):
         return future
 
 
-def local_process_executor(max_workers: int | None = None) -> Executor:
-    """A process pool of at most `max_workers` (default ``TILELANG_AUTOTUNE_WORKERS`` / usable cores) workers,
-    forked where the platform allows it."""
-    workers = max(1, max_workers or env.autotune_workers())
-    method = "fork" if sys.platform.startswith("linux") else None
-    context = multiprocessing.get_context(method) if method else None
-    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
+def local_process_executor(max_workers: int | None = None, start_method: str | Any = None) -> WorkerPool:
+    """A `WorkerPool` of at most `max_workers` (default ``TILELANG_AUTOTUNE_WORKERS`` / usable cores) worker
+    processes started the `start_method` way (see `mp_context`). A worker that dies loses only its own task."""
+    return WorkerPool(max(1, max_workers or env.autotune_workers()), mp_context(start_method))
+
+
+def mp_context(start_method: str | Any = None) -> Any:
+    """The multiprocessing context of the local pool: `start_method` (``"fork"``, ``"spawn"``, ``"forkserver"``
+    or a context object) when given; else the one the program chose with ``multiprocessing.set_start_method``;
+    else fork on Linux (workers inherit the imported TVM and backends) and the platform's default elsewhere."""
+    if start_method is not None and not isinstance(start_method, str):
+        return start_method
+    if start_method is None:
+        start_method = multiprocessing.get_start_method(allow_none=True)
+    if start_method is None and sys.platform.startswith("linux"):
+        start_method = "fork"
+    try:
+        return multiprocessing.get_context(start_method)
+    except ValueError:
+        raise ValueError(f"start_method={start_method!r} is not a start method here; use one of "
+                         f"{multiprocessing.get_all_start_methods()}") from None
 
 
 @dataclass(frozen=True)

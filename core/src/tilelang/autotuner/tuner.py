@@ -52,12 +52,19 @@ class AutoTuneResult:
 
 class AutoTuner:
     """Tunes a ``@tilelang.jit`` lazy kernel factory over `configs` (dicts of its keyword arguments, or a
-    callable returning them for the call's arguments)."""
+    callable returning them for the call's arguments).
+
+    Compiles run on `executor`, by default a local `tilelang.autotuner.process_pool.WorkerPool` of `max_workers`
+    processes started the `start_method` way (``"fork"``, ``"spawn"``, ``"forkserver"``; None: the program's
+    ``multiprocessing.set_start_method`` choice, else fork on Linux). A worker that dies (the OOM killer) fails
+    only its configuration (its trial's ``error`` says so) and is replaced; Ctrl-C stops the workers at once.
+    """
 
     def __init__(self, fn: Any, configs: Sequence[dict[str, Any]] | Callable[..., Sequence[dict[str, Any]]], *,
                  executor: Executor | None = None, max_workers: int | None = None, progress: bool = True,
                  cache_results: bool = True, do_not_specialize: Sequence[str] | None = None,
-                 early_stop: bool = False, early_stop_factor: float = 2.0, **profile: Any):
+                 early_stop: bool = False, early_stop_factor: float = 2.0, start_method: str | None = None,
+                 **profile: Any):
         self.jit_impl = fn if isinstance(fn, JITImpl) else JITImpl(fn, _default_options())
         self.fn = self.jit_impl.fn
         self.configs = configs
@@ -68,6 +75,7 @@ class AutoTuner:
         self.do_not_specialize = tuple(do_not_specialize or ())
         self.early_stop = early_stop
         self.early_stop_factor = early_stop_factor
+        self.start_method = start_method
         self.profile = ProfileArgs(**profile)
 
     # the reference's names for the two argument sets
@@ -210,9 +218,11 @@ class AutoTuner:
         own = self.executor is None
         workers = min(self.max_workers or env.autotune_workers(), len(tasks))
         pool = executors.SerialExecutor() if own and workers <= 1 else (
-            executors.local_process_executor(workers) if own else _adapt(self.executor))
+            executors.local_process_executor(workers, self.start_method) if own else _adapt(self.executor))
+        futures: dict[Any, int] = {}
         try:
-            futures = {pool.submit(executors.compile_task, t): i for i, t in enumerate(tasks)}
+            for i, t in enumerate(tasks):
+                futures[pool.submit(executors.compile_task, t)] = i
             bar = tqdm(as_completed(futures), total=len(futures), desc="autotune: compiling", disable=not self.progress)
             for future in bar:
                 i = futures[future]
@@ -227,9 +237,18 @@ class AutoTuner:
                     self._land(kernels[i], call_args, {**call_kwargs, **configs[i]}, target)
                 except Exception as exc:  # the candidate still runs; only the caller's cache misses it
                     logger.warning("config %s: its kernel was not stored in this process's cache: %r", configs[i], exc)
-        finally:
+        except BaseException:  # Ctrl-C or an error of ours: stop compiling now, leave no worker behind
+            for future in futures:
+                future.cancel()
             if own:
-                pool.shutdown(wait=True)
+                _stop_now(pool)
+            raise
+        if own:
+            pool.shutdown(wait=True)
+        failed = [t for t in trials if t["error"] is not None]
+        if failed:
+            logger.warning("autotune: %d of %d configurations failed to compile (first: %s: %s)", len(failed),
+                           len(trials), failed[0]["config"], failed[0]["error"])
         return kernels, trials, compiled
 
     def _rebuild(self, payload: dict[str, Any]) -> JITKernel:
@@ -378,6 +397,15 @@ def _args_spelling(args: Any) -> Any:
     return out
 
 
+def _stop_now(pool: Any) -> None:
+    """Stop an own pool at once: `WorkerPool.terminate` kills its workers; others drop what has not started."""
+    terminate = getattr(pool, "terminate", None)
+    if terminate is not None:
+        terminate()
+    else:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
 def _adapt(executor: Any) -> Any:
     """`executor` as a ``concurrent.futures``-style executor: a ``distributed.Client`` (whose futures
     ``concurrent.futures.as_completed`` cannot wait on) becomes a `tilelang.autotuner.dask_executor.DaskExecutor`."""
@@ -440,14 +468,16 @@ def autotune(func: Any = None, *, configs: Any = None, warmup: float = 25, rep: 
              manual_check_prog: Callable[..., Any] | None = None, cache_input_tensors: bool = False,
              do_not_specialize: Sequence[str] | None = None, early_stop: bool = False, early_stop_factor: float = 2.0,
              executor: Executor | None = None, max_workers: int | None = None, progress: bool = True,
-             cache_results: bool = True, dims: dict[str, int] | None = None) -> Any:
+             cache_results: bool = True, dims: dict[str, int] | None = None, start_method: str | None = None) -> Any:
     """Decorator stacked on ``@tilelang.jit``: ``fn(*args)`` tunes over `configs` and returns the best kernel
     (with ``.config``, ``.latency``, ``.ref_latency``), or for an eager kernel runs it and returns its outputs;
-    ``fn.tune(*args)`` returns the `AutoTuneResult`. The profile keywords are `ProfileArgs`' fields."""
+    ``fn.tune(*args)`` returns the `AutoTuneResult`. The profile keywords are `ProfileArgs`' fields; `executor`,
+    `max_workers` and `start_method` choose where compiles run (see `AutoTuner`)."""
     def wrap(fn: Any) -> _AutoTuned:
         tuner = AutoTuner(fn, configs, executor=executor, max_workers=max_workers, progress=progress,
                           cache_results=cache_results, do_not_specialize=do_not_specialize, early_stop=early_stop,
-                          early_stop_factor=early_stop_factor, warmup=warmup, rep=rep, timeout=timeout,
+                          early_stop_factor=early_stop_factor, start_method=start_method, warmup=warmup, rep=rep,
+                          timeout=timeout,
                           ref_prog=ref_prog, supply_type=supply_type, supply_prog=supply_prog, rtol=rtol, atol=atol,
                           max_mismatched_ratio=max_mismatched_ratio, skip_check=skip_check,
                           manual_check_prog=manual_check_prog, cache_input_tensors=cache_input_tensors, dims=dims)
