@@ -124,7 +124,7 @@ def nvrtc(session: nox.Session) -> None:
                 "print(toolkit.nvrtc_status()[1])", env=env)
     session.run(*PYTEST, "-n", "2", "plugins/tilelang-cuda/tests/test_nvrtc_pip.py",
                 "plugins/tilelang-cuda/tests/test_cuda_toolkit.py", "plugins/tilelang-cuda/tests/test_cuda_driver.py",
-                *session.posargs, env=env)
+                "plugins/tilelang-cuda/tests/test_cuda_compiler_choice.py", *session.posargs, env=env)
 
 
 @nox.session(name="third-party")

@@ -47,6 +47,7 @@ def fake_pathfinder(headers: dict[str, tuple[str, str]] | None = None, lib: obje
 def fresh(monkeypatch):
     """Toolkit look-ups made afresh (and forgotten afterwards); no compiler forced."""
     monkeypatch.delenv("TILELANG_CUDA_COMPILER", raising=False)
+    monkeypatch.setattr(toolkit, "_PROBES", {})
     toolkit.nvrtc_headers.cache_clear()
     toolkit._nvrtc_library.cache_clear()
     yield monkeypatch
@@ -182,7 +183,17 @@ def test_sass_uses_a_tool_from_the_wheels(fresh, tmp_path):
     assert "from the wheel tool (-sass)" in out and "kernel.cubin" in out
 
 
-def test_toolchain_report_says_which_compiler(fresh):
+def _fake_nvcc(tmp_path) -> str:
+    """An nvcc stand-in that "compiles" (writes its -o file), so the probe compile passes."""
+    tool = tmp_path / "bin" / "nvcc"
+    tool.parent.mkdir(parents=True, exist_ok=True)
+    tool.write_text('#!/bin/sh\nout=""\nwhile [ $# -gt 0 ]; do\n  if [ "$1" = "-o" ]; then out="$2"; shift; fi\n'
+                    '  shift\ndone\nprintf "\\177ELF" > "$out"\n')
+    tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
+    return str(tool)
+
+
+def test_toolchain_report_says_which_compiler(fresh, tmp_path):
     from tilelang_cuda.backend import BACKEND
 
     fresh.setitem(sys.modules, "cuda.bindings", None)
@@ -194,19 +205,25 @@ def test_toolchain_report_says_which_compiler(fresh):
     assert not lines["nvcc"].ok and "nvidia-cuda-nvcc" in lines["nvcc"].detail
     assert not lines["nvrtc"].ok and "tilelang-cuda[nvrtc]" in lines["nvrtc"].detail
 
-    fresh.setattr(toolkit, "find_nvcc", lambda: "/nonexistent/bin/nvcc")
+    nvcc = _fake_nvcc(tmp_path)
+    fresh.setattr(toolkit, "find_nvcc", lambda: nvcc)
     lines = {t.name: t for t in BACKEND.toolchain_report()}
     assert lines["compiler"].ok and lines["compiler"].detail == "nvcc (preferred when found)"
-    assert lines["nvcc"].ok and lines["nvcc"].detail == "/nonexistent/bin/nvcc (release ?)"
+    assert lines["nvcc"].ok and lines["nvcc"].detail == f"{nvcc} (release ?)"
+    fresh.setattr(toolkit, "find_nvcc", lambda: "/nonexistent/bin/nvcc")  # found, but it cannot even start
+    lines = {t.name: t for t in BACKEND.toolchain_report()}
+    assert lines["compiler"].detail.startswith("nvrtc (nvcc found but cannot compile here): NVRTC needs")
+    assert not lines["nvcc"].ok and lines["nvcc"].detail.startswith("/nonexistent/bin/nvcc cannot compile here: ")
     fresh.setenv("TILELANG_CUDA_COMPILER", "nvrtc")
     lines = {t.name: t for t in BACKEND.toolchain_report()}
     assert lines["compiler"].detail.startswith("nvrtc (set by TILELANG_CUDA_COMPILER): NVRTC needs cuda-bindings")
 
 
-def test_cli_backends_lists_the_compiler_line(fresh, capsys):
+def test_cli_backends_lists_the_compiler_line(fresh, capsys, tmp_path):
     from tilelang import cli
 
-    fresh.setattr(toolkit, "find_nvcc", lambda: "/nonexistent/bin/nvcc")
+    nvcc = _fake_nvcc(tmp_path)
+    fresh.setattr(toolkit, "find_nvcc", lambda: nvcc)
     cli.main(["backends"])
     out = capsys.readouterr().out
     assert "toolchain compiler" in out and "nvcc (preferred when found)" in out

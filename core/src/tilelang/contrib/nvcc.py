@@ -29,7 +29,7 @@ from tilelang.contrib.cc import get_cplus_compiler
 from tilelang.env import env
 
 __all__ = [
-    "compile_cuda", "run_nvcc", "NvccResult", "get_target_code_list", "format_target_code_for_gencode",
+    "compile_cuda", "run_nvcc", "NvccResult", "NvccError", "get_target_code_list", "format_target_code_for_gencode",
     "get_target_arch_and_code", "get_nvcc_compiler", "get_nvcc_subprocess_env", "get_target_compute_version",
     "parse_compute_version", "get_target_arch", "default_compile_options", "get_ptx_from_source",
     "get_sass_from_source", "find_cuda_path", "get_cuda_library_dirs", "get_cuda_version", "have_fp16",
@@ -355,10 +355,24 @@ def _option_list(options: str | list[str] | None) -> list[str]:
     raise ValueError("options must be str or list of str")
 
 
+class NvccError(RuntimeError):
+    """nvcc failed, could not be started or ran out of time. The message is the reference's (source, then nvcc's
+    output and the command); `output` is nvcc's own message alone, `command` the command line, `returncode`
+    nvcc's status (None when it did not start or was stopped)."""
+
+    def __init__(self, message: str, output: str, command: list[str], returncode: int | None = None):
+        super().__init__(message)
+        self.output, self.command, self.returncode = output, command, returncode
+
+
 def run_nvcc(code: str, target_format: str = "ptx", arch: str | list[str] | None = None,
              options: str | list[str] | None = None, path_target: str | None = None,
-             verbose: bool = False) -> NvccResult:
-    """Compile CUDA C `code` with nvcc (see `compile_cuda`) and return the output bytes with nvcc's log."""
+             verbose: bool = False, nvcc: str | None = None) -> NvccResult:
+    """Compile CUDA C `code` with nvcc (see `compile_cuda`) and return the output bytes with nvcc's log.
+
+    :param nvcc: the nvcc executable to run (default: `get_nvcc_compiler`).
+    :raises NvccError: with nvcc's own output apart (``.output``).
+    """
     if arch is None:
         arch, target_format = _arch_flags(target_format)
     if target_format not in _FORMATS:
@@ -372,7 +386,7 @@ def run_nvcc(code: str, target_format: str = "ptx", arch: str | list[str] | None
         with open(source_path, "w") as f:
             f.write(code)
         file_target = path_target or output_path
-        cmd = [get_nvcc_compiler()]
+        cmd = [nvcc or get_nvcc_compiler()]
         host_compiler = get_cplus_compiler()
         if host_compiler:
             cmd.append(f"-ccbin={host_compiler}")
@@ -383,10 +397,10 @@ def run_nvcc(code: str, target_format: str = "ptx", arch: str | list[str] | None
         cmd += [*extra, "-o", file_target, source_path]
 
         compiler_env = get_nvcc_subprocess_env()
-        if compiler_env is None:
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        else:
+        try:
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=compiler_env)
+        except OSError as exc:  # not there, not executable
+            raise NvccError(f"nvcc could not be started: {exc}\nCommand: {' '.join(cmd)}\n", str(exc), cmd) from None
         timeout = _get_compile_timeout_seconds()
         try:
             out, _ = proc.communicate(timeout=timeout)
@@ -400,7 +414,7 @@ def run_nvcc(code: str, target_format: str = "ptx", arch: str | list[str] | None
                        f"Source: {source_path}\nTarget: {file_target}\n")
             if _text(out):
                 message += f"Output:\n{_text(out)}\n"
-            raise RuntimeError(message) from exc
+            raise NvccError(message, _text(out) or f"nvcc timed out after {timeout} seconds", cmd) from exc
         output = _text(out)
         if verbose:
             logger.info("NVCC compilation command: %s", " ".join(cmd))
@@ -412,7 +426,7 @@ def run_nvcc(code: str, target_format: str = "ptx", arch: str | list[str] | None
 
                 if get_msvc_environment_error():
                     message += f"MSVC environment: {get_msvc_environment_error()}\n"
-            raise RuntimeError(message)
+            raise NvccError(message, output, cmd, proc.returncode)
         with open(file_target, "rb") as f:
             data = bytearray(f.read())
         if not data:

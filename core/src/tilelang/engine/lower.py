@@ -120,7 +120,7 @@ def lower(func: Any, target: Any = None, target_host: Any = None,
     from tilelang.engine.callback import apply_postproc
     from tilelang.transform import pipeline
     from tilelang.transform import utils as C
-    from tilelang.transform.config import normalize_pass_configs
+    from tilelang.transform.config import normalize_pass_configs, tl_configs
 
     config = determine_target("auto" if target is None else target)
     host_spec = target_host if target_host is not None else config.get("host")
@@ -172,7 +172,8 @@ def lower(func: Any, target: Any = None, target_host: Any = None,
                                 location=C.source_location(prim)) from None
 
     if enable_device_compile and codegen.finalize is not None:  # binaries of the final source (its own errors)
-        built.merge(codegen.finalize(source, tgt))
+        with tl_configs(configs):  # the device compiler's flags come from them
+            built.merge(codegen.finalize(source, tgt))
     metadata = launch_metadata(prim)
     shared = _final_shared_bytes(device_mod) if device_mod is not None else None
     if shared is None:  # host-code kernels (their tiles are plain buffers) or symbolic sizes: the planned sum

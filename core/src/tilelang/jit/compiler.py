@@ -7,7 +7,6 @@ its `fingerprint` is the non-program part of every cache key.
 from __future__ import annotations
 
 import enum
-import inspect
 import logging
 import time
 from collections.abc import Iterable, Sequence
@@ -131,12 +130,10 @@ def _param_align(prim: Any, target: dict[str, Any]) -> dict[str, int]:
 
 def _lower(prim: Any, target: dict[str, Any], options: CompileOptions) -> CompiledArtifact:
     from tilelang.engine import lower
+    from tilelang.transform.config import with_compile_flags
 
-    kwargs: dict[str, Any] = {"target": target, "target_host": options.target_host,
-                              "pass_configs": options.pass_configs or None}
-    if options.compile_flags and "compile_flags" in inspect.signature(lower).parameters:
-        kwargs["compile_flags"] = options.compile_flags
-    artifact = lower(prim, **kwargs)
+    configs = with_compile_flags(options.pass_configs, options.compile_flags)  # where device compilers read them
+    artifact = lower(prim, target=target, target_host=options.target_host, pass_configs=configs or None)
     if "param_align" not in artifact.metadata:
         artifact.metadata["param_align"] = _param_align(prim, target)
     return artifact

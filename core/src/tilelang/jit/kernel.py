@@ -271,14 +271,11 @@ class JITKernel:
         timing from ``tl.pass_profile`` covers both stages)."""
         from tilelang.instrumentation.session import compile_pass_instrumentation
         from tilelang.tools.pass_timing import create_pass_timing_tool
+        from tilelang.transform.config import with_compile_flags
 
         attrs = getattr(tilelang_func, "attrs", None)
         name = str(attrs["global_symbol"]) if attrs is not None and "global_symbol" in attrs else "<unknown>"
-        pass_configs = dict(self.pass_configs or {})
-        flags = getattr(self, "compile_flags", None)
-        if flags:
-            flags = [flags] if isinstance(flags, str) else list(flags)
-            pass_configs["tl.device_compile_flags"] = list(pass_configs.get("tl.device_compile_flags") or []) + flags
+        pass_configs = with_compile_flags(self.pass_configs, getattr(self, "compile_flags", None))
         tool = create_pass_timing_tool(pass_configs)
         context = {"kernel": name, "target": str(self.target), "backend": getattr(self, "execution_backend", None)}
         with compile_pass_instrumentation(name=name, tools=[tool] if tool is not None else []):

@@ -130,6 +130,19 @@ def normalize_pass_configs(configs: dict[Any, Any] | None) -> dict[str, Any]:
     return out
 
 
+def with_compile_flags(configs: dict[str, Any] | None, compile_flags: Any) -> dict[str, Any]:
+    """`configs` with `compile_flags` (the ``compile_flags=`` of a kernel: a string or a list) appended to
+    ``tl.device_compile_flags``, as the reference hands them to the device compiler (nvcc, NVRTC, hipcc)."""
+    out = dict(configs or {})
+    if not compile_flags:
+        return out
+    flags = [compile_flags] if isinstance(compile_flags, str) else list(compile_flags)
+    given = out.get("tl.device_compile_flags")
+    given = [] if given is None else [given] if isinstance(given, str) else list(given)
+    out["tl.device_compile_flags"] = [*given, *flags]
+    return out
+
+
 def tvm_pass_configs(configs: dict[str, Any]) -> dict[str, Any]:
     """The subset of `configs` that TVM's PassContext understands (it rejects unknown keys)."""
     known = _tvm_config_keys()

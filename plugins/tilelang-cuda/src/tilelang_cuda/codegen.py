@@ -109,20 +109,25 @@ def postprocess_cuda(source: str, target: Any) -> str:
 
 
 def finalize_cuda(source: str, target: Any) -> DeviceBuild:
-    """``kernel.cubin``, ``kernel.ptx`` and the ptxas report of the final source for the target's ``arch``, with
-    the TMA descriptors the launch encodes; on a machine with neither nvcc nor NVRTC the artifact stays
+    """``kernel.cubin``, ``kernel.ptx`` and the ptxas report of the final source for the target's ``arch`` (with
+    the compiler flags the pass configs ask for, kept as metadata ``cuda_flags``), with the TMA descriptors the
+    launch encodes; on a machine with neither nvcc nor NVRTC the artifact stays
     source-only (``metadata["cuda_compiler"] == "unavailable"``: launching it says why)."""
-    from tilelang_cuda.compiler import CUBIN, PTX, compile_source, compiler_available, resource_metadata
+    from tilelang_cuda import compiler
+    from tilelang_cuda.compiler import CUBIN, PTX, compile_source, resource_metadata
     from tilelang_cuda.tma import tensor_maps_of
 
     out = DeviceBuild()
     maps = tensor_maps_of(source)
     if maps:
         out.metadata["tma_maps"] = maps
-    if not compiler_available():
+    flags = compiler.requested_flags()
+    if flags:
+        out.metadata[compiler.FLAGS_KEY] = flags
+    if not compiler.compiler_available():
         out.metadata["cuda_compiler"] = "unavailable"
         return out
-    binary = compile_source(source, _arch_of(target))
+    binary = compile_source(source, _arch_of(target), flags=flags)
     out.files.update({CUBIN: binary.cubin, PTX: binary.ptx.encode()})
     out.metadata.update(resource_metadata(binary))
     return out

@@ -4,7 +4,12 @@
 PTX; ``-Xptxas -v`` reports registers and shared memory) and memoises the result per process by (source, arch,
 compiler, flags). `compile_artifact` puts ``kernel.cubin`` / ``kernel.ptx`` into a `CompiledArtifact`'s files
 and the ptxas numbers into its metadata. ``TILELANG_CUDA_COMPILER=nvcc|nvrtc`` picks the compiler; where nvcc,
-NVRTC and the headers are comes from `tilelang_cuda.toolkit` (NVIDIA's pip wheels through cuda-pathfinder).
+NVRTC and the headers are comes from `tilelang_cuda.toolkit` (NVIDIA's pip wheels through cuda-pathfinder). An
+nvcc chosen by default whose environment is broken gives way to NVRTC with a warning. Compile errors start with
+the compiler's own message.
+
+The flags follow the reference: a kernel's ``compile_flags=`` (which arrive as ``tl.device_compile_flags``) reach
+nvcc and NVRTC alike, fast math only under ``tl.enable_fast_math`` (`flags_from_configs`).
 
 The reference TileLang's TVM callbacks of this backend live here too (declared in the manifest, registered
 when `tilelang.backend.get_backend` builds its module): `tilelang_callback_cuda_compile` (nvcc to a cubin or
@@ -19,6 +24,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +33,7 @@ from tilelang.errors import TileLangError
 
 CUBIN = "kernel.cubin"
 PTX = "kernel.ptx"
+FLAGS_KEY = "cuda_flags"  # artifact metadata: the extra compiler flags its build asked for
 _lock = threading.Lock()
 _MEMO: dict[str, CudaBinary] = {}
 
@@ -67,8 +74,8 @@ def parse_ptxas(log: str) -> dict[str, Any]:
 
 
 def default_compiler() -> str:
-    """``TILELANG_CUDA_COMPILER`` (``nvcc`` / ``nvrtc``) when set, else nvcc when there is one (PATH, ``CUDA_HOME``,
-    a standard install), else NVRTC (`tilelang_cuda.toolkit`)."""
+    """``TILELANG_CUDA_COMPILER`` (``nvcc`` / ``nvrtc``) when set, else nvcc when there is one (``CUDA_PATH``,
+    ``CUDA_HOME``, PATH, its wheel, conda) not found broken, else NVRTC (`tilelang_cuda.toolkit`)."""
     from tilelang_cuda.toolkit import CudaToolkitError
     from tilelang_cuda.toolkit import default_compiler as choose
 
@@ -85,22 +92,72 @@ def compiler_available() -> bool:
     return compiler_problem() is None
 
 
-def _nvcc(source: str, arch: str, flags: list[str]) -> CudaBinary:
-    """One nvcc run through `tilelang.contrib.nvcc` (``--keep`` leaves the PTX in a scratch directory)."""
-    from tilelang.contrib import nvcc
+class NvccUnusable(CudaCompileError):
+    """nvcc failed on a trivial kernel too: its environment is broken (a missing host compiler, a broken
+    install), not the kernel."""
 
-    try:
-        nvcc.get_nvcc_compiler()
-    except RuntimeError:
-        raise CudaCompileError("nvcc was not found (PATH, CUDA_HOME): install the CUDA toolkit (or `pip install "
-                               "nvidia-cuda-nvcc`), or set TILELANG_CUDA_COMPILER=nvrtc with "
-                               '`pip install "tilelang-cuda[nvrtc]"`') from None
+
+def compiler_message(log: str, context: str, limit: int = 60) -> str:
+    """A compile error as users read it: the compiler's own message first (its first `limit` lines), then
+    `context` (which compiler, for which arch, the command)."""
+    lines = log.strip().splitlines()
+    if len(lines) > limit:
+        lines = [*lines[:limit], f"... ({len(lines) - limit} more lines)"]
+    return "\n".join([*lines, context])
+
+
+def flags_from_configs(configs: Any) -> list[str]:
+    """The compiler flags pass configs ask for, with the reference's meaning: ``tl.device_compile_flags`` (where a
+    kernel's ``compile_flags=`` arrive), each shell-split; ``--use_fast_math`` only under ``tl.enable_fast_math``
+    (fast math is off otherwise); ``tl.ptxas_register_usage_level``."""
+    from tilelang.transform import PassConfigKey
+
+    flags: list[str] = []
+    extra = configs.get(PassConfigKey.TL_DEVICE_COMPILE_FLAGS.value)
+    if extra:
+        flags += _compile_flag_tokens(extra)
+    if configs.get(PassConfigKey.TL_ENABLE_FAST_MATH.value, False):
+        flags.append("--use_fast_math")
+    level = configs.get(PassConfigKey.TL_PTXAS_REGISTER_USAGE_LEVEL.value)
+    if level is not None:
+        flags.append(f"--ptxas-options=--register-usage-level={int(level)}")
+    return flags
+
+
+def requested_flags() -> list[str]:
+    """`flags_from_configs` of the pass configs of the compile in progress (none outside one)."""
+    from tilelang.transform.config import current_tl_configs
+
+    return flags_from_configs(current_tl_configs())
+
+
+def _std(flags: list[str], spelling: str) -> list[str]:
+    """``<spelling>c++17`` unless the user's `flags` choose the language standard themselves."""
+    return [] if any(f.startswith(("-std", "--std")) for f in flags) else [f"{spelling}c++17"]
+
+
+def _nvcc(source: str, arch: str, flags: list[str]) -> CudaBinary:
+    """One nvcc run through `tilelang.contrib.nvcc` (``--keep`` leaves the PTX in a scratch directory); a failure
+    that a trivial kernel shares (`toolkit.nvcc_problem`) is `NvccUnusable`."""
+    from tilelang.contrib import nvcc
+    from tilelang_cuda import toolkit
+
+    path = toolkit.find_nvcc()
+    if path is None:
+        raise CudaCompileError(f"nvcc was not found ({toolkit.NVCC_PLACES}): install the CUDA toolkit (or `pip "
+                               "install nvidia-cuda-nvcc`), or set TILELANG_CUDA_COMPILER=nvrtc with "
+                               f"`{toolkit.NVRTC_EXTRA}`")
     with tempfile.TemporaryDirectory(prefix="tilelang-cuda-") as tmp:
-        options = ["-std=c++17", "--use_fast_math", "-Xptxas", "-v", "--keep", f"--keep-dir={tmp}", *flags]
+        options = [*_std(flags, "-std="), "-Xptxas", "-v", "--keep", f"--keep-dir={tmp}", *flags]
         try:
-            result = nvcc.run_nvcc(source, "cubin", arch=[f"-arch={arch}"], options=options)
-        except RuntimeError as exc:
-            raise CudaCompileError(f"nvcc failed for {arch}:\n{_tail(str(exc))}") from None
+            result = nvcc.run_nvcc(source, "cubin", arch=[f"-arch={arch}"], options=options, nvcc=path)
+        except nvcc.NvccError as exc:
+            if toolkit.nvcc_problem(path) is not None:
+                raise NvccUnusable(compiler_message(
+                    exc.output, f"nvcc ({path}) cannot compile even a trivial kernel here: its environment is "
+                    "broken (the message above), not the kernel")) from None
+            raise CudaCompileError(compiler_message(
+                exc.output, f"nvcc failed for {arch}; command: {' '.join(exc.command)}")) from None
         ptx_files = sorted(Path(tmp).glob("*.ptx"))
         ptx = ptx_files[0].read_text() if ptx_files else ""
         return CudaBinary(bytes(result.data), ptx, "nvcc", result.output, parse_ptxas(result.output))
@@ -123,15 +180,16 @@ def _nvrtc(source: str, arch: str, flags: list[str]) -> CudaBinary:
 
     prog = check(nvrtc.nvrtcCreateProgram(source.encode(), b"kernel.cu", 0, [], []), "nvrtcCreateProgram")
     try:
-        opts = [f"--gpu-architecture={arch}", "-default-device", "--std=c++17", "--use_fast_math",
-                "--ptxas-options=-v", *[f"-I{d}" for d in include_dirs], *flags]
+        opts = [f"--gpu-architecture={arch}", "-default-device", *_std(flags, "--std="), "--ptxas-options=-v",
+                *[f"-I{d}" for d in include_dirs], *flags]
         rc = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])[0]
         log_buf = b" " * check(nvrtc.nvrtcGetProgramLogSize(prog), "nvrtcGetProgramLogSize")
         check(nvrtc.nvrtcGetProgramLog(prog, log_buf), "nvrtcGetProgramLog")
         log = log_buf.decode(errors="replace").rstrip("\x00 ")
         if rc != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             hint = toolkit.missing_include_hint(log)
-            raise CudaCompileError(f"NVRTC failed for {arch}:\n{_tail(log)}" + (f"\n{hint}" if hint else ""))
+            raise CudaCompileError(compiler_message(log, f"NVRTC failed for {arch} ({rc})") +
+                                   (f"\n{hint}" if hint else ""))
         cubin = b" " * check(nvrtc.nvrtcGetCUBINSize(prog), "nvrtcGetCUBINSize")
         check(nvrtc.nvrtcGetCUBIN(prog, cubin), "nvrtcGetCUBIN")
         ptx_buf = b" " * check(nvrtc.nvrtcGetPTXSize(prog), "nvrtcGetPTXSize")
@@ -148,16 +206,32 @@ def _tail(text: str, lines: int = 40) -> str:
 
 def compile_source(source: str, arch: str, compiler: str | None = None, flags: list[str] | None = None
                    ) -> CudaBinary:
-    """Compile CUDA C `source` for `arch` (``sm_80`` ...); memoised per process."""
+    """Compile CUDA C `source` for `arch` (``sm_80`` ...) with `compiler` (default: `default_compiler`) and the
+    extra compiler `flags` (default: those of the compile in progress, `requested_flags`); memoised per process.
+
+    When nvcc was chosen by default and its environment turns out broken (`NvccUnusable`), NVRTC compiles
+    instead, with a warning; asked for by name (`compiler`, ``TILELANG_CUDA_COMPILER``), nvcc's error is raised.
+    """
+    from tilelang_cuda import toolkit
+
+    named = compiler is not None or toolkit.forced_compiler() is not None
     compiler = compiler or default_compiler()
-    flags = list(flags or [])
+    flags = requested_flags() if flags is None else list(flags)
     key = hashlib.sha256("\0".join([source, arch, compiler, *flags]).encode()).hexdigest()
     with _lock:
         hit = _MEMO.get(key)
     if hit is not None:
         return hit
     if compiler == "nvcc":
-        binary = _nvcc(source, arch, flags)
+        try:
+            binary = _nvcc(source, arch, flags)
+        except NvccUnusable as exc:
+            problem = None if named else toolkit.compiler_problem("nvrtc")
+            if named or problem is not None:
+                raise CudaCompileError(f"{exc}" + (f"\nNVRTC cannot take over: {problem}" if problem else "")
+                                       ) from None
+            warnings.warn(f"{exc}; compiling with NVRTC instead", RuntimeWarning, stacklevel=2)
+            binary = _nvrtc(source, arch, flags)
     elif compiler == "nvrtc":
         binary = _nvrtc(source, arch, flags)
     else:
@@ -168,13 +242,16 @@ def compile_source(source: str, arch: str, compiler: str | None = None, flags: l
 
 
 def compile_artifact(artifact: Any, compiler: str | None = None, flags: list[str] | None = None) -> CudaBinary:
-    """Compile a CUDA `CompiledArtifact` (once) and record ``kernel.cubin``, ``kernel.ptx`` and ptxas numbers."""
+    """Compile a CUDA `CompiledArtifact` (once) and record ``kernel.cubin``, ``kernel.ptx`` and ptxas numbers;
+    `flags` default to those its build asked for (metadata ``cuda_flags``)."""
     if CUBIN in artifact.files and PTX in artifact.files and compiler is None and not flags:
         ptx = artifact.files[PTX]
         return CudaBinary(artifact.files[CUBIN], ptx.decode() if isinstance(ptx, bytes) else ptx,
                           artifact.metadata.get("cuda_compiler", "cache"),
                           resources=dict(artifact.metadata.get("ptxas", {})))
     arch = str(artifact.target.get("arch", "sm_80"))
+    if flags is None:
+        flags = list(artifact.metadata.get(FLAGS_KEY) or [])
     binary = compile_source(artifact.kernel_source, arch, compiler, flags)
     artifact.files[CUBIN] = binary.cubin
     artifact.files[PTX] = binary.ptx.encode()
@@ -274,7 +351,6 @@ def tilelang_callback_cuda_compile(code: str, target: Any, pass_config: dict[str
     from tilelang.cache.cuda_binary_cache import CUDABinaryCache
     from tilelang.contrib import nvcc
     from tilelang.env import env
-    from tilelang.transform import PassConfigKey
 
     arch, codes = nvcc.get_target_arch_and_code(target)
     code_list = nvcc.get_target_code_list(codes)
@@ -282,19 +358,11 @@ def tilelang_callback_cuda_compile(code: str, target: Any, pass_config: dict[str
     arch_flags = [f"-arch=sm_{arch}"] if gencode is None else ["-gencode", f"arch=compute_{arch},code={gencode}"]
     compile_format = "fatbin" if len(code_list) > 1 else "cubin"
 
-    cfg = pass_config or {}
     options = ["-std=c++20"]
     for directory in (env.TILELANG_TEMPLATE_PATH, env.CUTLASS_INCLUDE_DIR):
         if directory:
             options.append(f"-I{directory}")
-    extra = cfg.get(PassConfigKey.TL_DEVICE_COMPILE_FLAGS)
-    if extra:
-        options += _compile_flag_tokens(extra)
-    if cfg.get(PassConfigKey.TL_ENABLE_FAST_MATH, False):
-        options.append("--use_fast_math")
-    level = cfg.get(PassConfigKey.TL_PTXAS_REGISTER_USAGE_LEVEL)
-    if level is not None:
-        options.append(f"--ptxas-options=--register-usage-level={int(level)}")
+    options += flags_from_configs({str(k): v for k, v in (pass_config or {}).items()})
     verbose = env.get_default_verbose()
     if verbose:
         options += ["--ptxas-options=--verbose", "-w"]

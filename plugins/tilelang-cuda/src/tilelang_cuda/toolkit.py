@@ -1,10 +1,15 @@
 """Where this machine's CUDA compiler pieces are: nvcc, NVRTC with the headers kernels include, cuobjdump/nvdisasm.
 
-A local toolkit is found the way `tilelang.contrib.nvcc` finds it (``CUDA_HOME`` / ``CUDA_PATH``, nvcc on PATH,
-the usual install directories, the ``nvidia-cuda-nvcc`` wheel); NVRTC's library and headers through
-cuda-pathfinder, which looks at NVIDIA's pip wheels first (``pip install "tilelang-cuda[nvrtc]"`` brings them all),
-then conda and ``CUDA_HOME``. `default_compiler` prefers nvcc when there is one. A missing piece raises
-`CudaToolkitError` naming the pip package that brings it.
+nvcc is taken only from where the user put it, looked up in trusted directories as cuda-pathfinder looks up
+NVIDIA's tools: ``CUDA_PATH`` then ``CUDA_HOME`` (``bin/``), PATH, NVIDIA's ``nvidia-cuda-nvcc`` wheel, the
+active conda environment; never a guessed install directory (a toolkit in /usr/local/cuda that is not on PATH is
+not used). NVRTC's library and headers come through cuda-pathfinder, which looks at NVIDIA's pip wheels first
+(``pip install "tilelang-cuda[nvrtc]"`` brings them all), then conda and ``CUDA_HOME``.
+
+`default_compiler` prefers nvcc when there is one and it works: when it fails, `nvcc_problem` compiles a trivial
+kernel with it (once per process); if that fails too, nvcc's environment is broken (a missing host compiler, a
+broken install), it is not used again in this process, and `tilelang_cuda.compiler` falls back to NVRTC with a
+warning. A missing piece raises `CudaToolkitError` naming the pip package that brings it.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 from types import ModuleType
@@ -20,6 +26,7 @@ from typing import Any
 from tilelang.errors import TileLangError
 
 NVRTC_EXTRA = 'pip install "tilelang-cuda[nvrtc]"'
+NVCC_PLACES = "CUDA_PATH, CUDA_HOME, PATH, the nvidia-cuda-nvcc wheel, conda"
 COMPILERS = ("nvcc", "nvrtc")
 
 # the headers NVRTC needs for generated kernels: (cuda-pathfinder name, a file kernels reach, the wheel shipping it)
@@ -49,25 +56,71 @@ def pathfinder() -> ModuleType:
 
 
 def find_nvcc() -> str | None:
-    """The nvcc `tilelang.contrib.nvcc` runs (``CUDA_HOME``/``CUDA_PATH``, PATH, a standard install, the
-    ``nvidia-cuda-nvcc`` wheel), or None."""
-    from tilelang.contrib import nvcc
+    """nvcc from ``CUDA_PATH`` / ``CUDA_HOME`` (``bin/``), PATH, the ``nvidia-cuda-nvcc`` wheel or
+    ``$CONDA_PREFIX/bin``, in that order (an executable file); None when it is in none of them."""
+    exe = "nvcc.exe" if os.name == "nt" else "nvcc"
+    for var in ("CUDA_PATH", "CUDA_HOME"):
+        root = os.environ.get(var, "").strip()
+        if root and _executable(candidate := os.path.join(root, "bin", exe)):
+            return candidate
+    on_path = shutil.which(exe)
+    if on_path:
+        return on_path
+    wheel = _wheel_binary(exe, _NVCC_WHEEL_DIRS)
+    if wheel:
+        return wheel
+    conda = os.environ.get("CONDA_PREFIX", "").strip()
+    if conda and _executable(candidate := os.path.join(conda, "bin", exe)):
+        return candidate
+    return None
 
-    try:
-        path = nvcc.get_nvcc_compiler()
-    except RuntimeError:
-        return None
-    return path if os.access(path, os.X_OK) else None
+
+def _executable(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+# what a compile with a working nvcc always gets through: the host compiler's preprocessing, cicc and ptxas
+_PROBE_SOURCE = 'extern "C" __global__ void tilelang_probe(float* x) { x[threadIdx.x] += 1.0f; }\n'
+_PROBES: dict[str, str | None] = {}  # nvcc path -> why it cannot compile here (None: it can)
+
+
+def nvcc_problem(path: str) -> str | None:
+    """Why nvcc at `path` cannot compile here, from compiling a trivial kernel to a cubin (once per process and
+    path): nvcc's own message, or None when it works."""
+    if path not in _PROBES:
+        from tilelang.contrib import nvcc
+
+        try:
+            nvcc.run_nvcc(_PROBE_SOURCE, "cubin", arch=["-arch=sm_80"], nvcc=path)
+            _PROBES[path] = None
+        except nvcc.NvccError as exc:
+            _PROBES[path] = exc.output.strip() or f"nvcc exited with status {exc.returncode}"
+        except OSError as exc:
+            _PROBES[path] = str(exc)
+    return _PROBES[path]
+
+
+def known_nvcc_problem(path: str) -> str | None:
+    """What an earlier `nvcc_problem` found for `path` (None: not probed, or it works)."""
+    return _PROBES.get(path)
+
+
+def forced_compiler() -> str | None:
+    """``TILELANG_CUDA_COMPILER`` (``nvcc`` or ``nvrtc``) when set; None when not."""
+    chosen = os.environ.get("TILELANG_CUDA_COMPILER", "").strip().lower()
+    if chosen and chosen not in COMPILERS:
+        raise CudaToolkitError(f"TILELANG_CUDA_COMPILER={chosen!r} is not a CUDA compiler; use 'nvcc' or 'nvrtc'")
+    return chosen or None
 
 
 def default_compiler() -> str:
-    """``TILELANG_CUDA_COMPILER`` when set (``nvcc`` or ``nvrtc``), else nvcc when there is one, else NVRTC."""
-    chosen = os.environ.get("TILELANG_CUDA_COMPILER", "").strip().lower()
-    if chosen:
-        if chosen not in COMPILERS:
-            raise CudaToolkitError(f"TILELANG_CUDA_COMPILER={chosen!r} is not a CUDA compiler; use 'nvcc' or 'nvrtc'")
-        return chosen
-    return "nvcc" if find_nvcc() else "nvrtc"
+    """``TILELANG_CUDA_COMPILER`` when set (``nvcc`` or ``nvrtc``), else nvcc when there is one (`find_nvcc`) and
+    it was not found broken in this process (`nvcc_problem`), else NVRTC."""
+    forced = forced_compiler()
+    if forced:
+        return forced
+    path = find_nvcc()
+    return "nvcc" if path and known_nvcc_problem(path) is None else "nvrtc"
 
 
 def load_nvrtc() -> ModuleType:
@@ -166,14 +219,23 @@ def find_tool(name: str) -> str | None:
                 return str(hit)
     except CudaToolkitError:
         pass
+    return _wheel_binary(name, ("*",))
+
+
+_NVCC_WHEEL_DIRS = ("cu13", "cuda_nvcc")  # nvidia/<dir>/bin in NVIDIA's wheels (cuda-pathfinder's list for nvcc)
+
+
+def _wheel_binary(name: str, dirs: tuple[str, ...]) -> str | None:
+    """`name` from ``nvidia/<dir>/bin`` of NVIDIA's installed wheels (`dirs` are glob patterns), or None."""
     try:
         import nvidia
     except ImportError:
         return None
     for base in getattr(nvidia, "__path__", []):
-        for path in sorted(Path(base).glob(f"*/bin/{name}")):
-            if os.access(path, os.X_OK):
-                return str(path)
+        for pattern in dirs:
+            for path in sorted(Path(base).glob(f"{pattern}/bin/{name}")):
+                if os.access(path, os.X_OK):
+                    return str(path)
     return None
 
 
@@ -182,8 +244,8 @@ def compiler_problem(compiler: str | None = None) -> str | None:
     try:
         compiler = compiler or default_compiler()
         if compiler == "nvcc":
-            return None if find_nvcc() else ("nvcc was not found: install the CUDA toolkit (or `pip install "
-                                             f"nvidia-cuda-nvcc`), or use NVRTC: {NVRTC_EXTRA}")
+            return None if find_nvcc() else (f"nvcc was not found ({NVCC_PLACES}): install the CUDA toolkit (or "
+                                             f"`pip install nvidia-cuda-nvcc`), or use NVRTC: {NVRTC_EXTRA}")
         load_nvrtc()
         nvrtc_headers()
     except CudaToolkitError as exc:
@@ -203,8 +265,15 @@ def _nvcc_release(path: str) -> str:
 def nvcc_status() -> tuple[bool, str]:
     path = find_nvcc()
     if path is None:
-        return False, "not found (PATH, CUDA_HOME): install the CUDA toolkit or `pip install nvidia-cuda-nvcc`"
+        return False, f"not found ({NVCC_PLACES}): install the CUDA toolkit or `pip install nvidia-cuda-nvcc`"
+    problem = nvcc_problem(path)
+    if problem is not None:
+        return False, f"{path} cannot compile here: {_first_lines(problem)}"
     return True, f"{path} (release {_nvcc_release(path)})"
+
+
+def _first_lines(text: str, lines: int = 3) -> str:
+    return " | ".join(text.strip().splitlines()[:lines])
 
 
 def nvrtc_status() -> tuple[bool, str]:
@@ -225,8 +294,15 @@ def compiler_status() -> tuple[bool, str]:
         compiler = default_compiler()
     except CudaToolkitError as exc:
         return False, str(exc)
-    how = "set by TILELANG_CUDA_COMPILER" if os.environ.get("TILELANG_CUDA_COMPILER", "").strip() else (
-        "preferred when found" if compiler == "nvcc" else "no nvcc found")
+    path = find_nvcc()
+    if forced_compiler() is None and compiler == "nvcc" and nvcc_problem(path) is not None:  # type: ignore[arg-type]
+        compiler = "nvrtc"
+    if forced_compiler():
+        how = "set by TILELANG_CUDA_COMPILER"
+    elif compiler == "nvcc":
+        how = "preferred when found"
+    else:
+        how = "no nvcc found" if path is None else "nvcc found but cannot compile here"
     problem = compiler_problem(compiler)
     return problem is None, f"{compiler} ({how})" + (f": {problem}" if problem else "")
 
