@@ -77,3 +77,16 @@ def test_unknown_dtype_is_a_clear_error():
 def test_float32_constant_out_of_range():
     with pytest.raises(ValueError, match="exceeds maximum of float32"):
         T.cast(1e300, "float32")
+
+
+def test_torch_dtype_table_of_the_reference():
+    """``tilelang.language.dtypes._TORCH_DTYPE_TO_STR`` (what the reference's examples import, e.g. gemm_sp's
+    sparse_utils: ``dtype(_TORCH_DTYPE_TO_STR[t])``) maps torch dtypes to TileLang names, and back."""
+    from tilelang.language import dtypes
+
+    table = dtypes._TORCH_DTYPE_TO_STR
+    assert table[torch.float16] == "float16" and table[torch.float] == "float32" and table[torch.long] == "int64"
+    assert table[torch.bfloat16] == "bfloat16" and table[torch.float8_e4m3fn] == "float8_e4m3fn"
+    assert table[torch.bool] == "bool" and table[torch.uint8] == "uint8"
+    assert dtypes.dtype(table[torch.half]) == T.float16
+    assert dtypes._STR_TO_TORCH_DTYPE["int32"] is torch.int32
