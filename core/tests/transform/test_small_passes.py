@@ -73,3 +73,16 @@ def test_check_semantics_rejects_tile_ops_outside_kernel():
     func = func.with_attr("tl.source", "kern.py:3").with_attr("global_symbol", "kern")
     with pytest.raises(Exception, match=r"kern\.py:3: kern: tl\.fill is used outside a T\.Kernel launch"):
         CheckSemantics(None)(as_module(func))
+
+
+def test_short_error_keeps_the_message_of_a_tvm_pass_error():
+    """TVM's pass errors put the message first, then the pass and a dump of the IR whose last line is
+    "(... N lines skipped ...)": the LoweringError shows the message and the pass, not the dump's last line."""
+    text = ("Check failed: condition_counter() == 0 (1 vs. 0) : Cannot insert syncs inside condition\n\n"
+            "Error in pass: tl.InsertBarriers\nLocation (TVMScript):\nAccess path: <root>.functions\n"
+            "# from tvm.script import ir as I\n@I.ir_module\nclass Module:\n    @T.prim_func\n"
+            "    def main(Q: T.Buffer((1, 4096), \"float16\")):\n        ^^^^^^^^^^\n(... 370 lines skipped ...)")
+    assert C.short_error(RuntimeError(text)) == ("Check failed: condition_counter() == 0 (1 vs. 0) : Cannot insert "
+                                               "syncs inside condition (in pass tl.InsertBarriers)")
+    plain = "Traceback (most recent call last):\n  File \"x.py\", line 1\nValueError: block_M must divide M"
+    assert C.short_error(RuntimeError(plain)) == "ValueError: block_M must divide M"
