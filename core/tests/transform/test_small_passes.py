@@ -39,6 +39,25 @@ def test_plan_shared_memory(options, static, scope):
     assert int(func.attrs["tl.shared_bytes"]) == (64 * 32 + 32 * 64) * 4
 
 
+@pytest.mark.parametrize("dtype,nbytes", [("float8_e4m3fn", 1), ("float8_e5m2", 1), ("float16", 2),
+                                          ("bfloat16", 2), ("int8", 1), ("float32", 4)])
+def test_shared_bytes_of_a_tile_count_its_dtype_width(options, dtype, nbytes):
+    """The width of ``float8_e4m3fn`` is 8 bits (the number after the class), not "843" bits from every digit
+    of the name: fp8 tiles were counted 105 bytes an element (and the CUDA cp.async plan divided by zero)."""
+
+    @S.prim_func(check_well_formed=False)
+    def before(A: S.Buffer((64,), dtype)):
+        S.launch_thread("blockIdx.x", 1)
+        tx = S.launch_thread("threadIdx.x", 64)
+        Sh = S.alloc_buffer((64, 128), dtype, scope="shared.dyn")
+        Sh[tx, 0] = A[tx]
+        A[tx] = Sh[63 - tx, 0]
+
+    options({"static_shared_memory": False})
+    func = PlanSharedMemory({"kind": "cuda"})(as_module(before))["main"]
+    assert int(func.attrs["tl.shared_bytes"]) == 64 * 128 * nbytes
+
+
 def _syncs(mod):
     return [e for e in C.collect(mod["main"].body, tvm.tirx.Evaluate)
             if isinstance(e.value, tvm.ir.Call) and str(e.value.op.name) == "tirx.tvm_storage_sync"]
