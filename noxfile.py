@@ -170,7 +170,7 @@ def conformance(session: nox.Session) -> None:
 
 
 # what the example scripts import besides TileLang and torch (triton and einops install on CPU-only machines)
-EXAMPLE_DEPS = ("pytest", "pytest-timeout", "einops", "triton")
+EXAMPLE_DEPS = ("pytest", "pytest-timeout", "einops", "triton", "scipy")
 REFERENCE_TILELANG = "tilelang==0.1.15"
 
 
