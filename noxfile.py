@@ -11,6 +11,10 @@ command).
 - conformance:  every distribution (regular installs) in a fresh venv; the reference TileLang's own test suite
                 (../shared/conformance, or TILELANG_CONFORMANCE_DIR) run against it, failing when a test of
                 conformance/floor.txt stops passing. Skipped, saying so, when the kit is not there.
+- examples:     every distribution in a fresh venv; the kit's example scripts compiled for their folders'
+                architectures (kernel builds reaching a cubin / hsaco, next to the reference TileLang's stored
+                count; CI runs conformance/examples_ci.txt, `-- --full` all, `-- --reference` remeasures the
+                reference), then the examples' own tests on the CPU. Skipped, saying so, without the kit.
 - docs:         the Sphinx site (guides + API reference of the full module tree), warnings as errors.
 - wheels:       sdist and wheel of every distribution (`python -m build`), failing on any deprecation warning.
 - bench:        benchmarks/ (not part of the default run).
@@ -38,7 +42,7 @@ CONFORMANCE_DIR = os.path.abspath(os.environ.get("TILELANG_CONFORMANCE_DIR")
                                   or os.path.join(HERE, "..", "shared", "conformance"))
 
 nox.options.sessions = ["lint", "tests", *(f"slim-{p}" for p in PLUGINS), "nvrtc", "third-party", "demo",
-                        "conformance"]
+                        "conformance", "examples"]
 nox.options.reuse_existing_virtualenvs = False
 
 
@@ -163,6 +167,52 @@ def conformance(session: nox.Session) -> None:
     session.run("python", run_py, "--python", python, "--out", out,
                 "--exclusions", os.path.join(HERE, "conformance", "exclusions.txt"),
                 "--floor", os.path.join(HERE, "conformance", "floor.txt"), *session.posargs, env=env)
+
+
+# what the example scripts import besides TileLang and torch (triton and einops install on CPU-only machines)
+EXAMPLE_DEPS = ("pytest", "pytest-timeout", "einops", "triton", "scipy")
+REFERENCE_TILELANG = "tilelang==0.1.15"
+
+
+@nox.session
+def examples(session: nox.Session) -> None:
+    """The reference TileLang's example scripts (the kit's examples/) against a fresh full install: kernel builds
+    that reach a binary for each folder's architecture, next to the reference's count (stored in
+    conformance/examples_reference.json), failing when a build of conformance/examples_floor.txt no longer
+    reaches one; then the examples' own tests on the CPU (conformance/examples_cpu_floor.txt must keep passing).
+    CI runs the scripts of conformance/examples_ci.txt; `-- --full` runs every script; `-- --reference`
+    remeasures the reference TileLang 0.1.15 (PyPI, in a venv of its own) and rewrites its file."""
+    run_py = os.path.join(HERE, "conformance", "examples_run.py")
+    if not os.path.isdir(os.path.join(CONFORMANCE_DIR, "examples")):
+        session.skip(f"the conformance kit's examples/ is not in {CONFORMANCE_DIR} (set TILELANG_CONFORMANCE_DIR)")
+    args = list(session.posargs)
+    env = {**_env(session), "TMPDIR": tempfile.gettempdir()}
+    common = ["--kit", CONFORMANCE_DIR, "--out", os.path.join(session.create_tmp(), "examples-out")]
+    if "--reference" in args:
+        args.remove("--reference")
+        venv = os.path.join(session.create_tmp(), "reference-venv")
+        session.run("python", "-m", "venv", "--clear", venv)
+        session.run(os.path.join(venv, "bin", "pip"), "install", "-q", REFERENCE_TILELANG, TORCH, *EXAMPLE_DEPS,
+                    external=True)
+        session.run("python", run_py, "--python", os.path.join(venv, "bin", "python"), *common,
+                    "--save", os.path.join(HERE, "conformance", "examples_reference.json"), *args, env=env)
+        return
+    _system_packages(session, PLUGINS)
+    _install(session, "./core", *(f"./plugins/tilelang-{p}" for p in PLUGINS))
+    session.install(*EXAMPLE_DEPS)
+    python = os.path.join(session.virtualenv.location, "bin", "python")
+    full = "--full" in args
+    subset = [] if full else ["--subset", os.path.join(HERE, "conformance", "examples_ci.txt")]
+    args = [a for a in args if a != "--full"]
+    if shutil.which("nvcc") or os.environ.get("CUDA_HOME"):
+        session.run("python", run_py, "--python", python, *common, *subset,
+                    "--compare", os.path.join(HERE, "conformance", "examples_reference.json"),
+                    "--floor", os.path.join(HERE, "conformance", "examples_floor.txt"), *args, env=env)
+    else:
+        session.log("no nvcc on PATH and no CUDA_HOME: the example builds are not counted here")
+    session.run("python", run_py, "--cpu", "--python", python, *common,
+                "--floor", os.path.join(HERE, "conformance", "examples_cpu_floor.txt"),
+                *([] if full else ["--only-floor"]), *args, env=env)
 
 
 @nox.session

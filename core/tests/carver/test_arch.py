@@ -243,13 +243,30 @@ def test_driver_queries_say_a_gpu_is_needed() -> None:
     from tilelang.carver.arch import driver
 
     assert driver.get_cuda_device_properties() is None
-    for query in (driver.get_num_sms, driver.get_device_name, driver.get_shared_memory_per_block,
+    for query in (driver.get_device_name, driver.get_shared_memory_per_block,
                   driver.get_max_dynamic_shared_size_bytes, driver.get_persisting_l2_cache_max_size,
                   driver.get_registers_per_block):
         with pytest.raises(RuntimeError, match="no CUDA device 0 is visible"):
             query()
     with pytest.raises(RuntimeError, match="no CUDA device"):
         driver.get_device_attribute(driver.cudaDeviceAttrNames.cudaDevAttrMultiProcessorCount)
+
+
+def test_sm_count_without_a_gpu_is_the_cpu_cores(caplog: pytest.LogCaptureFixture,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reference's examples size persistent grids with ``driver.get_num_sms()``; moved to the CPU they get
+    the cores that run blocks in parallel (said once), not an error; another device index still raises."""
+    import os
+
+    from tilelang.carver.arch import driver
+    from tilelang.carver.arch.driver import cuda_driver
+
+    monkeypatch.setattr(cuda_driver, "_WARNED", [])
+    with caplog.at_level("WARNING", logger="tilelang.carver"):
+        assert driver.get_num_sms() == len(os.sched_getaffinity(0))
+    assert "no CUDA device is visible" in caplog.text
+    with pytest.raises(RuntimeError, match="no CUDA device 1 is visible"):
+        driver.get_num_sms(1)
 
 
 def test_driver_reads_torch_properties(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -56,6 +56,38 @@ def test_profiler_checks_and_times():
     assert len(profiler.do_bench(quantiles=[0.5, 0.9], rep=5)) == 2
 
 
+def test_profiler_func_is_the_kernel():
+    """The reference's ``profiler.func(*inputs)`` / ``profiler(*inputs)`` call the kernel (examples time
+    ``profiler.do_bench(profiler.func)``)."""
+    kernel = kernels.add(64, 16)
+    profiler = kernel.get_profiler()
+    assert profiler.func is kernel
+    a, b = torch.randn(64, 16), torch.randn(64, 16)
+    torch.testing.assert_close(profiler.func(a, b), a + b)
+    torch.testing.assert_close(profiler(a, b), a + b)
+    assert profiler.do_bench(profiler.func, n_warmup=1, n_repeat=2) > 0
+
+
+@pytest.mark.parametrize("backend", ["cupti", "cudagraph"])
+def test_cuda_timing_backends_time_cpu_work_with_the_wall_clock(backend, caplog):
+    """``do_bench(fn, backend="cupti")`` on CPU work (a CUDA example moved to the CPU) times it, with a warning,
+    instead of failing; CUDA work with no GPU still fails, naming what is missing."""
+    kernel = kernels.add(64, 16)
+    a, b = torch.randn(64, 16), torch.randn(64, 16)
+    with caplog.at_level("WARNING", logger="tilelang.profiler"):
+        assert do_bench(lambda: kernel(a, b), n_warmup=1, n_repeat=3, backend=backend) > 0
+        assert kernel.get_profiler().do_bench(backend=backend, n_warmup=1, n_repeat=2) > 0
+    assert f'backend="{backend}"' in caplog.text and "wall clock" in caplog.text
+    if not torch.cuda.is_available():
+        with pytest.raises(RuntimeError, match="needs a CUDA or ROCm GPU"):
+            do_bench(lambda: None, backend=backend, device_type="cuda")
+
+
+def test_jit_get_kernel_source_compiles_for_the_call():
+    source = kernels.add.get_kernel_source(64, 16, block_M=16)
+    assert source == kernels.add(64, 16, block_M=16).get_kernel_source() and source
+
+
 def test_do_bench_return_modes():
     assert do_bench(lambda: None, warmup=1, rep=2, return_mode="min") >= 0
     with pytest.raises(ValueError, match="return_mode"):
@@ -143,6 +175,18 @@ def test_autotune_eager_elementwise(cache_dir):
     again = AutoTuner(fn.jit_impl, [{"block_M": 4}, {"block_M": 16}], progress=False, warmup=1, rep=3,
                       ref_prog=lambda A, B: A * 2.0 + B).run(torch.randn(32, 16), torch.randn(32, 16))
     assert again.from_cache and again.config == result.config
+
+
+def test_autotuned_compile_returns_the_best_kernel(cache_dir):
+    """The reference's ``autotuned.compile(*args)``: tune, then the best kernel, not run (lazy and eager)."""
+    kernel = kernels.tuned_add.compile(64, 32)
+    assert kernel.config == kernels.tuned_add.tune(64, 32).config
+    a, b = torch.randn(64, 32), torch.randn(64, 32)
+    torch.testing.assert_close(kernel(a, b), a + b)
+    eager = kernels.tuned_eager_scale_add.compile(a, b)
+    assert isinstance(eager, tilelang.JITKernel)
+    assert eager.config is None or eager.config == kernels.tuned_eager_scale_add.tune(a, b).config
+    torch.testing.assert_close(eager(a, b), 2 * a + b)
 
 
 def test_autotune_eager_rejects_a_wrong_config():

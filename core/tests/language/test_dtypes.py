@@ -77,3 +77,37 @@ def test_unknown_dtype_is_a_clear_error():
 def test_float32_constant_out_of_range():
     with pytest.raises(ValueError, match="exceeds maximum of float32"):
         T.cast(1e300, "float32")
+
+
+def test_torch_dtype_table_of_the_reference():
+    """``tilelang.language.dtypes._TORCH_DTYPE_TO_STR`` (what the reference's examples import, e.g. gemm_sp's
+    sparse_utils: ``dtype(_TORCH_DTYPE_TO_STR[t])``) maps torch dtypes to TileLang names, and back."""
+    from tilelang.language import dtypes
+
+    table = dtypes._TORCH_DTYPE_TO_STR
+    assert table[torch.float16] == "float16" and table[torch.float] == "float32" and table[torch.long] == "int64"
+    assert table[torch.bfloat16] == "bfloat16" and table[torch.float8_e4m3fn] == "float8_e4m3fn"
+    assert table[torch.bool] == "bool" and table[torch.uint8] == "uint8"
+    assert dtypes.dtype(table[torch.half]) == T.float16
+    assert dtypes._STR_TO_TORCH_DTYPE["int32"] is torch.int32
+
+
+def test_tfloat32_parameter_takes_a_float32_tensor():
+    """torch has no tf32 dtype: a ``T.tfloat32`` tensor parameter takes a float32 tensor (its storage, as in the
+    reference; deepseek_mhc's pre kernel); a tensor of another dtype is still refused, naming both dtypes."""
+    import tilelang
+
+    @tilelang.jit(target="cuda")
+    def scale(A, block_M: int = 8):
+        M, N = T.const("M, N")
+        A: T.Tensor((M, N), T.tfloat32)
+        C = T.empty((M, N), T.float32)
+        with T.Kernel(T.ceildiv(M, block_M), threads=32) as bx:
+            for i, j in T.Parallel(block_M, N):
+                C[bx * block_M + i, j] = T.cast(A[bx * block_M + i, j], T.float32) * 2.0
+        return C
+
+    func = scale.get_tir(torch.randn(16, 8))
+    assert "tfloat32" in func.script()
+    with pytest.raises(KernelTypeError, match=r"dtype custom\[tfloat32\], got shape \(16, 8\) and dtype float16"):
+        scale.get_tir(torch.randn(16, 8).half())

@@ -39,6 +39,25 @@ def test_plan_shared_memory(options, static, scope):
     assert int(func.attrs["tl.shared_bytes"]) == (64 * 32 + 32 * 64) * 4
 
 
+@pytest.mark.parametrize("dtype,nbytes", [("float8_e4m3fn", 1), ("float8_e5m2", 1), ("float16", 2),
+                                          ("bfloat16", 2), ("int8", 1), ("float32", 4)])
+def test_shared_bytes_of_a_tile_count_its_dtype_width(options, dtype, nbytes):
+    """The width of ``float8_e4m3fn`` is 8 bits (the number after the class), not "843" bits from every digit
+    of the name: fp8 tiles were counted 105 bytes an element (and the CUDA cp.async plan divided by zero)."""
+
+    @S.prim_func(check_well_formed=False)
+    def before(A: S.Buffer((64,), dtype)):
+        S.launch_thread("blockIdx.x", 1)
+        tx = S.launch_thread("threadIdx.x", 64)
+        Sh = S.alloc_buffer((64, 128), dtype, scope="shared.dyn")
+        Sh[tx, 0] = A[tx]
+        A[tx] = Sh[63 - tx, 0]
+
+    options({"static_shared_memory": False})
+    func = PlanSharedMemory({"kind": "cuda"})(as_module(before))["main"]
+    assert int(func.attrs["tl.shared_bytes"]) == 64 * 128 * nbytes
+
+
 def _syncs(mod):
     return [e for e in C.collect(mod["main"].body, tvm.tirx.Evaluate)
             if isinstance(e.value, tvm.ir.Call) and str(e.value.op.name) == "tirx.tvm_storage_sync"]
@@ -73,3 +92,16 @@ def test_check_semantics_rejects_tile_ops_outside_kernel():
     func = func.with_attr("tl.source", "kern.py:3").with_attr("global_symbol", "kern")
     with pytest.raises(Exception, match=r"kern\.py:3: kern: tl\.fill is used outside a T\.Kernel launch"):
         CheckSemantics(None)(as_module(func))
+
+
+def test_short_error_keeps_the_message_of_a_tvm_pass_error():
+    """TVM's pass errors put the message first, then the pass and a dump of the IR whose last line is
+    "(... N lines skipped ...)": the LoweringError shows the message and the pass, not the dump's last line."""
+    text = ("Check failed: condition_counter() == 0 (1 vs. 0) : Cannot insert syncs inside condition\n\n"
+            "Error in pass: tl.InsertBarriers\nLocation (TVMScript):\nAccess path: <root>.functions\n"
+            "# from tvm.script import ir as I\n@I.ir_module\nclass Module:\n    @T.prim_func\n"
+            "    def main(Q: T.Buffer((1, 4096), \"float16\")):\n        ^^^^^^^^^^\n(... 370 lines skipped ...)")
+    assert C.short_error(RuntimeError(text)) == ("Check failed: condition_counter() == 0 (1 vs. 0) : Cannot insert "
+                                               "syncs inside condition (in pass tl.InsertBarriers)")
+    plain = "Traceback (most recent call last):\n  File \"x.py\", line 1\nValueError: block_M must divide M"
+    assert C.short_error(RuntimeError(plain)) == "ValueError: block_M must divide M"

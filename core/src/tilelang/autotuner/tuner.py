@@ -460,6 +460,13 @@ class _AutoTuned:
             return self.jit_impl(*args, **{**kwargs, **(result.config or {})})
         return result.kernel
 
+    def compile(self, *args: Any, **kwargs: Any) -> Any:
+        """Tune (once per arguments) and return the best kernel without running it, eager kernels too."""
+        result = self.tune(*args, **kwargs)
+        if self.jit_impl.mode == "eager":
+            return self.jit_impl.compile(*args, **{**kwargs, **(result.config or {})})
+        return result.kernel
+
 
 def autotune(func: Any = None, *, configs: Any = None, warmup: float = 25, rep: float = 100, timeout: float = 100,
              supply_type: Any = "auto", ref_prog: Callable[..., Any] | None = None,

@@ -103,6 +103,20 @@ def _packs_two(x: Any, dtype: str) -> bool:
     return dtype in ("float4_e2m1fn", "int4", "uint4") and _dtype_of(x) in ("int8", "uint8", "float4_e2m1fnx2")
 
 
+def _stored_as(x: Any, dtype: str) -> bool:
+    """Whether tensor `x` is torch's storage of `dtype`, element for element, for a dtype torch has no type of
+    its own for: a float32 tensor for a ``T.tfloat32`` parameter (as the reference takes it)."""
+    import tvm_ffi
+
+    from tilelang.language.dtypes import torch_dtype
+
+    try:
+        storage = torch_dtype(dtype)
+    except (ValueError, TypeError):
+        return False
+    return storage is not None and x.dtype == storage and tvm_ffi.dtype(dtype).bits == storage.itemsize * 8
+
+
 def _layout_of(x: Any, dtype: str) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
     """The shape and strides (in elements of `dtype`; strides None when `x` has none) that tensor `x` holds: a
     packed 4-bit tensor's last dimension and the other strides count two elements per byte."""
@@ -157,7 +171,8 @@ class _EagerInterpreter(Interpreter):
         if not is_tensor_like(actual):
             raise KernelTypeError(f"parameter {name!r} is declared as a tensor but received {type(actual).__name__}")
         shape, dt = _layout_of(actual, spec.dtype)[0], _dtype_of(actual)
-        ok = len(shape) == len(spec.shape) and (dt == spec.dtype or _packs_two(actual, spec.dtype)) and all(
+        ok = len(shape) == len(spec.shape) and (
+            dt == spec.dtype or _packs_two(actual, spec.dtype) or _stored_as(actual, spec.dtype)) and all(
             not isinstance(e, int) or e == a for e, a in zip(spec.shape, shape))
         if not ok:
             want = ", ".join(str(e) for e in spec.shape)

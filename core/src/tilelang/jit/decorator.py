@@ -166,6 +166,10 @@ class JITImpl:
             return self._lazy_kernel(args, kwargs)
         return self._lazy_call(args, kwargs)
 
+    def get_kernel_source(self, *args: Any, **kwargs: Any) -> str:
+        """The device source of the kernel for these call arguments (compiled first when needed)."""
+        return self.compile(*args, **kwargs).get_kernel_source()
+
     def get_tir(self, *args: Any, **kwargs: Any) -> Any:
         """The PrimFunc this call compiles."""
         if self.mode == "eager":

@@ -358,9 +358,29 @@ __all__ = [*_all_dtypes, "dtype", "bool_", "canonical", "cast", "get_tvm_dtype",
            "resolve_torch_storage_dtype", "AnyDType"]  # dtype / bool_ / AnyDType / the dtypes: made by __getattr__
 
 
+def _torch_dtype_names() -> dict[Any, str]:
+    """Every torch dtype that TileLang has -> its dtype name (the reference's ``_TORCH_DTYPE_TO_STR``)."""
+    import torch
+
+    table: dict[Any, str] = {}
+    for attr in dir(torch):
+        value = getattr(torch, attr, None)
+        if isinstance(value, torch.dtype) and value not in table:
+            try:
+                table[value] = canonical(value)
+            except KernelTypeError:
+                pass
+    return table
+
+
 def __getattr__(name: str) -> Any:
     if name == "dtype":
         return _dtype_class()
+    if name in ("_TORCH_DTYPE_TO_STR", "_STR_TO_TORCH_DTYPE"):
+        table = _torch_dtype_names()
+        globals()["_TORCH_DTYPE_TO_STR"] = table
+        globals()["_STR_TO_TORCH_DTYPE"] = {v: k for k, v in table.items()}
+        return globals()[name]
     if name == "AnyDType":
         return Any
     if name == "bool_":

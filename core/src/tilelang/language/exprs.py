@@ -173,16 +173,19 @@ def pow(x: Any, y: Any) -> Any:
 
 
 def if_then_else(cond: Any, then_value: Any, else_value: Any) -> Any:
-    """``then_value`` where `cond` holds, else ``else_value`` (only the chosen side is evaluated)."""
+    """``then_value`` where `cond` holds, else ``else_value`` (only the chosen side is evaluated); branches of
+    different dtypes are promoted as binary operators promote them (``0`` and ``float("-inf")``: float32)."""
     cond = expr(cond)
     if isinstance(cond, (bool, int)):
         return then_value if cond else else_value
     from tvm import tirx
 
     t, f = _coerce(then_value, else_value)
-    if _dtype_of(t) != _dtype_of(f):
-        raise KernelTypeError(f"T.if_then_else branches have different dtypes: {_dtype_of(t)} and {_dtype_of(f)}")
-    return tirx.if_then_else(cond, t, f)
+    try:  # branches of different dtypes meet as in a binary operator (int32 and float32 -> float32): TVM's rule
+        return tirx.if_then_else(cond, t, f)
+    except Exception as exc:
+        raise KernelTypeError(f"T.if_then_else branches of dtypes {_dtype_of(t)} and {_dtype_of(f)} have no common "
+                              f"dtype: {str(exc).strip().splitlines()[0]}") from None
 
 
 def infinity(dtype: Any) -> Any:

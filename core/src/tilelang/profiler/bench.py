@@ -96,7 +96,8 @@ def do_bench(fn: Callable[[], Any], warmup: float = 25, rep: float = 100, _n_war
     :param _n_repeat: the reference's spelling of `n_repeat`.
     :param quantiles: return these quantiles of the samples instead of one figure.
     :param fast_flush: zero the L2 flush buffer as int32 (else int8).
-    :param backend: GPU timing: ``"event"`` (device events), ``"cupti"`` (activity trace) or ``"cudagraph"``.
+    :param backend: GPU timing: ``"event"`` (device events), ``"cupti"`` (activity trace) or ``"cudagraph"``;
+        work on another device (the CPU) is timed as with ``"event"`` there, with a warning.
     :param return_mode: ``"mean"``, ``"median"``, ``"min"`` or ``"max"`` of the samples.
     :param device: the CUDA device to time on (an index or ``"cuda:N"``); the current one when None.
     :param cache_size: size of the L2 flush buffer in MB.
@@ -119,7 +120,9 @@ def do_bench(fn: Callable[[], Any], warmup: float = 25, rep: float = 100, _n_war
         device_type = "cuda" if device is not None or gpu_available() else "cpu"
     on_gpu = device_type == "cuda" and gpu_available()
     if backend != "event" and not on_gpu:
-        _require_cuda(f'do_bench(backend="{backend}")')
+        if device_type == "cuda":
+            _require_cuda(f'do_bench(backend="{backend}")')
+        _warn_host_timing(backend, device_type)
     if not on_gpu:
         return _bench_host(fn, warmup, rep, device_type, n_warmup, n_repeat, quantiles, return_mode, timer)
     device_idx = _cuda_device_index(device)
@@ -264,6 +267,18 @@ def _cuda_event_times(fn: Callable[[], Any], cache: Any, n_repeat: int, device_i
         end.record()
     _cuda_sync(device_idx)
     return [s.elapsed_time(e) for s, e in zip(starts, ends)]
+
+
+_WARNED: set[tuple[str, str]] = set()
+
+
+def _warn_host_timing(backend: str, device_type: str) -> None:
+    """``backend="cupti"`` / ``"cudagraph"`` name CUDA timing mechanisms; work on another device (a CPU kernel, a
+    program written for CUDA moved to the CPU) is timed as ``"event"`` times it there, said once per process."""
+    if (backend, device_type) not in _WARNED:
+        _WARNED.add((backend, device_type))
+        logger.warning('do_bench(backend="%s") times CUDA work; the work here runs on %s and is timed with the '
+                       "wall clock instead", backend, device_type)
 
 
 def _require_cuda(what: str) -> None:

@@ -25,6 +25,15 @@ class Profiler:
         self._inputs: list[Any] | None = None
 
     @property
+    def func(self) -> Any:
+        """The kernel the profiler runs (the reference's name for it)."""
+        return self.kernel
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the kernel: ``profiler(*inputs)`` is ``profiler.func(*inputs)``."""
+        return self.kernel(*args, **kwargs)
+
+    @property
     def device(self) -> str:
         return self.kernel.backend.torch_device_type
 

@@ -8,6 +8,7 @@ sizes) get ``"shared"`` instead. The pass also records the block's shared bytes 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import tvm
@@ -19,11 +20,19 @@ _BITS = {"bool": 8}
 _TINY_BYTES = 4
 
 
+_DTYPE = re.compile(r"^(?:u?int|float|bfloat)(\d+)(?:_\w+?)?(?:x(\d+))?$")
+
+
 def dtype_bytes(dtype: str) -> int:
+    """Bytes of one element of `dtype` (vector lanes included; sub-byte types round up to one byte): the
+    width is the number right after the type class (``float8_e4m3fn``: 8 bits), not every digit of the name."""
     if dtype in _BITS:
         return _BITS[dtype] // 8
-    bits = int("".join(ch for ch in dtype.split("x")[0] if ch.isdigit()) or 32)
-    lanes = int(dtype.split("x")[1]) if "x" in dtype else 1
+    m = _DTYPE.match(dtype)
+    if m is None:
+        bits, lanes = 32, 1
+    else:
+        bits, lanes = int(m.group(1)), int(m.group(2) or 1)
     return max(1, bits // 8) * lanes
 
 

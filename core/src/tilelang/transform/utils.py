@@ -285,11 +285,21 @@ def func_name(func: Any) -> str:
     return "kernel"
 
 
+_NOISE = ("File ", "at ", "#", "Stack trace", "^", "(... ")
+
+
 def short_error(exc: BaseException) -> str:
-    """The last meaningful line of a (possibly C++) error message."""
-    lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
-    useful = [ln for ln in lines if not ln.startswith(("File ", "at ", "#", "Stack trace", "^"))]
-    return (useful or lines or [type(exc).__name__])[-1][:500]
+    """The meaningful line of a (possibly C++) error message: the last one, except that TVM's pass errors put
+    the message first, then ``Error in pass: <name>`` and a dump of the IR (its last line is the dump's); for
+    those the message and the pass: ``Check failed: ... (in pass tl.InsertBarriers)``."""
+    text = str(exc).strip()
+    head, found, tail = text.partition("Error in pass:")
+    suffix = ""
+    if found:
+        text, suffix = head, f" (in pass {tail.strip().split(maxsplit=1)[0]})" if tail.strip() else ""
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    useful = [ln for ln in lines if not ln.startswith(_NOISE)]
+    return ((useful or lines or [type(exc).__name__])[-1] + suffix)[:500]
 
 
 def lowering_error(func: Any, message: str) -> LoweringError:

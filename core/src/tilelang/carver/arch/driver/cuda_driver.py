@@ -1,6 +1,7 @@
 """Queries of the live CUDA device: properties through torch, raw attributes through the CUDA runtime.
 
-Without a visible GPU, `get_cuda_device_properties` returns None and every other query raises a
+Without a visible GPU, `get_cuda_device_properties` returns None, `get_num_sms` the CPU cores that run blocks in
+parallel (what a persistent grid sized by it needs on the CPU backend) and every other query raises a
 `RuntimeError` saying what is missing.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,8 @@ __all__ = [
 ]
 
 _FORMATS = {"bytes": 1, "kb": 1024, "mb": 1024 * 1024}
+_WARNED: list[bool] = []
+logger = logging.getLogger("tilelang.carver")
 
 
 class cudaDeviceAttrNames:
@@ -130,8 +134,22 @@ def get_persisting_l2_cache_max_size(device_id: int = 0) -> int:
 
 
 def get_num_sms(device_id: int = 0) -> int:
-    """Number of streaming multiprocessors."""
-    return int(_props("the SM count", device_id).multi_processor_count)
+    """Number of streaming multiprocessors. Without a CUDA device (a program sizing a persistent grid, run on
+    the CPU backend): the cores that run blocks at once here, said once per process; another device index
+    raises."""
+    prop = get_cuda_device_properties(device_id)
+    if prop is not None:
+        return int(prop.multi_processor_count)
+    if device_id != 0:
+        raise _no_device("the SM count", device_id)
+    from tilelang.env import usable_cores
+
+    cores = usable_cores()
+    if not _WARNED:
+        _WARNED.append(True)
+        logger.warning("get_num_sms(): no CUDA device is visible; returning the %d CPU cores that run blocks in "
+                       "parallel here (the CPU backend's counterpart of SMs)", cores)
+    return cores
 
 
 def get_registers_per_block(device_id: int = 0) -> int:
