@@ -243,6 +243,7 @@ class Environment:
     TILELANG_CLEANUP_TEMP_FILES = EnvVar("TILELANG_CLEANUP_TEMP_FILES", "1")
     TILELANG_HIP_SAVE_TEMP_FILES = EnvVar("TILELANG_HIP_SAVE_TEMP_FILES", "0")
     TILELANG_JIT_DIAGNOSTICS = EnvVar("TILELANG_JIT_DIAGNOSTICS", "0")
+    TILELANG_FULL_TRACEBACK = EnvVar("TILELANG_FULL_TRACEBACK", "0")
     TILELANG_COMPILE_TIMEOUT_SECONDS = EnvVar("TILELANG_COMPILE_TIMEOUT_SECONDS", "")
     TILELANG_CUDA_COMPILER = EnvVar("TILELANG_CUDA_COMPILER", "")
 
@@ -315,6 +316,10 @@ class Environment:
 
     def is_jit_diagnostics_enabled(self) -> bool:
         return _truthy(self.TILELANG_JIT_DIAGNOSTICS)
+
+    def keep_full_traceback(self) -> bool:
+        """``TILELANG_FULL_TRACEBACK``: errors in a user's kernel keep TileLang's own frames and chained causes."""
+        return _truthy(self.TILELANG_FULL_TRACEBACK)
 
     def is_pass_profile_enabled(self) -> bool:
         return _truthy(self.TILELANG_PASS_PROFILE)
