@@ -211,11 +211,13 @@ class AutoTuner:
         workers = min(self.max_workers or env.autotune_workers(), len(tasks))
         pool = executors.SerialExecutor() if own and workers <= 1 else (
             executors.local_process_executor(workers) if own else _adapt(self.executor))
+        # submitted lazily, `workers` in flight on our pool (a cluster's executor gets them all): the bar moves with
+        # each compile, also with one worker, whose SerialExecutor compiles a task when it is submitted
+        window = workers if own else len(tasks)
+        bar = tqdm(total=len(tasks), desc="autotune: compiling", disable=not self.progress)
         try:
-            futures = {pool.submit(executors.compile_task, t): i for i, t in enumerate(tasks)}
-            bar = tqdm(as_completed(futures), total=len(futures), desc="autotune: compiling", disable=not self.progress)
-            for future in bar:
-                i = futures[future]
+            for i, future in executors.completed_lazily(pool, executors.compile_task, tasks, window):
+                bar.update()
                 try:
                     compiled[i] = future.result()
                     kernels[i] = self._rebuild(compiled[i])
@@ -228,6 +230,7 @@ class AutoTuner:
                 except Exception as exc:  # the candidate still runs; only the caller's cache misses it
                     logger.warning("config %s: its kernel was not stored in this process's cache: %r", configs[i], exc)
         finally:
+            bar.close()
             if own:
                 pool.shutdown(wait=True)
         return kernels, trials, compiled
