@@ -178,7 +178,7 @@ def conformance(session: nox.Session) -> None:
 def docs(session: nox.Session) -> None:
     """The documentation site (Sphinx, sphinx-autoapi, furo), warnings as errors, with an API page for each public
     package (docs/public_modules.txt) and no other; then the pages' Python examples, run on the CPU."""
-    session.install(TORCH, "pytest", "sphinx>=8", "sphinx-autoapi>=3.4", "furo", "myst-parser>=4")
+    session.install(TORCH, "pytest", "pytest-xdist", "sphinx>=8", "sphinx-autoapi>=3.4", "furo", "myst-parser>=4")
     session.install("./core", "./plugins/tilelang-cpu", "./plugins/tilelang-cuda")  # cuda: source-only examples
     tree = os.path.join(os.path.abspath(session.create_tmp()), "docs-src")  # conf.py resolves it from docs/
     session.run("python", "docs/stage_source_tree.py", tree)
@@ -189,7 +189,7 @@ def docs(session: nox.Session) -> None:
     session.run("sphinx-build", "-E", "-W", "--keep-going", "-q", "-b", "html", "docs", out,
                 env={"DOCS_SOURCE_TREE": os.path.join(tree, "tilelang")})
     session.run("python", "docs/check_api_pages.py", out)
-    session.run(*PYTEST, "docs/test_docs.py", *session.posargs, env=_env(session))
+    session.run(*PYTEST, "-n", "2", "docs/test_docs.py", *session.posargs, env=_env(session))
 
 
 TORCH_FLOOR = "torch==2.1.2"  # the oldest torch `torch>=2.1` allows (2.1.2: its last bug-fix release)

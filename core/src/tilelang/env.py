@@ -517,8 +517,8 @@ class Environment:
 
 
 def variable_docs() -> dict[str, str]:
-    """Each variable of the module docstring's table with its text (``"root of the on-disk kernel cache; default
-    ``~/.tilelang/cache``"``, without the markup)."""
+    """Each variable of the module docstring's table with its text, markup removed: ``TILELANG_CACHE_DIR`` maps to
+    "root of the on-disk kernel cache; default ~/.tilelang/cache"."""
     docs: dict[str, str] = {}
     name = None
     for line in (__doc__ or "").splitlines():
