@@ -94,6 +94,7 @@ def add(A, B):
     return C
 
 
+@pytest.mark.backend("cpu")  # the JIT resolves target="auto" before it parses: it needs a backend with a device
 def test_a_tensor_of_the_wrong_rank_is_named_with_what_was_passed():
     import torch
 
@@ -108,6 +109,7 @@ def test_a_tensor_of_the_wrong_rank_is_named_with_what_was_passed():
     assert len(_tilelang_frames(info.tb)) == 1  # only the entry point the error left through
 
 
+@pytest.mark.backend("cpu")
 def test_a_missing_tensor_argument_that_binds_a_size_is_named():
     import torch
 
