@@ -1,5 +1,5 @@
-"""Sessions: `nox` runs lint, tests, one slim-<plugin> per backend, third-party, demo and conformance (the CI
-command).
+"""Sessions: `nox` runs lint, tests, one slim-<plugin> per backend, nvrtc, third-party, demo, conformance and docs
+(the CI command).
 
 - tests:        every distribution installed editable in one venv; all tests.
 - slim-<x>:     a fresh venv with tilelang-core and tilelang-<x> only (regular installs); core's and x's tests.
@@ -15,7 +15,14 @@ command).
                 architectures (kernel builds reaching a cubin / hsaco, next to the reference TileLang's stored
                 count; CI runs conformance/examples_ci.txt, `-- --full` all, `-- --reference` remeasures the
                 reference), then the examples' own tests on the CPU. Skipped, saying so, without the kit.
-- docs:         the Sphinx site (guides + API reference of the full module tree), warnings as errors.
+- docs:         the Sphinx site (guides, tutorials, API reference of the public packages), warnings as errors, held
+                to docs/public_modules.txt; then every Python block of the getting-started page, the tutorials and
+                the user-facing READMEs runs on the CPU (docs/test_docs.py).
+- torch-floor:  core + cpu with the oldest torch the metadata allows (torch>=2.1: 2.1.2), its tests and the
+                quickstart (not part of the default run: PyPI's torch 2.1 for Linux is a CUDA build, ~2.6 GB of
+                wheels, downloaded once into .nox/.cache/torch-floor-wheels).
+- nvcc:         CUDA from pip's nvcc: core + tilelang-cuda[nvcc], no nvcc on PATH, no CUDA_HOME; the toolkit tests
+                and the corpus compiled to cubins with the wheel's nvcc (not part of the default run).
 - wheels:       sdist and wheel of every distribution (`python -m build`), failing on any deprecation warning.
 - bench:        benchmarks/ (not part of the default run).
 - fuzz:         the program fuzzer's long profile (TILELANG_FUZZ_EXAMPLES, default 2000; not part of the default run).
@@ -42,7 +49,7 @@ CONFORMANCE_DIR = os.path.abspath(os.environ.get("TILELANG_CONFORMANCE_DIR")
                                   or os.path.join(HERE, "..", "shared", "conformance"))
 
 nox.options.sessions = ["lint", "tests", *(f"slim-{p}" for p in PLUGINS), "nvrtc", "third-party", "demo",
-                        "conformance", "examples"]
+                        "conformance", "examples", "docs"]
 nox.options.reuse_existing_virtualenvs = False
 
 
@@ -81,7 +88,9 @@ def tests(session: nox.Session) -> None:
     """All distributions, editable, in one venv; every test: core's with every backend installed, then every
     backend's, all in one process (so a test that leaks process state into another backend's tests fails here)."""
     _system_packages(session, PLUGINS)
-    _install(session, "core[tools,ray,dask]", *(f"plugins/tilelang-{p}" for p in PLUGINS), editable=True)
+    # rocm with its `lld` extra: the LLD of the ziglang wheel is tested here (slim-rocm shows the plain install)
+    _install(session, "core[tools,ray,dask]", *(f"plugins/tilelang-{p}" + ("[lld]" if p == "rocm" else "")
+                                                 for p in PLUGINS), editable=True)
     session.run(*PYTEST, "core/tests", *session.posargs, env=_env(session))
     session.run(*PYTEST, *(f"plugins/tilelang-{p}/tests" for p in PLUGINS), *session.posargs, env=_env(session))
 
@@ -217,20 +226,61 @@ def examples(session: nox.Session) -> None:
 
 @nox.session
 def docs(session: nox.Session) -> None:
-    """The documentation site (Sphinx, sphinx-autoapi, furo), warnings as errors; every module path of TileLang's
-    module map must have its API page."""
-    session.install("sphinx>=8", "sphinx-autoapi>=3.4", "furo", "myst-parser>=4")
+    """The documentation site (Sphinx, sphinx-autoapi, furo), warnings as errors, with an API page for each public
+    package (docs/public_modules.txt) and no other; then the pages' Python examples, run on the CPU."""
+    session.install(TORCH, "pytest", "pytest-xdist", "sphinx>=8", "sphinx-autoapi>=3.4", "furo", "myst-parser>=4")
+    session.install("./core", "./plugins/tilelang-cpu", "./plugins/tilelang-cuda")  # cuda: source-only examples
     tree = os.path.join(os.path.abspath(session.create_tmp()), "docs-src")  # conf.py resolves it from docs/
     session.run("python", "docs/stage_source_tree.py", tree)
     out = os.path.join("build", "docs", "html")
+    shutil.rmtree(out, ignore_errors=True)  # pages of modules no longer documented must not linger
     # -E: read every page afresh; a saved environment keeps objects of the previous build's pages (seen as
     # duplicate descriptions when an object moves between pages)
     session.run("sphinx-build", "-E", "-W", "--keep-going", "-q", "-b", "html", "docs", out,
                 env={"DOCS_SOURCE_TREE": os.path.join(tree, "tilelang")})
-    session.run("python", "docs/check_module_index.py", out)
+    session.run("python", "docs/check_api_pages.py", out)
+    session.run(*PYTEST, "-n", "2", "docs/test_docs.py", *session.posargs, env=_env(session))
 
 
-# every distribution this repository publishes: the meta-distribution `tilelang` (the root), core, each backend
+TORCH_FLOOR = "torch==2.1.2"  # the oldest torch `torch>=2.1` allows (2.1.2: its last bug-fix release)
+
+
+@nox.session(name="torch-floor")
+def torch_floor(session: nox.Session) -> None:
+    """core + cpu with the oldest supported torch: the JIT, argument and profiler tests, the CPU backend's tests and
+    the quickstart. PyPI's torch 2.1 for Linux is a CUDA build (~2.6 GB with its nvidia-* wheels; no CPU-only
+    index is reachable here), so the wheels are downloaded once into a wheelhouse under .nox/.cache and installed
+    from there; numpy stays below 2, which torch 2.1 was built against."""
+    wheelhouse = os.path.join(session.cache_dir, "torch-floor-wheels")
+    session.run("pip", "download", "-q", "-d", wheelhouse, TORCH_FLOOR, "numpy<2")
+    session.install("--find-links", wheelhouse, TORCH_FLOOR, "numpy<2", "pytest", "hypothesis")
+    session.install("--find-links", wheelhouse, "./core", "./plugins/tilelang-cpu", TORCH_FLOOR, "numpy<2")
+    session.run("python", "-c", "import torch; assert torch.__version__.startswith('2.1.'), torch.__version__; "
+                "print('torch', torch.__version__)")
+    tests = [os.path.abspath(p) for p in ("core/tests/jit", "plugins/tilelang-cpu/tests")]
+    quickstart = os.path.abspath("examples/quickstart.py")
+    with session.chdir(session.create_tmp()):
+        session.run(*PYTEST, *tests, *session.posargs, env=_env(session))
+        session.run("python", quickstart, env=_env(session))
+
+
+@nox.session(name="nvcc")
+def nvcc_from_pip(session: nox.Session) -> None:
+    """CUDA from pip's nvcc (the `nvcc` extra, as the reference's): core + tilelang-cuda[nvcc], no nvcc on PATH, no
+    CUDA_HOME; the wheel's nvcc builds the test corpus to cubins for sm_80 and sm_90a (no GPU needed)."""
+    session.install(TORCH, "pytest", "pytest-xdist")
+    session.install("./core", "./plugins/tilelang-cuda[nvcc]")
+    path = os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep)
+                           if d and not os.path.exists(os.path.join(d, "nvcc")))
+    env = {**_env(session), "PATH": path, "CUDA_HOME": None, "CUDA_PATH": None, "TILELANG_CUDA_COMPILER": "nvcc"}
+    # fail here if the nvcc found is not the wheel's
+    session.run("python", "-c", "from tilelang_cuda import toolkit; p = toolkit.find_nvcc(); print(p); "
+                "assert p and 'site-packages' in p, p", env=env)
+    session.run(*PYTEST, "-n", "2", "plugins/tilelang-cuda/tests/test_corpus_cuda.py", "-k", "cubin", *session.posargs,
+                env=env)
+
+
+# every distribution this repository publishes: the meta-distribution `tilelang-suite` (the root), core, each backend
 DISTRIBUTIONS = (".", "core", *(f"plugins/tilelang-{p}" for p in PLUGINS))
 # a deprecation in a build's output: a Python warning class (SetuptoolsDeprecationWarning, DeprecationWarning,
 # PendingDeprecationWarning, ...), pip's "DEPRECATION:" notices, or a "... is deprecated" sentence (setuptools'

@@ -4,7 +4,7 @@
     python conformance/module_map.py [--map ../shared/conformance/module_map.txt] [--python .venv/bin/python]
 
 Each module is imported in a fresh interpreter (an import that pollutes the process cannot hide another's
-failure); the exit status is 1 when fewer than --min modules import.
+failure); the exit status is 1 when fewer than --min modules import, 2 (with a message) when there is no module map.
 """
 
 from __future__ import annotations
@@ -27,6 +27,10 @@ def main() -> int:
     ap.add_argument("--min", type=int, default=0, help="fail when fewer modules import")
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args()
+    if not os.path.isfile(args.map):
+        print(f"module_map.py: no module map at {args.map}: the conformance kit is not there. Set "
+              "TILELANG_CONFORMANCE_DIR to the kit's directory or pass --map PATH.", file=sys.stderr)
+        return 2
     with open(args.map) as f:
         modules = [line.strip() for line in f if line.strip() and not line.startswith("#")]
 

@@ -14,11 +14,15 @@ import importlib
 import logging
 from typing import Any
 
-from tilelang import _tvm_compat
-from tilelang._version import __version__
-from tilelang.backend import _alias
-from tilelang.env import env
-from tilelang.log import set_log_level
+from tilelang import _conflict
+
+_conflict.check()  # the reference TileLang's files mixed with ours: say so before anything else fails
+
+from tilelang import _tvm_compat  # noqa: E402
+from tilelang._version import __version__  # noqa: E402
+from tilelang.backend import _alias  # noqa: E402
+from tilelang.env import env  # noqa: E402
+from tilelang.log import set_log_level  # noqa: E402
 
 _alias.install()
 _tvm_compat.install()

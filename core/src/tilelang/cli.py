@@ -2,16 +2,18 @@
 
 ``tilelang backends`` reports installed backends and their toolchains; ``tilelang cache info|clear`` inspects
 and empties the disk kernel cache (`tilelang.cache.commands`); ``tilelang env`` prints every setting of
-`tilelang.env` with its value and where it came from; ``tilelang --version`` lists tilelang-core and every
-installed backend distribution (from entry-point metadata: no plugin is imported). The developer tools
+`tilelang.env` with its value, where it came from and what it does, and ``tilelang env --report`` the versions,
+platform, devices, toolchains and settings to paste into a bug report; ``tilelang --version`` lists tilelang-core
+and every installed backend distribution (from entry-point metadata: no plugin is imported). The developer tools
 (``trace``, ``pass-diff``, ``profile-passes``, ``visualize``, ``compile-only``, ``analyze``, ``autodd``) are
-described in `tilelang.tools._commands`."""
+in `tilelang.tools._commands`. `COMMANDS` holds every subcommand's description and examples (``--help``)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+import textwrap
 from typing import Any
 
 from tilelang._version import __version__
@@ -52,7 +54,31 @@ def _backend_report() -> list[dict[str, Any]]:
             record["toolchain"] = [
                 {"name": t.name, "ok": t.ok, "detail": t.detail} for t in state.backend.toolchain_report()]
         report.append(record)
+    report.sort(key=lambda r: (r["distribution"], r["backend"] != _dist_suffix(r["distribution"]), r["backend"]))
+    _list_execution_backends_once(report)
     return report
+
+
+def _dist_suffix(distribution: str) -> str:
+    return distribution.split()[0].removeprefix("tilelang-")
+
+
+def _list_execution_backends_once(report: list[dict[str, Any]]) -> None:
+    """An execution backend serves a target kind, and two backends may share one (the CUDA and CuTeDSL manifests
+    both serve ``cuda``): each is listed under the first backend that reaches it, and a later backend left with
+    none of its own names the one whose list it shares (``shares_execution_backends_with``)."""
+    owner: dict[str, str] = {}
+    for rec in report:
+        own, shared = [], []
+        for eb in rec["execution_backends"]:
+            if eb["name"] in owner and eb["name"] != "?":
+                shared.append(owner[eb["name"]])
+            else:
+                owner.setdefault(eb["name"], rec["backend"])
+                own.append(eb)
+        rec["execution_backends"] = own
+        if shared:
+            rec["shares_execution_backends_with"] = sorted(set(shared))
 
 
 def _print_report(report: list[dict[str, Any]]) -> None:
@@ -65,6 +91,8 @@ def _print_report(report: list[dict[str, Any]]) -> None:
         for eb in rec["execution_backends"]:
             mark = "yes" if eb["available"] else "no "
             print(f"  execution backend {eb['name']:<12} available: {mark}  {eb['detail']}")
+        if rec.get("shares_execution_backends_with"):
+            print(f"  execution backends: those of {', '.join(rec['shares_execution_backends_with'])} (listed above)")
         for tool in rec["toolchain"]:
             mark = "ok " if tool["ok"] else "MISSING"
             print(f"  toolchain {tool['name']:<28} {mark}  {tool['detail']}")
@@ -108,38 +136,125 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
+def _shown(value: Any) -> str:
+    return "(unset)" if value is None else repr(value) if value == "" else str(value)
+
+
 def _env(ns: argparse.Namespace) -> int:
     from tilelang.env import env
 
+    if ns.report:
+        from tilelang.bug_report import bug_report, format_report
+
+        report = bug_report()
+        print(json.dumps(report, indent=2) if ns.json else format_report(report))
+        return 0
     rows = env.describe()
     if ns.json:
         json.dump(rows, sys.stdout, indent=2)
         print()
         return 0
     width = max(len(r["name"]) for r in rows)
+    values = {r["name"]: f"{_shown(r['value'])}  [{r['source']}]" for r in rows}
+    value_width = min(max(len(v) for v in values.values()), 48)
     for r in rows:
-        value = "(unset)" if r["value"] is None else repr(r["value"]) if r["value"] == "" else str(r["value"])
-        print(f"{r['name']:<{width}}  {value}  [{r['source']}]")
+        line = f"{r['name']:<{width}}  {values[r['name']]:<{value_width}}  {r['description']}"
+        print(line + (f" ({r['note']})" if r.get("note") else ""))
     return 0
+
+
+# every subcommand: what it does (its --help description) and examples (its --help epilog)
+COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "backends": ("List the installed backends: the distribution, the target kinds each serves, its load status, "
+                 "its execution backends (available here or not, and why) and the health of its toolchain "
+                 "(compilers, devices).",
+                 ("tilelang backends", "tilelang backends --json | python -m json.tool")),
+    "env": ("Print every environment variable TileLang reads: its effective value, where that came from "
+            "(environment, default, set in this process, detected) and what it does. --report prints what a bug "
+            "report needs: Python, platform, torch, TVM and driver versions, devices, toolchains and the "
+            "effective settings.",
+            ("tilelang env", "tilelang env | grep CACHE", "tilelang env --report > report.txt",
+             "tilelang env --json")),
+    "cache": ("Inspect (info) or empty (clear) the on-disk kernel cache under TILELANG_CACHE_DIR.",
+              ("tilelang cache info", "tilelang cache clear --target cuda --older-than 30d --dry-run",
+               "tilelang cache clear --yes")),
+    "cache info": ("Print the kernel cache's directory, entries and bytes, its size limit, the entries per target kind "
+                   "and the temporaries of writers (this host's and other hosts').",
+                   ("tilelang cache info", "TILELANG_CACHE_MAX_BYTES=10G tilelang cache info --json")),
+    "cache clear": ("Delete kernel cache entries: all of them, or those built for one target kind and/or unused for "
+                    "longer than an age. Asks for confirmation on a terminal; elsewhere pass --yes.",
+                    ("tilelang cache clear --dry-run", "tilelang cache clear --target llvm --yes",
+                     "tilelang cache clear --older-than 2w --yes")),
+    "trace": ("Run a script with the lower trace on: a snapshot of the IR after every pass of every kernel it "
+              "compiles, as a terminal diff and/or an HTML report. The kernel cache is bypassed, so every kernel "
+              "goes through the pipeline.",
+              ("tilelang trace my_kernel.py", "tilelang trace --mode terminal --dir /tmp/trace my_kernel.py --n 512")),
+    "pass-diff": ("Run a script and show what each pass changed in every kernel it compiles (terminal or HTML). "
+                  "The kernel cache is bypassed, so every kernel goes through the pipeline.",
+                  ("tilelang pass-diff my_kernel.py",
+                   "tilelang pass-diff --mode html --output /tmp/diff my_kernel.py")),
+    "profile-passes": ("Run a script with pass timing on: a table of the time each pass took, per kernel, on "
+                       "stderr. The kernel cache is bypassed, so every kernel goes through the pipeline.",
+                       ("tilelang profile-passes my_kernel.py",
+                        "tilelang profile-passes --threshold-ms 1 my_kernel.py")),
+    "visualize": ("Write an HTML page to browse a kernel's structure (launches, buffers, loops, tile operators) after "
+                  "every pass of the CUDA pipeline; no GPU needed.",
+                  ("tilelang visualize gemm.py --set M=1024 --set N=1024 --set K=1024",
+                   "tilelang visualize gemm.py --factory matmul --out gemm.html")),
+    "compile-only": ("Write a kernel's generated source for a target this machine has no device for (CUDA C, "
+                     "HIP, MSL, WGSL, C).",
+                     ("tilelang compile-only gemm.py -o gemm.cu --target cuda --set M=1024 --stats",
+                      "tilelang compile-only gemm.py -o gemm.metal --target metal")),
+    "analyze": ("Estimate a kernel's FLOPs, global-memory bytes and run time on a named GPU architecture (a "
+                "roofline: the larger of compute time and memory time). Kernel factories need their arguments "
+                "given with --set.",
+                ("tilelang analyze gemm.py --kernel matmul --set M=4096 --set N=4096 --set K=4096 --arch h100",
+                 "tilelang analyze scale.py --arch a100")),
+    "autodd": ("Delta-debug a Python program that fails: remove code while the given error message is still "
+               "printed, and write the smallest program found.",
+               ('tilelang autodd buggy.py --err-msg "T.gemm shape mismatch" -o min.py',)),
+}
+
+
+def describe_commands(sub: Any, prefix: str = "") -> None:
+    """Give each subcommand of `sub` (and theirs: ``cache info``) its description and examples from `COMMANDS` (a
+    KeyError names a subcommand added without them)."""
+    for name, parser in sub.choices.items():
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                describe_commands(action, f"{prefix}{name} ")
+        description, examples = COMMANDS[f"{prefix}{name}"]
+        parser.description = textwrap.fill(description, width=88)
+        parser.epilog = "examples:\n" + "\n".join(f"  {e}" for e in examples)
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``tilelang`` console script."""
-    parser = argparse.ArgumentParser(prog="tilelang", description="TileLang: tile kernels with pluggable backends.")
+    parser = argparse.ArgumentParser(prog="tilelang", description="TileLang: tile kernels with pluggable backends.",
+                                     epilog="`tilelang COMMAND --help` describes a command, with examples.")
     parser.add_argument("--version", action=_VersionAction,
                         help="print the versions of tilelang-core and every installed backend, then exit")
-    sub = parser.add_subparsers(dest="command")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     backends = sub.add_parser("backends", help="list installed backends, their target kinds and toolchain health")
     backends.add_argument("--json", action="store_true", help="print the report as JSON")
-    env_cmd = sub.add_parser("env", help="every TileLang setting, its value and where it came from")
-    env_cmd.add_argument("--json", action="store_true", help="print the settings as JSON")
+    env_cmd = sub.add_parser("env", help="every TileLang setting: value, source, meaning; --report for bug reports")
+    env_cmd.add_argument("--json", action="store_true", help="print the settings (or the report) as JSON")
+    env_cmd.add_argument("--report", action="store_true",
+                         help="versions, platform, devices, toolchains and effective settings, to paste into a bug "
+                              "report")
     from tilelang.cache.commands import add_cache_command
     from tilelang.tools._commands import add_tool_commands
 
     tools = {**add_tool_commands(sub), **add_cache_command(sub), "env": _env}
+    describe_commands(sub)
     args = parser.parse_args(argv)
     if args.command in tools:
-        return int(tools[args.command](args) or 0)
+        try:
+            return int(tools[args.command](args) or 0)
+        except BrokenPipeError:  # `tilelang env | head`: the reader has what it wanted
+            sys.stderr.close()
+            return 0
     if args.command == "backends":
         import warnings
 

@@ -6,19 +6,24 @@
 module-level functions below (``cache_dir()``, ``verbose()``, ...) are the typed accessors the project uses;
 they are also methods of ``env``.
 
-Variables (meaning; default):
+Variables (meaning; default), one a line (``tilelang env`` shows each with this text):
 
 - ``TILELANG_CACHE_DIR``: root of the on-disk kernel cache; default ``~/.tilelang/cache``
 - ``TILELANG_TMP_DIR``: scratch files of compilers; default ``$TILELANG_CACHE_DIR/tmp``
 - ``TILELANG_DISABLE_CACHE``: ``1`` turns the kernel cache (memory and disk) off; default ``0``
 - ``TILELANG_CACHE_MAX_BYTES``: disk cache size limit (``500M``, ``10G``); LRU entries are evicted; default none
+- ``TILELANG_CACHE_WRITE_DELAY``: test hook: seconds to sleep between the files of a cache write; default ``0``
+- ``TILELANG_KERNEL_CACHE_USE_LIB_STAMP``: key the CUDA binary cache by the toolchain stamp too; default ``0``
 - ``TILELANG_DEFAULT_TARGET``: target of ``target="auto"`` (a kind, or a JSON dict); default ``auto`` (detected)
 - ``TILELANG_EXECUTION_BACKEND``: execution backend of ``execution_backend="auto"``; default ``auto``
 - ``TILELANG_VERBOSE``: ``1``: the ``tilelang`` logger at INFO (compilations, cache decisions); default ``0``
 - ``TILELANG_LOG_LEVEL``: level of the ``tilelang`` logger (a name or a number); wins over VERBOSE; default
   ``WARNING``
-- ``TILELANG_PRINT_ON_COMPILATION``: ``0`` hides the per-compilation line; ``1`` (set) shows it at any level;
-  default ``1``
+- ``TILELANG_PRINT_ON_COMPILATION``: a line per compilation, logged at INFO: shown when the logger is at INFO or
+  lower, or at any level when set to ``1`` explicitly; ``0`` hides it; default ``1``
+- ``TILELANG_JIT_DIAGNOSTICS``: ``1`` logs each JIT phase (start, done, failed) at any level; default ``0``
+- ``TILELANG_FULL_TRACEBACK``: ``1`` keeps TileLang's own frames in the traceback of an error in a kernel;
+  default ``0``
 - ``TILELANG_NUM_THREADS``: CPU threads of TVM's runtime (sets ``TVM_NUM_THREADS``); default all usable cores
 - ``TILELANG_AUTOTUNE_WORKERS``: processes compiling autotuning candidates; default usable cores
 - ``TILELANG_AUTO_TUNING_CPU_COUNTS``: the reference's name for the same (``-1``: auto); default ``-1``
@@ -27,21 +32,33 @@ Variables (meaning; default):
 - ``TILELANG_AUTO_TUNING_DISABLE_CACHE``: ``1``: autotuning results are not cached; default ``0``
 - ``TILELANG_COMPILE_TIMEOUT_SECONDS``: timeout of one device-compiler run (nvcc, ...); default none
 - ``TILELANG_CLEANUP_TEMP_FILES``: ``0`` keeps compilers' temporary files; default ``1``
-- ``TILELANG_JIT_DIAGNOSTICS``: ``1`` logs each JIT phase (start, done, failed); default ``0``
-- ``TILELANG_KERNEL_CACHE_USE_LIB_STAMP``: key the CUDA binary cache by the toolchain stamp too; default ``0``
+- ``TILELANG_HIP_SAVE_TEMP_FILES``: ``1`` keeps the HIP compiler's temporary files; default ``0``
+- ``TILELANG_CUDA_COMPILER``: ``nvcc`` or ``nvrtc`` for CUDA builds; default nvcc when found
 - ``TILELANG_PRINT_IR``: print the IR after a pass (its name, or ``all``); default off
-- ``TILELANG_PASS_PROFILE`` / ``..._THRESHOLD_MS``: time each pass / only report slower ones; default ``0`` / ``0``
-- ``TILELANG_PASS_DIFF`` / ``TILELANG_PASS_DIFF_OUTPUT``: per-pass IR diffs (terminal, html, both) / where; default
-  off
-- ``TL_LOWER_TRACE`` / ``TL_LOWER_TRACE_DIR``: per-pass IR snapshots (html, terminal, both) / where; default off
+- ``TILELANG_PASS_PROFILE``: ``1`` times each pass and logs a report per kernel; default ``0``
+- ``TILELANG_PASS_PROFILE_THRESHOLD_MS``: the pass timing report leaves out faster passes; default ``0``
+- ``TILELANG_PASS_DIFF``: what each pass changed (``terminal``, ``html``, ``both``); default off
+- ``TILELANG_PASS_DIFF_OUTPUT``: where the HTML pass diffs go; default ``tmp/pass_diff_output``
+- ``TL_LOWER_TRACE``: per-pass IR snapshots (``html``, ``terminal``, ``both``); default off
+- ``TL_LOWER_TRACE_DIR``: where the lower trace writes; default ``./tmp/lower_trace_dir``
 - ``TILELANG_ENABLE_IR_SPAN``: source spans in the IR (error locations); default ``1``
 - ``TL_IKET_OUTPUT_DIR``: where IKET profiling sessions write their traces; default the session's choice
 - ``TILELANG_LAYOUT_COST_MODEL``: default of the ``tl.layout_cost_model`` pass config; default unset
 - ``TILELANG_DISABLE_PLUGIN_AUTOLOAD``: ``1`` ignores every installed backend; default off
 - ``TILELANG_BLOCK_PLUGINS``: ignore some backends (names or target kinds, comma-separated); default none
-- ``TILELANG_CUDA_COMPILER``: ``nvcc`` or ``nvrtc`` for CUDA builds; default nvcc when on PATH
-- ``TILELANG_CACHE_WRITE_DELAY``: test hook: seconds to sleep between the files of a cache write; default ``0``
-- ``CUDA_HOME`` / ``CUDA_PATH``, ``ROCM_PATH`` / ``ROCM_HOME``: toolkit locations (read once); default detected
+- ``TVM_IMPORT_PYTHON_PATH``: the reference's bundled-TVM location; accepted, unused (TVM comes from pip); default
+  unset
+- ``TVM_LIBRARY_PATH``: the reference's TVM library location; accepted, unused; default unset
+- ``TL_CUTLASS_PATH``: the reference's CUTLASS headers; accepted, unused; default unset
+- ``TL_COMPOSABLE_KERNEL_PATH``: the reference's Composable Kernel headers; accepted, unused; default unset
+- ``TL_TEMPLATE_PATH``: the reference's device template headers; accepted, unused (each backend ships its own);
+  default unset
+- ``SKIP_LOADING_TILELANG_SO``: the reference's switch for its native library; this project has none; default
+  ``1``
+- ``CUDA_HOME``: the CUDA toolkit (``CUDA_HOME`` or ``CUDA_PATH``, else found from nvcc); read once; default
+  detected
+- ``ROCM_HOME``: the ROCm installation (``ROCM_PATH`` or ``ROCM_HOME``, else found from hipcc); read once;
+  default detected
 """
 
 from __future__ import annotations
@@ -62,7 +79,7 @@ __all__ = [
     "execution_backend", "num_threads", "autotune_workers", "verbose", "cache_write_delay", "usable_cores",
     "tmp_dir", "log_level", "parse_pass_profile_threshold_ms", "resolve_pass_profile_threshold_ms",
     "enable_cache", "disable_cache", "is_cache_enabled", "CUDA_HOME", "ROCM_HOME",
-    "parse_byte_size", "cache_max_bytes", "describe",
+    "parse_byte_size", "cache_max_bytes", "describe", "variable_docs",
 ]
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -243,6 +260,7 @@ class Environment:
     TILELANG_CLEANUP_TEMP_FILES = EnvVar("TILELANG_CLEANUP_TEMP_FILES", "1")
     TILELANG_HIP_SAVE_TEMP_FILES = EnvVar("TILELANG_HIP_SAVE_TEMP_FILES", "0")
     TILELANG_JIT_DIAGNOSTICS = EnvVar("TILELANG_JIT_DIAGNOSTICS", "0")
+    TILELANG_FULL_TRACEBACK = EnvVar("TILELANG_FULL_TRACEBACK", "0")
     TILELANG_COMPILE_TIMEOUT_SECONDS = EnvVar("TILELANG_COMPILE_TIMEOUT_SECONDS", "")
     TILELANG_CUDA_COMPILER = EnvVar("TILELANG_CUDA_COMPILER", "")
 
@@ -315,6 +333,10 @@ class Environment:
 
     def is_jit_diagnostics_enabled(self) -> bool:
         return _truthy(self.TILELANG_JIT_DIAGNOSTICS)
+
+    def keep_full_traceback(self) -> bool:
+        """``TILELANG_FULL_TRACEBACK``: errors in a user's kernel keep TileLang's own frames and chained causes."""
+        return _truthy(self.TILELANG_FULL_TRACEBACK)
 
     def is_pass_profile_enabled(self) -> bool:
         return _truthy(self.TILELANG_PASS_PROFILE)
@@ -463,7 +485,27 @@ class Environment:
             given = next((v for v in variables if os.environ.get(v)), None)
             out.append({"name": name, "value": getattr(self, name) or None,
                         "source": f"environment ({given})" if given else "detected"})
+        docs = variable_docs()
+        for row in out:
+            row["description"] = docs.get(row["name"], "")
+            note = self._effect_note(row["name"])
+            if note:
+                row["note"] = note
         return out
+
+    def _effect_note(self, name: str) -> str | None:
+        """What a value does not show by itself: the compilation line's visibility depends on the log level."""
+        if name != "TILELANG_PRINT_ON_COMPILATION" or not self.is_print_on_compilation_enabled():
+            return None
+        if self.is_print_on_compilation_requested():
+            return "now: shown at any log level"
+        import logging
+
+        if logging.getLogger("tilelang.jit.compilation").isEnabledFor(logging.INFO):
+            return "now: shown (the tilelang logger is at INFO or lower)"
+        level = logging.getLevelName(logging.getLogger("tilelang").getEffectiveLevel())
+        return (f"now: NOT shown, the tilelang logger is at {level}; set TILELANG_PRINT_ON_COMPILATION=1 or "
+                "TILELANG_LOG_LEVEL=INFO to see it")
 
     def settings(self) -> dict[str, Any]:
         """Every variable of the table with its effective value (``tilelang env``)."""
@@ -472,6 +514,23 @@ class Environment:
             if isinstance(attr, EnvVar):
                 out[attr.key] = attr.get()
         return out
+
+
+def variable_docs() -> dict[str, str]:
+    """Each variable of the module docstring's table with its text, markup removed: ``TILELANG_CACHE_DIR`` maps to
+    "root of the on-disk kernel cache; default ~/.tilelang/cache"."""
+    docs: dict[str, str] = {}
+    name = None
+    for line in (__doc__ or "").splitlines():
+        bullet = re.match(r"- ``(\w+)``: (.*)", line)
+        if bullet:
+            name, text = bullet.groups()
+            docs[name] = text
+        elif name and line.startswith("  ") and line.strip():
+            docs[name] += " " + line.strip()
+        else:
+            name = None
+    return {k: v.replace("``", "") for k, v in docs.items()}
 
 
 def _positive_int(name: str, value: Any) -> int | None:

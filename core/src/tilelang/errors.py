@@ -157,3 +157,63 @@ def enrich_error(exc: BaseException) -> BaseException:
     except AttributeError:
         pass
     return exc
+
+
+# --------------------------------------------------------------------------- what the user sees of a kernel error
+# modules whose frames are TileLang's own machinery (front end, pipeline, JIT, backends, TVM) or the standard
+# library's plumbing between them; an error in a user's kernel is shown without them
+_INTERNAL_MODULES = ("tilelang.", "tilelang_", "tvm.", "tvm_ffi.", "contextlib", "functools")
+USER_ERRORS = (SourceError, KernelArgumentError)
+
+
+def _is_internal(frame: object) -> bool:
+    name = getattr(frame, "f_globals", {}).get("__name__", "")
+    return name in ("tilelang", "tvm", "tvm_ffi") or name.startswith(_INTERNAL_MODULES)
+
+
+def _user_traceback(tb: object) -> object:
+    """`tb` without the frames of TileLang's own modules (a user's helper called from a kernel stays)."""
+    import types
+
+    kept = []
+    while tb is not None:
+        if not _is_internal(tb.tb_frame):  # type: ignore[attr-defined]
+            kept.append(tb)
+        tb = tb.tb_next  # type: ignore[attr-defined]
+    out = None
+    for t in reversed(kept):
+        out = types.TracebackType(out, t.tb_frame, t.tb_lasti, t.tb_lineno)
+    return out
+
+
+def for_the_user(exc: BaseException) -> BaseException:
+    """`exc`, an error in the user's kernel or in its arguments, as the user should see it: its message first
+    (``file:line: what is wrong``, the source line), TileLang's internal frames trimmed from its traceback, and
+    the exception it was raised from dropped when the message already says it (as Triton reports front-end errors).
+    ``TILELANG_FULL_TRACEBACK=1`` keeps everything (for debugging TileLang itself)."""
+    from tilelang.env import env
+
+    if env.keep_full_traceback():
+        return exc
+    cause = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
+    if cause is not None and str(cause) and str(cause) in str(exc):
+        exc.__cause__, exc.__suppress_context__ = None, True
+    elif cause is not None:
+        cause.__traceback__ = _user_traceback(cause.__traceback__)
+    exc.__traceback__ = _user_traceback(exc.__traceback__)
+    return exc
+
+
+def surface_user_errors(fn):  # type: ignore[no-untyped-def]
+    """Decorate an entry point of the user's (``T.prim_func``, ``tilelang.compile``, ``tilelang.lower``): errors in
+    the user's kernel leave it through `for_the_user`."""
+    import functools
+
+    @functools.wraps(fn)
+    def entry_point(*args, **kwargs):  # type: ignore[no-untyped-def]
+        try:
+            return fn(*args, **kwargs)
+        except USER_ERRORS as exc:
+            raise for_the_user(exc) from exc.__cause__  # the error is in your kernel: read its message
+
+    return entry_point

@@ -6,11 +6,20 @@ Level of the ``tilelang`` logger, decided at import (`configured_level`):
 - else INFO under ``TILELANG_VERBOSE=1`` (the reference's switch for compilation and cache messages);
 - else WARNING.
 
-`set_log_level` changes it at run time. Output the user switched on by name is shown at INFO whatever that
-level: JIT phase diagnostics (``TILELANG_JIT_DIAGNOSTICS``, logger ``tilelang.jit.diagnostics``), pass timing
-reports (``TILELANG_PASS_PROFILE`` or the ``tl.pass_profile`` pass config, logger ``tilelang.pass_timing``)
-and, when ``TILELANG_PRINT_ON_COMPILATION=1`` is set in the environment, the "begins to compile" line of each
-compilation (logger ``tilelang.jit.compilation``; ``=0`` silences it at any level).
+`set_log_level` changes it at run time. Each line reads ``<time>  [TileLang:<logger>:<LEVEL>] (<file>:<line>):
+<message>``, as in the reference. What each level shows of a compilation:
+
+- DEBUG: every compile phase with its duration (logger ``tilelang.jit.diagnostics``: parse, cache lookup, the
+  pass pipeline, device codegen, lowering as a whole, loading, cache store);
+- INFO: one line for any compilation that took longer than 2 s (`SLOW_COMPILE_SECONDS`), and, under
+  ``TILELANG_VERBOSE=1`` or ``verbose=True``, a line per compilation and cache hit;
+- WARNING (the default): problems only.
+
+Output the user switched on by name is shown at INFO whatever that level: JIT phase diagnostics
+(``TILELANG_JIT_DIAGNOSTICS``: start and end of each phase), pass timing reports (``TILELANG_PASS_PROFILE`` or the
+``tl.pass_profile`` pass config, logger ``tilelang.pass_timing``) and, when ``TILELANG_PRINT_ON_COMPILATION=1`` is
+set in the environment, the "begins to compile" line of each compilation (logger ``tilelang.jit.compilation``;
+``=0`` silences it at any level).
 
 Records do not propagate to the root logger (as in the reference TileLang); set
 ``logging.getLogger("tilelang").propagate = True`` to route them to your own handlers.
@@ -28,7 +37,8 @@ logger = logging.getLogger("tilelang")
 # loggers that only emit INFO records for a feature the user turned on (always shown at INFO)
 OPT_IN_LOGGERS = ("tilelang.jit.diagnostics", "tilelang.pass_timing")
 COMPILATION_LOGGER = "tilelang.jit.compilation"
-_FORMAT = "%(asctime)s  [TileLang:%(name)s:%(levelname)s]: %(message)s"
+# the reference TileLang's format: where the record was made (file:line) before the message
+_FORMAT = "%(asctime)s  [TileLang:%(name)s:%(levelname)s] (%(filename)s:%(lineno)d): %(message)s"
 
 
 class TqdmLoggingHandler(logging.Handler):

@@ -65,3 +65,54 @@ def test_payload_round_trip_resolves_target_once():
     job = executors.unpack_job(payload)
     assert job.options.target == {"kind": "c"} and job.mode == "lazy"
     assert job.options.pass_configs == {"tl.disable_vectorize": True}
+
+
+def test_the_compile_bar_moves_with_each_compile_on_one_worker(monkeypatch):
+    """With one worker (compiles run when submitted) the bar advances after each compile, not after all of them."""
+    import tqdm.auto
+
+    from tilelang.autotuner import executors
+
+    events: list[str] = []
+    compile_task = executors.compile_task
+
+    def recorded_compile(task):
+        events.append("compile")
+        return compile_task(task)
+
+    class RecordingBar:
+        def __init__(self, *args, **kwargs):
+            self.desc = kwargs.get("desc", "")
+
+        def update(self, n=1):
+            if self.desc == "autotune: compiling":
+                events.append("bar")
+
+        def close(self):
+            pass
+
+        def __iter__(self):  # the benchmarking bar wraps an iterable
+            return iter(self._items)
+
+    def make_bar(iterable=None, *args, **kwargs):
+        bar = RecordingBar(*args, **kwargs)
+        bar._items = list(iterable) if iterable is not None else []
+        return bar
+
+    monkeypatch.setattr(executors, "compile_task", recorded_compile)
+    monkeypatch.setattr(tqdm.auto, "tqdm", make_bar)
+    factory = _make_factory(2.0)
+    configs = [{"block": 8}, {"block": 16}, {"block": 32}]
+    result = AutoTuner(factory, configs, max_workers=1, progress=True, warmup=1, rep=2, cache_results=False,
+                       ref_prog=lambda a: a * 2.0).run(n=64)
+    assert result.config in configs
+    assert events == ["compile", "bar"] * 3  # before: compile, compile, compile, bar, bar, bar
+
+
+def test_completed_lazily_keeps_the_window_in_flight():
+    from tilelang.autotuner.executors import completed_lazily
+
+    with ThreadPoolExecutor(2) as pool:
+        seen = sorted(i for i, future in completed_lazily(pool, lambda x: x * x, list(range(7)), window=3)
+                      if future.result() == i * i)
+    assert seen == list(range(7))

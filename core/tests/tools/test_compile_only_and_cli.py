@@ -109,3 +109,69 @@ def test_backends_still_works_and_help_lists_the_tools():
     out = tilelang_cli("--help").stdout
     for name in ("trace", "pass-diff", "profile-passes", "visualize", "compile-only", "analyze", "autodd"):
         assert name in out
+
+
+ELEMENTWISE = textwrap.dedent('''\
+    import tilelang
+    import tilelang.language as T
+
+
+    @tilelang.jit
+    def scale(n: int, block: int = 128):
+        @T.prim_func
+        def main(A: T.Tensor((n,), T.float32), B: T.Tensor((n,), T.float32)):
+            with T.Kernel(T.ceildiv(n, block), threads=block) as bx:
+                for i in T.Parallel(block):
+                    B[bx * block + i] = A[bx * block + i] * 2.0 + 1.0
+
+        return main
+
+
+    if __name__ == "__main__":
+        kernel = tilelang.compile(scale.get_tir(256), target="c")  # through the kernel cache
+        print("script done")
+    ''')
+
+
+def test_analyze_counts_an_elementwise_kernel(tmp_path):
+    path = tmp_path / "scale.py"
+    path.write_text(ELEMENTWISE)
+    done = tilelang_cli("analyze", str(path), "--kernel", "scale", "--set", "n=4096", "--arch", "h100")
+    assert done.returncode == 0, done.stderr
+    # per element: one multiply and one add; a 4-byte load and a 4-byte store
+    assert f"FLOPs               {2 * 4096:,}" in done.stdout
+    assert f"global memory bytes {8 * 4096:,}" in done.stdout
+
+
+def test_analyze_without_the_factory_arguments_is_a_clear_error(tmp_path):
+    path = tmp_path / "scale.py"
+    path.write_text(ELEMENTWISE)
+    done = tilelang_cli("analyze", str(path), "--kernel", "scale", "--arch", "h100")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip() == ("tilelang analyze: error: kernel 'scale' needs arguments to be specialised "
+                                   "(scale() missing 1 required positional argument: 'n'); pass them with --set "
+                                   "NAME=VALUE")
+    wrong = tilelang_cli("analyze", str(path), "--kernel", "nope")
+    assert wrong.returncode == 2 and "Traceback" not in wrong.stderr
+    assert "no @tilelang.jit kernel or PrimFunc named 'nope'" in wrong.stderr
+    assert "(kernels there: scale)" in wrong.stderr
+
+
+@pytest.mark.backend("c")
+def test_pass_tools_run_the_pipeline_for_kernels_already_in_the_cache(tmp_path):
+    """The script's kernel is in the disk cache (a first run put it there): trace, pass-diff and profile-passes
+    still see every pass, because they bypass the cache."""
+    path = tmp_path / "scale.py"
+    path.write_text(ELEMENTWISE)
+    env = {"TILELANG_CACHE_DIR": str(tmp_path / "cache"), "TL_LOWER_TRACE": "", "TILELANG_PASS_DIFF": "",
+           "TILELANG_PASS_PROFILE": "", "TILELANG_DISABLE_CACHE": ""}
+    first = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=600,
+                           env={**os.environ, **env})
+    assert first.returncode == 0, first.stderr
+    assert os.listdir(tmp_path / "cache" / "kernels")  # cached now
+    trace = tilelang_cli("trace", "--mode", "terminal", "--dir", str(tmp_path / "trace"), str(path), env=env)
+    assert trace.returncode == 0 and "pipeline_c/" in trace.stdout, trace.stdout + trace.stderr
+    diff = tilelang_cli("pass-diff", str(path), env=env)
+    assert diff.returncode == 0 and "tl.LowerTileOps" in diff.stdout + diff.stderr
+    prof = tilelang_cli("profile-passes", str(path), env=env)
+    assert prof.returncode == 0 and "TileLang Pass Timing Report" in prof.stderr

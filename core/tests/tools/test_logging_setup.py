@@ -125,7 +125,8 @@ def test_records_go_to_stderr_not_stdout(restore_levels, capsys):
     logging.getLogger("tilelang.unit").info("hello %s", "there")
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert STAMP.match(captured.err) and "[TileLang:tilelang.unit:INFO]: hello there" in captured.err
+    line = f"[TileLang:tilelang.unit:INFO] (test_logging_setup.py:{sys._getframe().f_lineno - 3}): hello there"
+    assert STAMP.match(captured.err) and line in captured.err  # the reference's format: where, then what
 
 
 def _segments_with(text: str, needle: str) -> list[str]:
@@ -162,7 +163,8 @@ def test_handler_without_tqdm_writes_to_stderr(restore_levels, capsys, monkeypat
     tilelang.set_log_level("INFO")
     logging.getLogger("tilelang.unit").warning("no tqdm here")
     captured = capsys.readouterr()
-    assert captured.out == "" and "[TileLang:tilelang.unit:WARNING]: no tqdm here" in captured.err
+    assert captured.out == "" and re.search(r"\[TileLang:tilelang.unit:WARNING\] \(test_logging_setup.py:\d+\): "
+                                            "no tqdm here", captured.err)
 
 
 @pytest.mark.backend("cpu")
@@ -177,3 +179,56 @@ def test_par_compile_shows_progress_and_logs_failures_through_logging(restore_le
     assert _segments_with(captured.err, "Parallel Compiling")  # the bar, on stderr
     failure = _segments_with(captured.err, "par_compile: 'not a kernel' failed")
     assert failure and STAMP.match(failure[0])
+
+
+PHASE = r"\[TileLang:tilelang.jit.diagnostics:DEBUG\] \((\w+\.py):\d+\): phase {}: \d+\.\d{{3}} s"
+
+
+@pytest.mark.backend("cpu")
+def test_debug_shows_every_compile_phase_with_its_time(restore_levels, capsys, monkeypatch, tmp_path):
+    """At DEBUG a compilation logs each phase with its duration: parse, cache lookup, the pass pipeline, the
+    device codegen, lowering, loading and the cache store."""
+    from .kernels import eager_gemm
+
+    monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("TILELANG_JIT_DIAGNOSTICS", raising=False)
+    tilelang.set_log_level("DEBUG")
+    eager_gemm.clear_kernels()
+    eager_gemm.compile(*_gemm_inputs())
+    err = capsys.readouterr().err
+    where = {}
+    for phase in ("parse", "cache.lookup", "passes", "codegen", "lower", "load", "cache.compile", "cache.store"):
+        found = re.search(PHASE.format(re.escape(phase)), err)
+        assert found, f"no DEBUG line for phase {phase}:\n{err}"
+        where[phase] = found.group(1)
+    assert where["parse"] == "decorator.py" and where["lower"] == "compiler.py"  # the code that ran the phase
+    assert "pipeline='pipeline_llvm'" in err and "codegen='target.build.tilelang_llvm'" in err
+    tilelang.set_log_level("INFO")
+    eager_gemm.clear_kernels()
+    eager_gemm.compile(*_gemm_inputs())  # at INFO (a disk hit now): no phase lines
+    assert "phase " not in capsys.readouterr().err
+
+
+def _gemm_inputs():
+    import torch
+
+    return torch.randn(64, 64, dtype=torch.float16), torch.randn(64, 64, dtype=torch.float16)
+
+
+@pytest.mark.backend("cpu")
+def test_a_compile_longer_than_the_threshold_logs_one_info_line(restore_levels, capsys, monkeypatch, tmp_path):
+    from tilelang.jit import diagnostics
+
+    monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path))
+    tilelang.set_log_level("INFO")
+    monkeypatch.setattr(diagnostics, "SLOW_COMPILE_SECONDS", 3600.0)
+    tilelang.compile(add_one(32), out_idx=[-1], target="cpu")
+    assert "took" not in capsys.readouterr().err  # fast compiles say nothing at INFO
+    monkeypatch.setattr(diagnostics, "SLOW_COMPILE_SECONDS", 0.0)  # every compile is "slow" now
+    tilelang.compile(add_one(64), out_idx=[-1], target="cpu")
+    lines = _segments_with(capsys.readouterr().err, "took")
+    assert len(lines) == 1 and re.search(r"\[TileLang:tilelang.jit:INFO\] \(compiler.py:\d+\): compiling add_one for "
+                                         r"llvm took \d+\.\d s", lines[0]), lines
+    tilelang.set_log_level("WARNING")
+    tilelang.compile(add_one(96), out_idx=[-1], target="cpu")
+    assert "took" not in capsys.readouterr().err  # an INFO line: hidden at the default level

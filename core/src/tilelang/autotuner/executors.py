@@ -205,3 +205,29 @@ def compile_task(task: CompileTask) -> dict[str, Any]:
     return {"artifact": artifact.to_json(), "files": files, "cache_key": kernel.cache_key,
             "out_idx": list(kernel.out_idx), "target": artifact.target,
             "pass_configs": dict(jit_impl.options.pass_configs)}
+
+
+def completed_lazily(pool: Any, fn: Any, items: list[Any], window: int) -> Any:
+    """Submit ``fn(item)`` for each of `items` to `pool` with at most `window` in flight, submitting the next as
+    one finishes; yields ``(index, future)`` in completion order. A progress bar over it advances with every
+    compile, also on an executor that runs each task when it is submitted (`SerialExecutor`), where submitting
+    everything first would finish every compile before the first result is seen."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    pending: dict[Any, int] = {}
+    queue = iter(enumerate(items))
+    for index, item in queue:
+        pending[pool.submit(fn, item)] = index
+        if len(pending) >= max(1, window):
+            break
+    try:
+        while pending:
+            done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+            for future in done:
+                yield pending.pop(future), future
+                for index, item in queue:  # one more in flight for each that finished
+                    pending[pool.submit(fn, item)] = index
+                    break
+    finally:  # closed early (Ctrl-C, an error): what is still in flight is cancelled where it has not started
+        for future in pending:
+            future.cancel()

@@ -219,13 +219,14 @@ class AutoTuner:
         workers = min(self.max_workers or env.autotune_workers(), len(tasks))
         pool = executors.SerialExecutor() if own and workers <= 1 else (
             executors.local_process_executor(workers, self.start_method) if own else _adapt(self.executor))
-        futures: dict[Any, int] = {}
+        # submitted lazily, `workers` in flight on our pool (a cluster's executor gets them all): the bar moves with
+        # each compile, also with one worker, whose SerialExecutor compiles a task when it is submitted
+        window = workers if own else len(tasks)
+        bar = tqdm(total=len(tasks), desc="autotune: compiling", disable=not self.progress)
+        lazily = executors.completed_lazily(pool, executors.compile_task, tasks, window)
         try:
-            for i, t in enumerate(tasks):
-                futures[pool.submit(executors.compile_task, t)] = i
-            bar = tqdm(as_completed(futures), total=len(futures), desc="autotune: compiling", disable=not self.progress)
-            for future in bar:
-                i = futures[future]
+            for i, future in lazily:
+                bar.update()
                 try:
                     compiled[i] = future.result()
                     kernels[i] = self._rebuild(compiled[i])
@@ -238,11 +239,12 @@ class AutoTuner:
                 except Exception as exc:  # the candidate still runs; only the caller's cache misses it
                     logger.warning("config %s: its kernel was not stored in this process's cache: %r", configs[i], exc)
         except BaseException:  # Ctrl-C or an error of ours: stop compiling now, leave no worker behind
-            for future in futures:
-                future.cancel()
+            lazily.close()  # cancels what is in flight and submits nothing more
+            bar.close()
             if own:
                 _stop_now(pool)
             raise
+        bar.close()
         if own:
             pool.shutdown(wait=True)
         failed = [t for t in trials if t["error"] is not None]

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from tilelang.artifact import CompiledArtifact, ParamInfo
-from tilelang.errors import LoweringError, TileLangError
+from tilelang.errors import LoweringError, TileLangError, surface_user_errors
 
 
 def _plain(value: Any) -> Any:
@@ -99,6 +99,7 @@ def _inspect(rt_mod: Any, fmt: str) -> str:
         return ""
 
 
+@surface_user_errors
 def lower(func: Any, target: Any = None, target_host: Any = None,
           pass_configs: dict[str, Any] | None = None, *, runtime_only: bool = False,
           enable_host_codegen: bool = True, enable_device_compile: bool = True) -> CompiledArtifact:
@@ -242,7 +243,12 @@ def _configured_tools(configs: dict[str, Any]) -> list[Any]:
     from tilelang.env import env
 
     tools: list[Any] = []
+    from tilelang.jit.diagnostics import phase_timing_tool
     from tilelang.tools.pass_timing import create_pass_timing_tool
+
+    phases = phase_timing_tool()  # DEBUG / TILELANG_JIT_DIAGNOSTICS: the pipeline and codegen phases, timed
+    if phases is not None:
+        tools.append(phases)
 
     timing = create_pass_timing_tool(configs)
     if timing is not None:

@@ -8,7 +8,14 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from tilelang.errors import KernelSyntaxError, KernelTypeError, SourceError
+from tilelang.errors import (
+    USER_ERRORS,
+    KernelSyntaxError,
+    KernelTypeError,
+    SourceError,
+    for_the_user,
+    surface_user_errors,
+)
 from tilelang.frontend import state as _state
 from tilelang.frontend.interpreter import Interpreter, ReturnSignal, StopInterpretation
 from tilelang.frontend.source import FunctionSource
@@ -163,6 +170,7 @@ def prim_func(fn: Any = None, *, private: bool = False, check_well_formed: bool 
     """Decorator: parse the function now and return its tirx PrimFunc."""
     outer = sys._getframe(1)
 
+    @surface_user_errors
     def wrap(f: Any) -> Any:
         if not inspect.isfunction(f):
             raise KernelSyntaxError(f"T.prim_func decorates a function, got {type(f).__name__}")
@@ -171,7 +179,10 @@ def prim_func(fn: Any = None, *, private: bool = False, check_well_formed: bool 
         scope = outer.f_locals if outer.f_code.co_name != "<module>" else None
         return build_prim_func(f, dict(scope) if scope else None)
 
-    return wrap(fn) if fn is not None else wrap
+    try:
+        return wrap(fn) if fn is not None else wrap
+    except USER_ERRORS as exc:
+        raise for_the_user(exc) from exc.__cause__  # the error is in your kernel: read its message
 
 
 def is_eager_function(fn: Any) -> bool:

@@ -140,7 +140,7 @@ class _EagerInterpreter(Interpreter):
                                     "declared with T.Tensor annotations")
         actual = eager.args[name]
         if eager.phase == "signature":
-            self._bind_consts(name, spec, actual)
+            self._bind_consts(name, spec, actual, node)
             self.set_name(name, spec.make_buffer(name))
             if eager.const_vars and not eager.unbound():
                 raise StopInterpretation
@@ -151,17 +151,24 @@ class _EagerInterpreter(Interpreter):
         eager.tensor_params[name] = buf
         self.set_name(name, buf)
 
-    def _bind_consts(self, name: str, spec: Any, actual: Any) -> None:
-        if actual is UNBOUND or not is_tensor_like(actual):
-            return
+    def _bind_consts(self, name: str, spec: Any, actual: Any, node: ast.AST) -> None:
         eager = self.state.eager
+        by_var = {id(v): n for n, v in eager.const_vars.items()}
+        if actual is UNBOUND:
+            for dim in spec.shape:
+                if id(dim) in by_var:
+                    eager.missing.setdefault(by_var[id(dim)], (name, node))
+            return
+        if not is_tensor_like(actual):
+            return
         shape, strides = _layout_of(actual, spec.dtype)
         if len(shape) != len(spec.shape):
-            return  # reported by the build pass
+            raise KernelTypeError(f"argument {name!r} is a {len(shape)}-D tensor of shape {tuple(shape)}, but the "
+                                  f"kernel declares {name}: T.Tensor({_spelled(spec.shape)}, {spec.dtype}), a "
+                                  f"{len(spec.shape)}-D tensor")
         pairs = list(zip(spec.shape, shape))
         if spec.strides is not None and strides is not None and len(strides) == len(spec.strides):
             pairs += list(zip(spec.strides, strides))
-        by_var = {id(v): n for n, v in eager.const_vars.items()}
         for dim, value in pairs:
             cname = by_var.get(id(dim))
             if cname is not None and not isinstance(eager.consts.get(cname), int):
@@ -175,9 +182,8 @@ class _EagerInterpreter(Interpreter):
             dt == spec.dtype or _packs_two(actual, spec.dtype) or _stored_as(actual, spec.dtype)) and all(
             not isinstance(e, int) or e == a for e, a in zip(spec.shape, shape))
         if not ok:
-            want = ", ".join(str(e) for e in spec.shape)
             raise KernelTypeError(
-                f"argument {name!r} must have shape ({want}) and dtype {spec.dtype}, got shape "
+                f"argument {name!r} must have shape {_spelled(spec.shape)} and dtype {spec.dtype}, got shape "
                 f"{tuple(shape)} and dtype {dt}"
             )
 
@@ -272,6 +278,16 @@ class EagerProgram:
         self._attrs = st.func_attrs
         return func, returned, eager
 
+    def _check_missing(self, sig: _state.EagerState) -> None:
+        """A T.const left without a value because the tensor argument whose shape binds it was not passed: the
+        error names that argument (at its annotation)."""
+        for const in sig.unbound():
+            if const in sig.missing:
+                param, node = sig.missing[const]
+                raise self.src.error(
+                    KernelTypeError, f"{self.fn.__name__}() missing argument {param!r}: its shape gives T.const "
+                    f"{const!r} its value (pass {param}, or give {const}=... as a keyword)", node)
+
     def specialize(self, *args: Any, **kwargs: Any) -> EagerKernel:
         """Parse the kernel for this call's shapes, dtypes and constants."""
         values, consts = self.bind(args, kwargs)
@@ -279,6 +295,7 @@ class EagerProgram:
         if self.needs_signature_pass:
             _, _, sig = self._run("signature", values, consts, scalars)
             consts = {n: v for n, v in sig.consts.items() if isinstance(v, int)}
+            self._check_missing(sig)
         func, returned, eager = self._run("build", values, consts, scalars)
         src = self.src
         if func is None:
@@ -311,6 +328,12 @@ class EagerProgram:
         outputs = [(tuple(_static(d) for d in r.ty.shape), str(r.ty.dtype)) for r in rets]
         pf = finish(func, params, self.fn.__name__, src, self._attrs)
         return EagerKernel(pf, inputs, out_idx, outputs, {k: v for k, v in eager.consts.items() if isinstance(v, int)})
+
+
+def _spelled(shape: Any) -> str:
+    """A declared shape as the kernel spells it: ``(M, K)``, ``(128,)``."""
+    dims = [str(d) for d in shape]
+    return f"({dims[0]},)" if len(dims) == 1 else f"({', '.join(dims)})"
 
 
 def _static(d: Any) -> Any:

@@ -33,6 +33,8 @@ class EagerState:
     tensor_params: dict[str, Any] = field(default_factory=dict) # param name -> buffer, in declaration order
     outputs: list[Any] = field(default_factory=list)           # T.empty buffers in allocation order
     returned: list[Any] | None = None
+    # T.const name -> (parameter, its annotation's node): a tensor argument not passed whose shape binds the name
+    missing: dict[str, tuple[str, Any]] = field(default_factory=dict)
 
     def unbound(self) -> list[str]:
         return [n for n, v in self.consts.items() if not isinstance(v, int)]

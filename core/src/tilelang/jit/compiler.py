@@ -21,8 +21,8 @@ from tilelang.backend.target import determine_target, kind_of
 from tilelang.cache.environment import prime_plugin_discovery
 from tilelang.cache.keys import canonical, digest, program_text, sources_digest, target_fingerprint, versions
 from tilelang.cache.manager import kernel_cache
-from tilelang.errors import ExecutionBackendUnavailable, TargetError
-from tilelang.jit.diagnostics import jit_phase
+from tilelang.errors import ExecutionBackendUnavailable, TargetError, surface_user_errors
+from tilelang.jit.diagnostics import jit_phase, log_slow_compile
 from tilelang.jit.kernel import JITKernel
 
 __all__ = ["CompileOptions", "compile", "par_compile", "kernel_from_cache"]
@@ -73,9 +73,10 @@ class CompileOptions:
         """Log at INFO; with ``verbose=True`` (or ``TILELANG_VERBOSE``) the line is shown whatever the level, through
         the ``tilelang`` logger's (tqdm-safe) handler."""
         if (self.verbose or env.verbose()) and not logger.isEnabledFor(logging.INFO):
-            logger.handle(logger.makeRecord(logger.name, logging.INFO, __file__, 0, message, args, None))
+            filename, lineno, func, _ = logger.findCaller(stacklevel=2)
+            logger.handle(logger.makeRecord(logger.name, logging.INFO, filename, lineno, message, args, None, func))
         else:
-            logger.info(message, *args)
+            logger.info(message, *args, stacklevel=2)
 
 
 def _kinds(*targets: Any) -> tuple[str, ...]:
@@ -182,13 +183,14 @@ def compile_with(func: Any, options: CompileOptions, target: dict[str, Any] | No
     target = target if target is not None else options.resolved_target()
     backend = _backend_for(target, options.execution_backend)
     key = None
+    name = _name_of(prim)
     if kernel_cache.enabled:
-        key = digest("program", program_text(prim), options.fingerprint(target))
-        kernel = kernel_from_cache(key, options, target, backend, prim)
+        with jit_phase("cache.lookup", kernel=name):
+            key = digest("program", program_text(prim), options.fingerprint(target))
+            kernel = kernel_from_cache(key, options, target, backend, prim)
         if kernel is not None:
             return kernel
     start = time.perf_counter()
-    name = _name_of(prim)
     if env.is_print_on_compilation_enabled():
         _compilation_logger.info("TileLang begins to compile kernel `%s` with `out_idx=%s` for %s", name,
                                  options.out_idx, target.get("kind"))
@@ -196,16 +198,21 @@ def compile_with(func: Any, options: CompileOptions, target: dict[str, Any] | No
     with jit_phase("cache.compile", verbose=options.verbose, **context):
         with jit_phase("lower", verbose=options.verbose, **context):
             artifact = _lower(prim, target, options)
-        kernel = JITKernel(artifact, options.out_idx, backend or options.execution_backend, cache_key=key,
-                           prim_func=prim, pass_configs=options.pass_configs, compile_flags=options.compile_flags)
-    options.log("compiled %s for %s in %.3f s", artifact.name, target.get("kind"), time.perf_counter() - start)
+        with jit_phase("load", verbose=options.verbose, **context):
+            kernel = JITKernel(artifact, options.out_idx, backend or options.execution_backend, cache_key=key,
+                               prim_func=prim, pass_configs=options.pass_configs, compile_flags=options.compile_flags)
+    elapsed = time.perf_counter() - start
+    options.log("compiled %s for %s in %.3f s", artifact.name, target.get("kind"), elapsed)
+    log_slow_compile(artifact.name, target.get("kind"), elapsed)
     hooks.plugin_manager().hook.tilelang_kernel_compiled(kernel=kernel)
     if key is not None:
-        kernel_cache.save_artifact(key, artifact, kernel._backend)
+        with jit_phase("cache.store", kernel=name):
+            kernel_cache.save_artifact(key, artifact, kernel._backend)
         kernel_cache.put_kernel((key, _out_key(options.out_idx), getattr(backend, "name", None)), kernel)
     return kernel
 
 
+@surface_user_errors
 def compile(func: Any, out_idx: int | Sequence[int] | None = None, execution_backend: str = "auto",
             target: Any = "auto", target_host: Any = None, verbose: bool = False,
             pass_configs: dict[str, Any] | None = None, compile_flags: Any = None) -> JITKernel:

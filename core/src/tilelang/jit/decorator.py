@@ -23,8 +23,11 @@ from typing import Any
 
 from tilelang.cache.keys import Unkeyable, canonical, digest, function_fingerprint
 from tilelang.cache.manager import kernel_cache
+from tilelang.errors import USER_ERRORS, KernelArgumentError, for_the_user, surface_user_errors
+from tilelang.frontend.eager import UNBOUND
 from tilelang.jit.binding import CALL_FORM_MISS, CallFormCache, JITFunc
 from tilelang.jit.compiler import CompileOptions, compile_with, kernel_from_cache
+from tilelang.jit.diagnostics import jit_phase
 from tilelang.jit.kernel import JITKernel
 
 __all__ = ["jit", "JITImpl"]
@@ -83,17 +86,21 @@ def _masked_signature(args: tuple, kwargs: dict, mask: tuple) -> Any:
 class _EagerEntry:
     """One compiled specialisation of an eager kernel: the kernel and where its inputs come from in a call."""
 
-    __slots__ = ("as_tuple", "kernel", "picks")
+    __slots__ = ("as_tuple", "kernel", "missing", "picks")
 
-    def __init__(self, kernel: JITKernel, picks: list[tuple[str, Any]] | None, as_tuple: bool):
+    def __init__(self, kernel: JITKernel, picks: list[tuple[str, Any]] | None, as_tuple: bool,
+                 missing: str | None = None):
         self.kernel = kernel
         self.picks = picks  # None: the call's positional args are exactly the kernel inputs
         self.as_tuple = as_tuple
+        self.missing = missing  # the error of a call that left out a tensor argument (compiled without it)
 
     def __call__(self, args: tuple, kwargs: dict) -> Any:
         if self.picks is None:
             out = self.kernel(*args)
         else:
+            if self.missing is not None:
+                raise KernelArgumentError(self.missing)
             out = self.kernel(*[args[v] if where == "pos" else kwargs[v] if where == "kw" else v
                                 for where, v in self.picks])
         return tuple(out) if self.as_tuple and out is not None else out
@@ -134,12 +141,15 @@ class JITImpl:
     verbose = property(lambda self: self.options.verbose)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self.mode == "lazy":
-            return self._lazy_call(args, kwargs)
-        entry = self._kernels.get(self._eager_signature(args, kwargs))
-        if entry is None:
-            entry = self._eager_lookup(args, kwargs)
-        return entry(args, kwargs)
+        try:
+            if self.mode == "lazy":
+                return self._lazy_call(args, kwargs)
+            entry = self._kernels.get(self._eager_signature(args, kwargs))
+            if entry is None:
+                entry = self._eager_lookup(args, kwargs)
+            return entry(args, kwargs)
+        except USER_ERRORS as exc:
+            raise for_the_user(exc) from exc.__cause__  # the error is in your kernel: read its message
 
     def _lazy_call(self, args: tuple, kwargs: dict) -> JITKernel:
         """Lazy factories: by raw call form (TypeError for unhashable arguments, as in the reference), then by
@@ -156,6 +166,7 @@ class JITImpl:
             self._call_form_cache.store(form, kernel)
         return kernel
 
+    @surface_user_errors
     def compile(self, *args: Any, **kwargs: Any) -> JITKernel:
         """The kernel for these call arguments (compiled, or found in a cache)."""
         if self.mode == "eager":
@@ -170,6 +181,7 @@ class JITImpl:
         """The device source of the kernel for these call arguments (compiled first when needed)."""
         return self.compile(*args, **kwargs).get_kernel_source()
 
+    @surface_user_errors
     def get_tir(self, *args: Any, **kwargs: Any) -> Any:
         """The PrimFunc this call compiles."""
         if self.mode == "eager":
@@ -225,7 +237,8 @@ class JITImpl:
         kernel, _ = self._from_record(source_key, options, target)
         if kernel is not None:
             return kernel
-        prim = self.fn(*args, **kwargs)
+        with jit_phase("parse", kernel=self.fn.__qualname__):
+            prim = self.fn(*args, **kwargs)
         if isinstance(prim, JITKernel):
             return prim
         kernel = compile_with(prim, options, target)
@@ -335,11 +348,16 @@ class JITImpl:
         if kernel is not None:
             inputs, as_tuple = record["inputs"], record["as_tuple"]
         else:
-            spec = self._eager_program().specialize(*args, **kwargs)
+            with jit_phase("parse", kernel=self.fn.__qualname__):
+                spec = self._eager_program().specialize(*args, **kwargs)
             kernel = compile_with(spec.func, options.with_out_idx(spec.out_idx), target)
             inputs, as_tuple = list(spec.inputs), len(spec.out_idx) > 1
             self._remember(source_key, kernel, inputs=inputs, as_tuple=as_tuple)
-        entry = _EagerEntry(kernel, self._picks(inputs, args, kwargs), as_tuple)
+        picks = self._picks(inputs, args, kwargs)
+        absent = [name for name, (where, v) in zip(inputs, picks or ()) if where == "const" and v is UNBOUND]
+        missing = (f"{self.fn.__name__}() missing {len(absent)} tensor argument(s): "
+                   f"{', '.join(repr(n) for n in absent)}") if absent else None
+        entry = _EagerEntry(kernel, picks, as_tuple, missing)
         self._remember_runtime_values(entry, args, kwargs)
         return entry
 

@@ -1,8 +1,11 @@
-"""Roofline estimate of a tile program: FLOPs of its ``T.gemm`` calls, bytes its ``T.copy`` calls move to or from global
-memory, and the time a device needs for the larger of the two.
+"""Roofline estimate of a tile program: FLOPs of its ``T.gemm`` calls and of its element-wise arithmetic, bytes its
+``T.copy`` calls and its element-wise loads and stores move to or from global memory, and the time a device needs
+for the larger of the two.
 
-Counts come from the tile IR (before lowering): each tile op is weighted by the extents of the serial loops
-around it and the number of blocks of the launch. The device is
+Counts come from the tile IR (before lowering): each tile op or element-wise store is weighted by the extents of
+the loops around it (serial and ``T.Parallel``) and the number of blocks of the launch. An element-wise store
+(``B[i] = A[i] * 2.0 + 1.0``) counts the bytes of each global element it writes or reads and one FLOP per
+floating-point add, subtract, multiply, divide, min, max or math call in its value. The device is
 
 - an object with ``compute_capability`` (e.g. ``"80"``) and ``bandwidth`` (``[shared, global]`` in MB/s; the
   global figure is used), e.g. ``tilelang.carver.arch.CUDA``; or
@@ -149,6 +152,34 @@ class Analyzer:
         n = b[-2] if trans_b else b[-1]
         self.total_flops += 2 * _const(m) * _const(n) * _const(k) * self._weight()
 
+    def _analyze_store(self, store: Any) -> None:
+        """Global bytes and floating-point operations of an element-wise ``buffer[...] = value``."""
+        import tvm
+        import tvm_ffi
+        from tvm.ir.prim import expr as E
+
+        from tilelang.ir import region as R
+
+        weight = self._weight()
+        counts = {"bytes": 0, "flops": 0}
+        if store.buffer in self.global_buffers:
+            counts["bytes"] += _dtype_bytes(R.buffer_dtype(store.buffer))
+
+        def load(node: Any) -> None:
+            if node.source in self.global_buffers:
+                counts["bytes"] += _dtype_bytes(str(node.dtype))
+
+        def arithmetic(node: Any) -> None:
+            if "float" in str(node.dtype):
+                counts["flops"] += 1
+
+        tvm_ffi.structural_walk(store.value, [
+            (tvm.ir.TensorLoad, load),
+            ((E.Add, E.Sub, E.Mul, E.Div, E.Min, E.Max, tvm.ir.Call), arithmetic),
+        ])
+        self.total_global_bytes += counts["bytes"] * weight
+        self.total_flops += counts["flops"] * weight
+
     def _visit(self, stmt: Any) -> None:
         from tvm import tirx
 
@@ -176,6 +207,8 @@ class Analyzer:
             self._visit(stmt.then_case)
             if stmt.else_case is not None:
                 self._visit(stmt.else_case)
+        elif isinstance(stmt, tirx.BufferStore):
+            self._analyze_store(stmt)
         elif isinstance(stmt, tirx.Evaluate):
             name = getattr(getattr(stmt.value, "op", None), "name", "")
             if name in ("tl.copy", "tl.tileop.copy"):

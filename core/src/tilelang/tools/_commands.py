@@ -29,12 +29,17 @@ def _script_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
 
 
+# the pass-level tools watch the pipeline run: kernels found in the kernel cache (memory or disk) would skip it
+BYPASS_CACHE = {"TILELANG_DISABLE_CACHE": "1"}
+
+
 def _run_script(script: str, args: list[str], env: dict[str, str]) -> int:
-    """Run `script` in this process as ``__main__`` with `env` added to the environment; its exit status."""
+    """Run `script` in this process as ``__main__`` with `env` added to the environment (and the kernel cache
+    bypassed: every kernel goes through the pipeline); its exit status."""
     if not os.path.isfile(script):
         print(f"tilelang: no such script: {script}", file=sys.stderr)
         return 2
-    os.environ.update(env)
+    os.environ.update({**BYPASS_CACHE, **env})
     sys.argv = [script, *args]
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     try:
@@ -56,7 +61,7 @@ def _pass_diff(ns: argparse.Namespace) -> int:
     env = {"TILELANG_PASS_DIFF": ns.mode}
     if ns.output:
         env["TILELANG_PASS_DIFF_OUTPUT"] = ns.output
-    os.environ.update(env)
+    os.environ.update({**BYPASS_CACHE, **env})
     from tilelang.utils.pass_diff_hook import install_pass_diff_hook
 
     install_pass_diff_hook()  # before the script: its own passes are diffed too
@@ -99,12 +104,17 @@ def _compile_only(ns: argparse.Namespace) -> int:
 
 
 def _analyze(ns: argparse.Namespace) -> int:
+    from tilelang.errors import TileLangError
     from tilelang.tools.Analyzer import Analyzer
     from tilelang.tools.compile_only import discover_prim_func, load_example
     from tilelang.tools.pass_visualizer.core import _parse_kv
 
-    func = discover_prim_func(load_example(ns.file), ns.kernel, **_parse_kv(ns.kwargs))
-    result = Analyzer.analysis(func, ns.arch)
+    try:
+        func = discover_prim_func(load_example(ns.file), ns.kernel, **_parse_kv(ns.kwargs))
+        result = Analyzer.analysis(func, ns.arch)
+    except (OSError, RuntimeError, ValueError, TypeError, TileLangError) as exc:  # the user's file or arguments
+        print(f"tilelang analyze: error: {exc}", file=sys.stderr)
+        return 2
     peak = f"{result.expected_tflops} TFLOPS" if result.expected_tflops else "unknown peak compute"
     bound = "memory" if result.expected_tflops is None or (
         result.total_global_bytes / (result.expected_bandwidth_GBps * 1e9)

@@ -102,7 +102,12 @@ def discover_prim_func(module: ModuleType, name: str | None = None, **kwargs: An
 
     from tilelang.jit import JITImpl
 
-    items = [(name, getattr(module, name))] if name else list(vars(module).items())
+    found = [(key, obj) for key, obj in vars(module).items() if isinstance(obj, (JITImpl, tirx.PrimFunc))]
+    if name and name not in dict(found):
+        listed = ", ".join(key for key, _ in found) or "none"
+        raise RuntimeError(f"no @tilelang.jit kernel or PrimFunc named {name!r} in {module.__file__} (kernels there: "
+                           f"{listed})")
+    items = [(name, dict(found)[name])] if name else found
     for key, obj in items:
         if isinstance(obj, JITImpl):
             try:

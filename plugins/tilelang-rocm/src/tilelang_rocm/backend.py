@@ -49,12 +49,13 @@ def register() -> None:
 
 
 _LLD_NAMES = ("ld.lld-22", "ld.lld", *(f"ld.lld-{v}" for v in range(21, 14, -1)))
-LLD_MISSING = ("linking AMDGPU code objects needs ld.lld: `pip install ziglang` (bundles LLD), a ROCm install "
-               "(ld.lld in $ROCM_PATH/llvm/bin) or `apt-get install lld-22`")
+LLD_MISSING = ("linking AMDGPU code objects needs ld.lld and none was found (ROCm's $ROCM_PATH/llvm/bin, PATH, the "
+               "ziglang wheel): `pip install \"tilelang-rocm[lld]\"` (LLD from pip, in the ziglang wheel), a ROCm "
+               "install, or `apt-get install lld-22`; TILELANG_LD_LLD=/path/to/ld.lld names one")
 
 
 def _ziglang_lld() -> list[str] | None:
-    """LLD from the ``ziglang`` distribution (a dependency of tilelang-rocm): ``zig ld.lld``."""
+    """LLD from the ``ziglang`` distribution (the ``lld`` extra of tilelang-rocm): ``zig ld.lld``."""
     import importlib.util
 
     spec = importlib.util.find_spec("ziglang")
@@ -73,7 +74,7 @@ def find_ld_lld() -> list[str] | None:
 
     Searched in order: ``$ROCM_PATH/llvm/bin`` and ``/opt/rocm/llvm/bin`` (where ROCm installs its LLD), then
     PATH (``ld.lld-22``, ``ld.lld``, then older versioned Debian ones), then the LLD bundled by the ``ziglang``
-    distribution, so that ``pip install tilelang-core tilelang-rocm`` links code objects with no system package.
+    distribution, so that ``pip install "tilelang-rocm[lld]"`` links code objects with no system package.
     ``TILELANG_LD_LLD`` names an ld.lld executable to use instead.
     """
     forced = os.environ.get("TILELANG_LD_LLD")

@@ -1,0 +1,21 @@
+"""The README's first kernel (this distribution's user-facing page on PyPI) runs as written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from tilelang.testing.markdown import python_blocks, run_page
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(getattr(torch.version, "hip", None) is None or not torch.cuda.is_available(),
+                    reason="needs an AMD GPU and a ROCm build of torch")
+def test_the_readme_example_runs(tmp_path):
+    assert python_blocks(README.read_text()), "the README shows no Python example"
+    done = run_page(README, tmp_path, env={"TILELANG_CACHE_DIR": str(tmp_path / "cache")})
+    assert done.returncode == 0, done.stderr
