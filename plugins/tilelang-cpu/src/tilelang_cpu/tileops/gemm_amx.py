@@ -268,20 +268,13 @@ def lower_gemm_amx(ctx: Any) -> Any:
                 init.append(_intrin("tileloadd64", _tile(t), ptr, _i64(ld)))
 
         def step(kk: Any, at: Any) -> Any:
-            import os
-            mode = os.environ.get("AMX_ORDER", "")
-            lda_op = "tileloaddt164" if "at1" in mode else "tileloadd64"
-            ldb_op = "tileloaddt164" if "bt1" in mode else "tileloadd64"
             ops = []
-            if "bfirst" in mode:
-                for b_ in range(nc):
-                    ops.append(_intrin(ldb_op, _tile(_B_TILES + b_), b_at(col0 + b_ * TILE_ROWS, kk), _i64(ROW_BYTES)))
             for a_ in range(len(rows)):
                 ptr, ld = at(row0 + a_ * TILE_ROWS, kk)
-                ops.append(_intrin(lda_op, _tile(_A_TILES + a_), ptr, _i64(ld)))
+                ops.append(_intrin("tileloadd64", _tile(_A_TILES + a_), ptr, _i64(ld)))
                 for b_ in range(nc):
-                    if a_ == 0 and "bfirst" not in mode:
-                        ops.append(_intrin(ldb_op, _tile(_B_TILES + b_), b_at(col0 + b_ * TILE_ROWS, kk),
+                    if a_ == 0:
+                        ops.append(_intrin("tileloadd64", _tile(_B_TILES + b_), b_at(col0 + b_ * TILE_ROWS, kk),
                                            _i64(ROW_BYTES)))
                     ops.append(_intrin(kind.intrinsic[len("llvm.x86."):], _tile(_C_TILES + a_ * nc + b_),
                                        _tile(_A_TILES + a_), _tile(_B_TILES + b_)))
