@@ -302,7 +302,7 @@ def test_refused_permission_names_the_way_out(monkeypatch: pytest.MonkeyPatch) -
     from tilelang_cpu import amx_permission
 
     class FakeLibc:
-        class syscall:  # noqa: N801 - stands for libc.syscall
+        class syscall:
             restype = None
 
             def __new__(cls, *args: Any) -> int:
