@@ -29,6 +29,10 @@ same instruction (A = all ones) and subtracted when the accumulators are loaded.
 the group ends with a partial word (zero bytes, against B's zero padding). Columns past a multiple of the vector
 width go through a small stack row (no masked loads in TVM's IR).
 
+The choice follows the features, as everywhere: where a CPU issues ``vdpbf16ps`` at half the FMA rate (measured on
+Emerald Rapids with AMX switched off) this path is slower than the fp32 micro-kernel, and ``mattr=["-avx512bf16"]``
+selects that one.
+
 LLVM 22 declares these intrinsics on ``<32 x bfloat>`` / ``<N x i8>`` operands, which TIR cannot carry to LLVM
 (TVM's bf16 legalization widens every ``bfloat16`` value to fp32, and its LLVM codegen has no ``bfloat`` vector
 type): the operands travel as ``int32`` vectors -- one lane per pair (quad) of k -- into a small LLVM function
