@@ -1,20 +1,31 @@
-"""fp32 GEMM 1024^3 on the CPU, written the usual TileLang way, against torch.matmul and the FMA ceiling, per ISA.
+"""GEMMs on the CPU, written the usual TileLang way, against torch in the same process and the FMA ceiling, per ISA:
+fp32 1024^3, and bf16 / fp16 / int8 inputs at 1024^3 and 4096x4096x1024.
 
-    python benchmarks/cpu_gemm.py [--size 1024] [--rounds 9] [--threads N] [--isa both|avx512|avx2]
-                                  [--clock wall|cpu] [--no-rewrites] [--json out.json]
+    python benchmarks/cpu_gemm.py [--size 1024] [--lowp-sizes 1024x1024x1024,4096x4096x1024] [--rounds 9]
+                                  [--threads N] [--isa both|avx512|avx2] [--clock wall|cpu] [--no-rewrites]
+                                  [--json out.json]
 
 One subprocess per vector ISA, so that torch can be capped before it is imported: AVX-512 (the host's CPU, when it
 has AVX-512) and AVX2 (the host's CPU on an AVX2-only host, else ``mcpu=haswell``; torch with
-``MKL_ENABLE_INSTRUCTIONS=AVX2 ATEN_CPU_CAPABILITY=avx2``). In each, the rows are: the quickstart form
-(``examples/quickstart.py``: ``@tilelang.jit``, 64x64 blocks, block_K 32, shared copies, T.Pipelined, T.gemm into
-a fragment), the corpus GEMM at the usual block shapes (128x128x32 is the README's), GEMM + ReLU, fp16 / bf16
-inputs with fp32 accumulation; torch.matmul in the same process; and the FMA ceiling of that ISA measured through
-TVM at the same ``mcpu`` (independent FMA chains on every vector register but four, one task per thread, no
-memory traffic; measured after the rows, each call after a short pause so that torch's spinning OpenMP workers
-do not share its cores). Every call of every row is interleaved with the others, so machine noise hits all rows
-alike: compare the ratio columns. Timings use the cores torch and TVM's pool both get (``torch.set_num_threads`` = TVM
-threads = usable cores). ``--no-rewrites`` adds rows compiled with the CPU GEMM rewrites off (pass configs
-``tl.cpu.elide_copies``, ``tl.cpu.gemm_k_block``, ``tl.cpu.gemm_prepack_limit``, ``tl.cpu.gemm_prefetch``).
+``MKL_ENABLE_INSTRUCTIONS=AVX2 ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2``). In each, the rows are:
+
+* fp32 at ``--size``: the quickstart form (``examples/quickstart.py``: ``@tilelang.jit``, 64x64 blocks, block_K
+  32, shared copies, T.Pipelined, T.gemm into a fragment), the corpus GEMM at the usual block shapes (128x128x32 is
+  the README's), GEMM + ReLU; torch.matmul in the same process;
+* low precision at each ``--lowp-sizes`` shape (M x N x K; AVX2: the first only), 128x128 blocks with an fp32
+  (int32) fragment: bf16 -> bf16 against torch's bf16 matmul, fp16 -> fp16 against torch's fp16 matmul, int8 ->
+  int32 against ``torch._int_mm``; each labelled with the instruction its kernel runs (AMX ``tdpbf16ps`` / ``tdpbssd``,
+  ``vdpbf16ps``, ``vpdpbusd``, or the fp32 micro-kernel's ``vfmadd231ps``); on a host with AMX also the bf16 /
+  int8 rows compiled for the host without AMX (``mattr=-amx-tile``: AVX512-BF16 / AVX512-VNNI);
+* the FMA ceiling of that ISA measured through TVM at the same ``mcpu`` (independent FMA chains on every vector
+  register but four, one task per thread, no memory traffic; measured after the rows, each call after a short
+  pause so that torch's spinning OpenMP workers do not share its cores).
+
+Every call of every row is interleaved with the others, so machine noise hits all rows alike: compare the ratio
+columns. Timings use the cores torch and TVM's pool both get (``torch.set_num_threads`` = TVM threads = usable
+cores). ``--no-rewrites`` adds rows compiled with the CPU GEMM rewrites off (pass configs ``tl.cpu.elide_copies``,
+``tl.cpu.gemm_k_block``, ``tl.cpu.gemm_prepack_limit``, ``tl.cpu.gemm_prefetch``). int8 rows count operations as
+FLOPs (GOP/s). The first line names the host's matrix and vector ISA flags.
 """
 
 from __future__ import annotations
@@ -32,8 +43,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+# torch capped to the ISA (MKL for fp32, ATen's kernels, oneDNN for bf16 / fp16 / int8); AVX-512 keeps AMX
 TORCH_CAPS = {"avx512": {"MKL_ENABLE_INSTRUCTIONS": "AVX512", "ATEN_CPU_CAPABILITY": "avx512"},
-              "avx2": {"MKL_ENABLE_INSTRUCTIONS": "AVX2", "ATEN_CPU_CAPABILITY": "avx2"}}
+              "avx2": {"MKL_ENABLE_INSTRUCTIONS": "AVX2", "ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"}}
 NO_REWRITES = {"tl.cpu.elide_copies": False, "tl.cpu.gemm_k_block": 1, "tl.cpu.gemm_prepack_limit": 0,
                "tl.cpu.gemm_prefetch": False}
 
@@ -152,6 +164,86 @@ def _quickstart() -> Any:
     return module.matmul
 
 
+LOWP = {  # label -> (input dtype, fragment dtype, output dtype, block_K, torch baseline)
+    "bf16": ("bfloat16", "float32", "bfloat16", 32, "torch.matmul bf16"),
+    "fp16": ("float16", "float32", "float16", 32, "torch.matmul fp16"),
+    "int8": ("int8", "int32", "int32", 64, "torch._int_mm"),
+}
+INSTRUCTIONS = ("tdpbf16ps", "tdpfp16ps", "tdpbssd", "vdpbf16ps", "vpdpbusd", "vpdpbssd", "vfmadd231ps")
+
+
+def instruction_of(kernel: Any) -> str:
+    """The dot-product instruction the kernel's assembly uses most (which lowering ran)."""
+    asm = str(kernel.artifact.rt_mod.inspect_source("asm"))
+    counts = {name: asm.count(name) for name in INSTRUCTIONS}
+    best = max(counts, key=counts.get)
+    return best if counts[best] else "int32 loop"
+
+
+def lowp_rows(shape: tuple[int, int, int], target: dict[str, Any], fns: dict[str, Callable[[], Any]],
+              baseline: dict[str, str], compile_s: dict[str, float], work: dict[str, float],
+              notes: list[str]) -> None:
+    """Add the bf16 / fp16 / int8 rows of one M x N x K shape (and their torch baselines) to `fns`; int8 results
+    are checked against an exact product (a note records a torch baseline that is not exact)."""
+    import torch
+
+    import tilelang
+    from tilelang.testing.corpus import gemm
+    from tilelang_cpu.isa import dot_units
+
+    m, n, k = shape
+    size = f"{m}x{n}x{k}"
+    g = torch.Generator().manual_seed(0)
+    targets = [("", target)]
+    if dot_units(target).amx_bf16:
+        targets.append((" no AMX", {**target, "mattr": ["-amx-tile"]}))
+    for label, (dtype, accum, out, block_k, base) in LOWP.items():
+        if dtype == "int8":
+            a = torch.randint(-128, 128, (m, k), generator=g, dtype=torch.int8)
+            b = torch.randint(-128, 128, (k, n), generator=g, dtype=torch.int8)
+            ref = torch._int_mm
+        else:
+            a = torch.randn(m, k, generator=g).to(getattr(torch, dtype))
+            b = torch.randn(k, n, generator=g).to(getattr(torch, dtype))
+            ref = torch.matmul
+        expect = ref(a, b)
+        if dtype == "int8":  # float64 holds every int8 dot product of these sizes exactly
+            exact = (a.double() @ b.double()).to(torch.int32)
+            if not torch.equal(expect, exact):
+                notes.append(f"{base} {size} is not exact here (max error "
+                             f"{(expect.double() - exact.double()).abs().max().item():.0f}; int16 saturation?)")
+            expect = exact
+        fns[f"{base} {size}"] = lambda ref=ref, a=a, b=b: ref(a, b)
+        work[f"{base} {size}"] = 2.0 * m * n * k
+        for suffix, tgt in targets if dtype != "float16" else targets[:1]:
+            ck = gemm(M=m, N=n, K=k, block_M=128, block_N=128, block_K=block_k, dtype=dtype, accum_dtype=accum,
+                      out_dtype=out, num_stages=3)
+            t0 = time.perf_counter()
+            kernel = tilelang.compile(ck.func, target=tgt)
+            c = torch.empty(m, n, dtype=getattr(torch, out))
+            kernel(a, b, c)
+            name = f"{label} {size} {instruction_of(kernel)}{suffix}"
+            compile_s[name] = time.perf_counter() - t0
+            if dtype == "int8":
+                assert torch.equal(c, expect), name
+            else:
+                torch.testing.assert_close(c.float(), expect.float(), atol=0.5, rtol=2e-2)
+            fns[name] = lambda kernel=kernel, a=a, b=b, c=c: kernel(a, b, c)
+            baseline[name] = f"{base} {size}"
+            work[name] = 2.0 * m * n * k
+
+
+def host_flags() -> str:
+    """The host's matrix / vector ISA flags (``/proc/cpuinfo``) and LLVM's name for its CPU."""
+    keep = ("amx", "avx512", "vnni", "fma", "avx2", "f16c")
+    try:
+        flags = next(line.split(":", 1)[1].split() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                     if line.startswith("flags"))
+    except (OSError, StopIteration):
+        flags = []
+    return f"{_host_cpu()}: " + " ".join(sorted(f for f in flags if f.startswith(keep)))
+
+
 def worker(isa: str, args: argparse.Namespace) -> dict[str, Any]:
     """Measure every row for `isa` in this process (torch already capped by the parent's environment)."""
     os.environ.setdefault("TILELANG_DISABLE_CACHE", "1")  # compile times below must be real compiles
@@ -176,14 +268,12 @@ def worker(isa: str, args: argparse.Namespace) -> dict[str, Any]:
         "blocks 128x256x32": dict(block_M=128, block_N=256, block_K=32, dtype="float32"),
         "blocks 256x128x32": dict(block_M=256, block_N=128, block_K=32, dtype="float32"),
         "128x128x32 + relu": dict(block_M=128, block_N=128, block_K=32, dtype="float32", relu=True),
-        "128x128x32 fp16 in, fp32 acc": dict(block_M=128, block_N=128, block_K=32, dtype="float16"),
-        "128x128x32 bf16 in, fp32 acc": dict(block_M=128, block_N=128, block_K=32, dtype="bfloat16"),
     }
     if args.no_rewrites:
         rows["128x128x32, no rewrites"] = dict(block_M=128, block_N=128, block_K=32, dtype="float32",
                                                configs=NO_REWRITES)
     a32, b32 = torch.randn(s, s), torch.randn(s, s)
-    inputs = {"float32": (a32, b32), "float16": (a32.half(), b32.half()), "bfloat16": (a32.bfloat16(), b32.bfloat16())}
+    inputs = {"float32": (a32, b32)}
     fns: dict[str, Callable[[], Any]] = {}
     baseline: dict[str, str] = {}
     compile_s: dict[str, float] = {}
@@ -205,19 +295,17 @@ def worker(isa: str, args: argparse.Namespace) -> dict[str, Any]:
         c = torch.empty(s, s, dtype=a.dtype)
         kernel(a, b, c)
         ref = torch.relu(a.float() @ b.float()) if kw.get("relu") else a.float() @ b.float()
-        tol = 1e-2 if kw["dtype"] == "float32" else 0.5
-        torch.testing.assert_close(c.float(), ref, atol=tol, rtol=tol)
+        torch.testing.assert_close(c.float(), ref, atol=1e-2, rtol=1e-2)
         fns[name] = lambda kernel=kernel, a=a, b=b, c=c: kernel(a, b, c)
         if kw.get("relu"):
             baseline[name] = "torch.relu(torch.matmul)"
-        elif kw["dtype"] != "float32":
-            baseline[name] = f"torch.matmul {kw['dtype']}"
     fns["torch.matmul"] = lambda: torch.matmul(a32, b32)
     fns["torch.relu(torch.matmul)"] = lambda: torch.relu(torch.matmul(a32, b32))
-    for dtype in ("float16", "bfloat16"):
-        a, b = inputs[dtype]
-        fns[f"torch.matmul {dtype}"] = lambda a=a, b=b: torch.matmul(a, b)
     work = {name: flop for name in fns}
+    notes: list[str] = []
+    # AVX2: the first shape only (no bf16 / int8 unit: the fp32 path and the int32 loop take minutes at the larger)
+    for shape in args.lowp_sizes if isa == "avx512" else args.lowp_sizes[:1]:
+        lowp_rows(shape, target, fns, baseline, compile_s, work, notes)
     ceiling, work["FMA ceiling"] = fma_ceiling(target, n)
     load = [os.getloadavg()[0]]
     times = interleaved(fns, rounds=args.rounds, clock=args.clock, nthreads=n)
@@ -226,7 +314,7 @@ def worker(isa: str, args: argparse.Namespace) -> dict[str, Any]:
     result: dict[str, Any] = {"isa": isa, "target": target, "threads": n, "size": s, "imports_s": imports,
                               "clock": args.clock,
                               "torch_capability": torch.backends.cpu.get_cpu_capability(), "load": load,
-                              "compile_s": compile_s, "rows": {}}
+                              "compile_s": compile_s, "notes": notes, "rows": {}}
     for name, ts in times.items():
         result["rows"][name] = {"median": work[name] / statistics.median(ts) / 1e9,
                                 "best": work[name] / min(ts) / 1e9,
@@ -253,6 +341,7 @@ def report(res: dict[str, Any]) -> str:
         ratio = f"{row['median'] / base['median']:8.2f} {row['best'] / base['best']:15.2f}" if base else ""
         lines.append(f"{name:38s} {row['median']:14.1f} {row['best']:7.1f} "
                      f"{row['median'] / ceil['median']:7.0%} {ratio}")
+    lines += [f"note: {note}" for note in res.get("notes", [])]
     lines.append("compile (cache off): " + ", ".join(f"{k.split(' (')[0]} {v:.2f} s" for k, v in
                                                      res["compile_s"].items()))
     return "\n".join(lines)
@@ -261,6 +350,8 @@ def report(res: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=1024)
+    parser.add_argument("--lowp-sizes", type=_shapes, default=_shapes("1024x1024x1024,4096x4096x1024"),
+                        help="M x N x K shapes of the bf16 / fp16 / int8 rows, comma-separated ('' for none)")
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--threads", type=int, default=None, help="threads for torch and TVM (default: all cores)")
     parser.add_argument("--isa", choices=("both", "avx512", "avx2"), default="both")
@@ -275,9 +366,11 @@ def main() -> None:
     if args.worker:
         print(json.dumps(worker(args.worker, args)))
         return
+    print(f"host {host_flags()}", flush=True)
     results = []
     for isa in (("avx512", "avx2") if args.isa == "both" else (args.isa,)):
-        cmd = [sys.executable, __file__, "--worker", isa, "--size", str(args.size), "--rounds", str(args.rounds)]
+        cmd = [sys.executable, __file__, "--worker", isa, "--size", str(args.size), "--rounds", str(args.rounds),
+               "--lowp-sizes", ",".join("x".join(map(str, shape)) for shape in args.lowp_sizes)]
         cmd += ["--threads", str(args.threads)] if args.threads else []
         cmd += ["--clock", args.clock]
         cmd += ["--no-rewrites"] if args.no_rewrites else []
@@ -290,6 +383,17 @@ def main() -> None:
         print()
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
+
+
+def _shapes(text: str) -> list[tuple[int, int, int]]:
+    """``"1024x1024x1024,4096x4096x1024"`` -> ``[(1024, 1024, 1024), (4096, 4096, 1024)]``."""
+    shapes = []
+    for part in filter(None, text.split(",")):
+        dims = tuple(int(x) for x in part.lower().split("x"))
+        if len(dims) != 3:
+            raise argparse.ArgumentTypeError(f"shape {part!r} is not MxNxK")
+        shapes.append(dims)
+    return shapes
 
 
 def _host_cpu() -> str:

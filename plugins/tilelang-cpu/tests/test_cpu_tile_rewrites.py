@@ -191,6 +191,16 @@ def test_k_steps_merge_to_a_long_gemm() -> None:
     assert shapes["B_shared"] == [256, 128]
 
 
+@pytest.mark.parametrize(("mcpu", "steps"), [("sapphirerapids", [2]), ("znver4", [16]), ("haswell", [8])])
+def test_k_block_of_a_bf16_gemm_follows_its_lowering(mcpu: str, steps: list[int]) -> None:
+    """On AMX tiles the K block is 2048 (C stays in tile registers over the call); the dot-product and fp32
+    micro-kernels keep their ISA's K block (256 on AVX-512, 512 on AVX2)."""
+    func = gemm(M=256, N=256, K=4096, block_M=128, block_N=128, block_K=32, dtype="bfloat16").func
+    merged = merge_gemm_k_steps(elide_tile_copies(func), {"kind": "llvm", "mcpu": mcpu})
+    loops = [lp for lp in C.collect(merged.body, tvm.tirx.For) if _ops(lp, "tl.gemm")]
+    assert [int(lp.extent) for lp in loops] == steps
+
+
 def test_k_steps_kept_when_the_accumulator_is_cleared_each_step() -> None:
     @T.prim_func
     def last_step(A: T.Tensor((64, 128), "float32"), B: T.Tensor((128, 64), "float32"),

@@ -158,15 +158,17 @@ def _gemm_ref(trans_A: bool, trans_B: bool, out_dtype: str, relu: bool = False) 
 
 def gemm(M: int = 256, N: int = 256, K: int = 256, block_M: int = 64, block_N: int = 64, block_K: int = 32,
          trans_A: bool = False, trans_B: bool = False, dtype: str = "float16", accum_dtype: str = "float32",
-         num_stages: int = 2, threads: int = 128, relu: bool = False) -> CorpusKernel:
-    """Tiled GEMM ``C = op(A) @ op(B)`` (optionally with a fused ReLU epilogue)."""
+         num_stages: int = 2, threads: int = 128, relu: bool = False, out_dtype: str | None = None) -> CorpusKernel:
+    """Tiled GEMM ``C = op(A) @ op(B)`` (optionally with a fused ReLU epilogue); C is `out_dtype` (default: the
+    inputs' dtype; e.g. ``int32`` for int8 inputs)."""
+    out_dtype = out_dtype or dtype
     A_shape = (K, M) if trans_A else (M, K)
     B_shape = (N, K) if trans_B else (K, N)
     A_tile = (block_K, block_M) if trans_A else (block_M, block_K)
     B_tile = (block_N, block_K) if trans_B else (block_K, block_N)
 
     @T.prim_func
-    def gemm(A: T.Tensor(A_shape, dtype), B: T.Tensor(B_shape, dtype), C: T.Tensor((M, N), dtype)):
+    def gemm(A: T.Tensor(A_shape, dtype), B: T.Tensor(B_shape, dtype), C: T.Tensor((M, N), out_dtype)):
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
             A_shared = T.alloc_shared(A_tile, dtype)
             B_shared = T.alloc_shared(B_tile, dtype)
@@ -188,8 +190,8 @@ def gemm(M: int = 256, N: int = 256, K: int = 256, block_M: int = 64, block_N: i
             T.copy(C_local, C[by * block_M, bx * block_N])
 
     name = "gemm_" + ("t" if trans_A else "n") + ("t" if trans_B else "n") + ("_relu" if relu else "")
-    args = [Arg("A", "in", A_shape, dtype), Arg("B", "in", B_shape, dtype), Arg("C", "out", (M, N), dtype)]
-    return CorpusKernel(name, gemm, _gemm_ref(trans_A, trans_B, dtype, relu), args,
+    args = [Arg("A", "in", A_shape, dtype), Arg("B", "in", B_shape, dtype), Arg("C", "out", (M, N), out_dtype)]
+    return CorpusKernel(name, gemm, _gemm_ref(trans_A, trans_B, out_dtype, relu), args,
                         atol=1e-2, rtol=1e-2, tags=frozenset({"gemm"}))
 
 

@@ -27,9 +27,15 @@ def with_host_cpu(target: Any) -> Any:
 
 
 def _build_llvm(mod: Any, target: Any) -> Any:
+    """The LLVM module; a kernel that uses AMX tiles is marked ``cpu_amx`` in the artifact's metadata (the
+    execution backend asks the OS for tile state before loading it)."""
     import tvm_ffi
 
-    return tvm_ffi.get_global_func("target.build.llvm")(mod, with_host_cpu(target))
+    from tilelang.backend import DeviceBuild
+    from tilelang_cpu.tileops.gemm_amx import uses_amx
+
+    rt_mod = tvm_ffi.get_global_func("target.build.llvm")(mod, with_host_cpu(target))
+    return DeviceBuild(rt_mod=rt_mod, metadata={"cpu_amx": True}) if uses_amx(mod) else rt_mod
 
 
 def _build_c(mod: Any, target: Any) -> Any:

@@ -4,7 +4,8 @@
 zero-copy through DLPack, and the generated code itself checks ndim, dtype, shape and strides (so the JIT
 checks only count, device and alignment on the fast path). A cached ``kernel.so`` loads without importing
 the TVM compiler (`tilelang.jit.runtime_loader`). TVM's thread pool is set to every usable core before the
-first kernel runs (``TILELANG_NUM_THREADS`` overrides).
+first kernel runs (``TILELANG_NUM_THREADS`` overrides). A kernel marked ``cpu_amx`` (it uses AMX tiles) first
+gets the process's AMX permission from Linux (`tilelang_cpu.amx_permission`).
 """
 
 from __future__ import annotations
@@ -52,6 +53,10 @@ class TVMFFIBackend(ExecutionBackend):
         from tilelang.jit.runtime_loader import load_runtime
 
         load_runtime()  # thread pool + context symbols, also for modules built in this process
+        if artifact.metadata.get("cpu_amx"):
+            from tilelang_cpu.amx_permission import request_amx
+
+            request_amx()
         module = self._module(artifact)
         try:
             return module[artifact.name]

@@ -44,6 +44,7 @@ VECTOR_REDUCE = "tl.cpu.vector_reduce"
 CONFIG_KEYS = (MICRO_TILE, PACK_B, K_BLOCK, PREPACK_LIMIT, PREFETCH, ELIDE_COPIES, ROW_STREAMING, FAST_EXP,
                VECTOR_REDUCE)
 _B_SLICE_BYTES = 64 << 10  # a K-step slice of one B panel: half of a small (512 KiB) L2's share per core
+TILE_K_BLOCK = 2048  # K per gemm call on AMX tiles: a block's A and B slices (128 x 2048 x 2 bytes each) stay in L2
 
 
 class MicroShape(NamedTuple):
@@ -109,11 +110,13 @@ def parse_micro_tile(text: str, isa: VectorISA) -> MicroShape:
     return MicroShape(mr, nr)
 
 
-def k_block(isa: VectorISA) -> int:
+def k_block(isa: VectorISA, tiles: bool = False) -> int:
     """K per merged gemm step on `isa`: a ``K x NR`` slice of one B panel (NR of the ISA's widest micro tile) of
-    about 64 KiB, between 128 and 512 (`tl.cpu.gemm_k_block` overrides): 256 on AVX-512, 512 on AVX2 and NEON."""
+    about 64 KiB, between 128 and 512 -- 256 on AVX-512, 512 on AVX2 and NEON; a gemm on AMX `tiles` (its C tiles
+    stay in tile registers over the call's whole K, and its prefetches of the output cover it once) takes
+    `TILE_K_BLOCK`. `tl.cpu.gemm_k_block` overrides both."""
     nr = isa.lanes(32) * (4 if isa.registers >= 32 else 2)
-    default = max(128, min(512, _B_SLICE_BYTES // (4 * nr)))
+    default = TILE_K_BLOCK if tiles else max(128, min(512, _B_SLICE_BYTES // (4 * nr)))
     return int(config(K_BLOCK, default))
 
 

@@ -35,7 +35,8 @@ def slots_every(k: int, tiles: int, lines: int) -> int:
     return every
 
 
-def _prefetch(buf: Any, index: list[Any]) -> Any:
+def prefetch_line(buf: Any, index: list[Any]) -> Any:
+    """A prefetch of the line holding ``buf[index]`` into L2 (``prefetcht1`` on x86)."""
     from tvm import tirx
 
     address = tirx.call_intrin("handle", "tirx.address_of", tirx.BufferLoad(buf, index))
@@ -76,7 +77,7 @@ def next_step_tile(src: Any, trans: bool, k: int, n: int, tiles: int) -> Prefetc
         kk_next, j = (c * per_line + k, o) if trans else (o + k, c * per_line)
         idx = operand_index(src, kk_next, j, trans)
         idx[kdim] = tirx.min(idx[kdim], extent - 1)  # the last step: stay inside the tensor
-        return _prefetch(src.source, idx)
+        return prefetch_line(src.source, idx)
 
     return Prefetch(fetch, every)
 
@@ -100,7 +101,7 @@ def next_panel_slice(packed: Any, nmin: Any, kmin: Any, k: int, nr: int, k_total
         panel = tirx.floordiv(nmin, nr) + tirx.Select(last, 0, q + 1)
         row = kmin + tirx.Select(last, k, 0)
         line = tirx.floormod(s * slots + slot, lines)
-        return _prefetch(packed, [tirx.min(panel * (k_total * nr) + row * nr + line * per_line, size - 1)])
+        return prefetch_line(packed, [tirx.min(panel * (k_total * nr) + row * nr + line * per_line, size - 1)])
 
     return Prefetch(fetch, every)
 
@@ -157,7 +158,7 @@ def output_tile(dst: Any, m: int, n: int, tiles: int, k: int, every: int) -> Any
         line = tirx.floormod(tile * slots + slot, lines)
         r, c = tirx.floordiv(line, chunks), tirx.floormod(line, chunks)
         col = tirx.min(cmin + c * per_line, cmin + (n - 1))
-        return _prefetch(dst.source, inside([*(lead.min for lead in dst.region[:-2]), rmin + r, col]))
+        return prefetch_line(dst.source, inside([*(lead.min for lead in dst.region[:-2]), rmin + r, col]))
 
     return fetch
 

@@ -32,7 +32,7 @@ class WholeB(NamedTuple):
     fetch: Any
 
 
-def _eligible(ctx: Any, region: Any, reuse_dim: int, packed_bytes: int) -> bool:
+def eligible(ctx: Any, region: Any, reuse_dim: int, packed_bytes: int) -> bool:
     """Whether operand `region` may be replaced by a copy of its whole tensor made before the grid: a 2-D
     constant-shape parameter the kernel never writes, a block launch whose blocks read it at least twice over
     along `reuse_dim` (blocks x region extent >= 2 x tensor extent), a copy of at most the configured limit."""
@@ -52,7 +52,7 @@ def _eligible(ctx: Any, region: Any, reuse_dim: int, packed_bytes: int) -> bool:
             and math.prod(blocks) * extent >= 2 * total)
 
 
-def _hoisted(buf: Any, pack: Any) -> list[Any]:
+def hoisted(buf: Any, pack: Any) -> list[Any]:
     import tvm
     from tvm import tirx
 
@@ -72,7 +72,7 @@ def whole_a_fp32(ctx: Any, a: Any) -> tuple[list[Any], Any] | None:
     if str(src.ty.dtype) == "float32" or len(src.ty.shape) != 2:
         return None
     rows, cols = (C.as_int(s) for s in src.ty.shape)
-    if rows is None or cols is None or not _eligible(ctx, a, -2, rows * cols * 4):
+    if rows is None or cols is None or not eligible(ctx, a, -2, rows * cols * 4):
         return None
     wide = tirx.decl_buffer([rows, cols], "float32", name=f"{src.name}_fp32", scope="global", data_alignment=64)
     task, r, j = (tirx.Var(x, "int32") for x in ("task", "r", "j"))
@@ -85,7 +85,7 @@ def whole_a_fp32(ctx: Any, a: Any) -> tuple[list[Any], Any] | None:
     serial = tirx.ForKind.SERIAL
     pack = tirx.For(task, 0, tasks, serial, tirx.For(r, 0, _ROWS_PER_TASK, serial, tirx.For(j, 0, cols, serial,
                                                                                               body)))
-    return _hoisted(wide, pack), tirx.BufferRegion(wide, list(a.region))
+    return hoisted(wide, pack), tirx.BufferRegion(wide, list(a.region))
 
 
 def whole_b_panels(ctx: Any, b: Any, trans: bool, k: int, nr: int, vector: bool, strips: int,
@@ -107,7 +107,7 @@ def whole_b_panels(ctx: Any, b: Any, trans: bool, k: int, nr: int, vector: bool,
         return None
     k_total, n_total = (cols, rows) if trans else (rows, cols)
     panels = -(-n_total // nr)
-    if not _eligible(ctx, b, -2 if trans else -1, panels * nr * k_total * 4):
+    if not eligible(ctx, b, -2 if trans else -1, panels * nr * k_total * 4):
         return None
     nmin = b.region[-2 if trans else -1].min
     kmin = b.region[-1 if trans else -2].min
@@ -116,7 +116,7 @@ def whole_b_panels(ctx: Any, b: Any, trans: bool, k: int, nr: int, vector: bool,
 
     packed = tirx.decl_buffer([panels * k_total * nr], "float32", name=f"{src.name}_panels", scope="global",
                               data_alignment=64)
-    stmts = _hoisted(packed, _pack_all(src, trans, k_total, n_total, nr, packed, vector))
+    stmts = hoisted(packed, _pack_all(src, trans, k_total, n_total, nr, packed, vector))
 
     def b_at(j0: Any, j: Any, kk: Any, width: int) -> Any:
         panel = tirx.floordiv(nmin + j0, nr)

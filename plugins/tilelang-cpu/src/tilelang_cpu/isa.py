@@ -1,4 +1,5 @@
-"""The vector ISA an LLVM CPU target compiles for: register width and count, read from the target's CPU features.
+"""The vector ISA an LLVM CPU target compiles for: register width and count, read from the target's CPU features;
+and the dot-product / tile units it has for low-precision GEMMs (`dot_units`).
 
 Code shapes that must fit the register file (the GEMM micro-tile, vector widths of reductions) are chosen from
 these facts, never from the vendor or the CPU name: ``mcpu=haswell`` / ``znver3`` give AVX2 (16 x 256-bit
@@ -48,8 +49,36 @@ def isa_from_features(features: set[str] | frozenset[str], triple: str = "") -> 
     return SCALAR
 
 
+class DotUnits(NamedTuple):
+    """The low-precision dot-product units of a CPU, by LLVM feature (what each low-precision GEMM lowering needs):
+
+    ``amx_bf16`` / ``amx_int8`` / ``amx_fp16``: AMX tiles with ``tdpbf16ps`` / ``tdpbssd`` / ``tdpfp16ps``
+    (``amx-tile`` plus ``amx-bf16`` / ``amx-int8`` / ``amx-fp16``); ``avx512_bf16``: ``vdpbf16ps``
+    (``avx512bf16``); ``vnni``: the width in bits of ``vpdpbusd`` (512 with ``avx512vnni``, 256 with ``avxvnni``,
+    else 0); ``vnni_int8``: ``vpdpbssd`` on 256-bit vectors (``avxvnniint8``).
+    """
+
+    amx_bf16: bool = False
+    amx_int8: bool = False
+    amx_fp16: bool = False
+    avx512_bf16: bool = False
+    vnni: int = 0
+    vnni_int8: bool = False
+
+
+def dot_units_from_features(features: set[str] | frozenset[str]) -> DotUnits:
+    """The `DotUnits` of a CPU with LLVM feature names `features`."""
+    tile = "amx-tile" in features
+    vnni = 512 if "avx512vnni" in features and "avx512f" in features else 256 if "avxvnni" in features else 0
+    return DotUnits(amx_bf16=tile and "amx-bf16" in features, amx_int8=tile and "amx-int8" in features,
+                    amx_fp16=tile and "amx-fp16" in features,
+                    avx512_bf16="avx512bf16" in features and "avx512f" in features, vnni=vnni,
+                    vnni_int8="avxvnniint8" in features)
+
+
 @functools.cache
-def _isa_of_text(target_text: str) -> VectorISA:
+def _features_of_text(target_text: str) -> tuple[frozenset[str], str] | None:
+    """``(LLVM CPU features, triple)`` of an llvm target's text; None for other kinds."""
     import tvm.target.codegen as cg
     from tvm.target import Target
 
@@ -57,17 +86,36 @@ def _isa_of_text(target_text: str) -> VectorISA:
 
     target = Target(target_text)
     if str(target.kind.name) != "llvm":
-        return SCALAR  # the C target: the system compiler decides, we emit scalar loops
+        return None
     target = with_host_cpu(target)
-    features = {str(f) for f in cg.llvm_get_cpu_features(target)}
-    triple = str(target.attrs.get("mtriple", "") or cg.llvm_get_system_triple())
-    return isa_from_features(frozenset(features), triple)
+    features = frozenset(str(f) for f in cg.llvm_get_cpu_features(target))
+    return features, str(target.attrs.get("mtriple", "") or cg.llvm_get_system_triple())
+
+
+def _target_text(target: Any) -> str:
+    from tvm.target import Target
+
+    return str(Target(target) if isinstance(target, dict) else target)
+
+
+def target_features(target: Any) -> frozenset[str]:
+    """The LLVM CPU feature names of `target` (``mcpu`` plus ``mattr``; no ``mcpu``: this machine); empty for the
+    C target."""
+    facts = _features_of_text(_target_text(target))
+    return facts[0] if facts else frozenset()
 
 
 def vector_isa(target: Any) -> VectorISA:
     """The `VectorISA` of `target` (a tvm Target, its config dict or its text; no ``mcpu``: this machine)."""
-    from tvm.target import Target
+    facts = _features_of_text(_target_text(target))
+    if facts is None:
+        return SCALAR  # the C target: the system compiler decides, we emit scalar loops
+    return isa_from_features(*facts)
 
-    if isinstance(target, dict):
-        target = Target(target)
-    return _isa_of_text(str(target))
+
+def dot_units(target: Any) -> DotUnits:
+    """The `DotUnits` of `target` (none on the C target, or off x86)."""
+    facts = _features_of_text(_target_text(target))
+    if facts is None or (facts[1] and not facts[1].startswith(("x86_64", "i686", "i386"))):
+        return DotUnits()
+    return dot_units_from_features(facts[0])

@@ -5,8 +5,9 @@ A tiled GEMM walks K in ``block_K`` steps (``for k in T.Pipelined(K // block_K)`
 reloads and stores the whole accumulator tile in the micro-kernel and pays per-step copy loops. This pass merges
 ``f`` consecutive steps into one: the loop runs ``n / f`` times, each tile copied in the loop is ``f`` times longer
 along K, and the gemm reads ``f * block_K`` of K at once, with ``f`` the largest divisor of ``n`` such that
-``f * block_K <= `` the K block of the target's ISA (`tilelang_cpu.gemm_plan.k_block`; pass config
-``tl.cpu.gemm_k_block`` overrides it, 1 turns the rewrite off). The sum runs over k in the same order, so results
+``f * block_K <= `` the K block of the gemm on the target (`tilelang_cpu.gemm_plan.k_block`: by the ISA's
+registers, longer for a gemm on AMX tiles; pass config ``tl.cpu.gemm_k_block`` overrides it, 1 turns the rewrite
+off). The sum runs over k in the same order, so results
 are bit-identical.
 
 Applied only when every condition holds (else the loop is left alone):
@@ -22,6 +23,7 @@ Applied only when every condition holds (else the loop is left alone):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 
@@ -76,7 +78,8 @@ def _widen(region: Any, kdim: int, var: Any, new_var: Any, f: int, buf: Any = No
     return tirx.BufferRegion(region.source if buf is None else buf, out)
 
 
-def _merge(loop: Any, func: Any, uses: dict[Any, int], ana: Any, target_k: int) -> tuple[Any, dict[Any, Any]] | None:
+def _merge(loop: Any, func: Any, uses: dict[Any, int], ana: Any,
+           k_for: Callable[[Any], int]) -> tuple[Any, dict[Any, Any]] | None:
     """The merged loop and ``{old tile: widened tile}``, or None when the loop does not qualify."""
     import tvm
     from tvm import tirx
@@ -123,6 +126,7 @@ def _merge(loop: Any, func: Any, uses: dict[Any, int], ana: Any, target_k: int) 
     if len(steps) < 2 or steps[0] is None or any(s != steps[0] for s in steps):
         return None
     block_k = steps[0]
+    target_k = k_for(gemm)
     f = max(d for d in range(1, n + 1) if n % d == 0 and d * block_k <= max(target_k, block_k))
     if f == 1:
         return None
@@ -155,14 +159,20 @@ def merge_gemm_k_steps(func: Any, target: Any = None) -> Any:
     import tvm_ffi
     from tvm import tirx
 
+    from tilelang.ir.region import to_region
     from tilelang.transform import utils as C
     from tilelang_cpu.gemm_plan import k_block
     from tilelang_cpu.isa import vector_isa
     from tilelang_cpu.passes.elide_tile_copies import _analyzer, _Uses
+    from tilelang_cpu.tileops.gemm_amx import amx_kind
 
     if target is None:
         target = (func.attrs.get("target") if func.attrs else None) or {"kind": "llvm"}
-    target_k = k_block(vector_isa(target))
+    isa = vector_isa(target)
+
+    def k_for(gemm: Any) -> int:
+        dtypes = [str(to_region(arg).source.ty.dtype) for arg in list(gemm.args)[:3]]
+        return k_block(isa, tiles=amx_kind(target, *dtypes) is not None)
 
     loops = [lp for lp in C.collect(func.body, tirx.For) if any(C.tile_op_of(s) and C.tile_op_of(s)[0] == "tl.gemm"
                                                                for s in _children(lp.body))]
@@ -174,7 +184,7 @@ def merge_gemm_k_steps(func: Any, target: Any = None) -> Any:
     done: dict[Any, Any] = {}
     wide: dict[Any, Any] = {}
     for lp in loops:
-        merged = _merge(lp, func, uses, ana, target_k)
+        merged = _merge(lp, func, uses, ana, k_for)
         if merged is not None:
             done[lp] = merged[0]
             wide |= merged[1]

@@ -32,6 +32,8 @@ from typing import Any
 from tilelang.backend import TileOpImpl
 from tilelang_cpu.gemm_plan import MicroShape, micro_shape
 from tilelang_cpu.gemm_prefetch import Prefetch
+from tilelang_cpu.tileops.common import loop as _loop
+from tilelang_cpu.tileops.common import scratch as _scratch
 
 __all__ = ["IMPLS", "MicroShape", "lower_gemm_micro", "micro_shape"]
 
@@ -61,20 +63,6 @@ def _applies(ctx: Any) -> bool:
         return False
     a, b, c = (str(r.source.ty.dtype) for r in regions)
     return c == "float32" and a in _INPUT_DTYPES and b in _INPUT_DTYPES
-
-
-def _loop(var: Any, extent: int, kind: Any, body: Any) -> Any:
-    from tvm import tirx
-
-    return tirx.For(var, 0, extent, kind, body)
-
-
-def _scratch(name: str, size: int) -> Any:
-    """A flat block-private fp32 tile: scope ``global`` inside the block loop is a stack array up to 1 KiB, else
-    workspace."""
-    from tvm import tirx
-
-    return tirx.decl_buffer([size], "float32", name=name, scope="global", data_alignment=64)
 
 
 def _pack_b_panels(src: Any, trans: bool, n: int, k: int, nr: int, dst: Any, vector: bool) -> Any:

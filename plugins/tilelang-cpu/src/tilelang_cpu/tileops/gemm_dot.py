@@ -1,0 +1,265 @@
+"""``tl.gemm`` on vector dot-product instructions (priority 3; llvm targets whose CPU features have one).
+
+==========================  ========================  ================================================
+A, B  ->  C                 instruction               LLVM feature of the target
+==========================  ========================  ================================================
+bfloat16 -> float32         ``vdpbf16ps`` (zmm)       ``avx512bf16``
+int8 -> int32               ``vpdpbusd`` (zmm)        ``avx512vnni``
+int8 -> int32               ``vpdpbssd`` (ymm)        ``avxvnniint8``
+int8 -> int32               ``vpdpbusd`` (ymm)        ``avxvnni``
+==========================  ========================  ================================================
+
+Each instruction adds, per 32-bit lane of the accumulator, the dot product of `group` consecutive k (2 bf16 or 4
+int8) of a row of A and of a column of B: A's group is broadcast from one 32-bit word, B comes from panels packed
+in that layout (`tilelang_cpu.gemm_vnni_pack`, ``width`` = NR). The micro tile is the fp32 micro-kernel's
+(`tilelang_cpu.gemm_plan.micro_shape`: 6 x 64 on AVX-512, 6 x 16 on 256-bit vectors), each step covering `group`
+k instead of one::
+
+    acc[MR][NR / lanes] <- 0 or C          (int8 with vpdpbusd: minus 128 x column sums of B)
+    for q in range(K / group):
+        for i in unroll(MR):
+            a = broadcast(A[i0 + i, q*g : q*g + g] as one 32-bit word)   # int8 with vpdpbusd: a ^ 0x80808080
+            for v in unroll(NR / lanes):
+                acc[i][v] = dot(acc[i][v], a, B_panel[q][v])
+    C <- acc
+
+``vpdpbusd`` multiplies unsigned bytes of A by signed bytes of B: A is made unsigned by adding 128 (an XOR of the
+sign bits), which adds ``128 * sum_k B[k, j]`` to column j; those column sums are computed per panel with the
+same instruction (A = all ones) and subtracted when the accumulators are loaded. A K that is not a multiple of
+the group ends with a partial word (zero bytes, against B's zero padding). Columns past a multiple of the vector
+width go through a small stack row (no masked loads in TVM's IR).
+
+The choice follows the features, as everywhere: where a CPU issues ``vdpbf16ps`` at half the FMA rate (measured on
+Emerald Rapids with AMX switched off) this path is slower than the fp32 micro-kernel, and ``mattr=["-avx512bf16"]``
+selects that one.
+
+LLVM 22 declares these intrinsics on ``<32 x bfloat>`` / ``<N x i8>`` operands, which TIR cannot carry to LLVM
+(TVM's bf16 legalization widens every ``bfloat16`` value to fp32, and its LLVM codegen has no ``bfloat`` vector
+type): the operands travel as ``int32`` vectors -- one lane per pair (quad) of k -- into a small LLVM function
+that bitcasts them and calls the intrinsic (`shim`), linked into the kernel through TVM's
+``pragma_import_llvm`` and inlined.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from tilelang.backend import TileOpImpl
+
+__all__ = ["DOT_GEMM", "DotKind", "dot_kind", "shim"]
+
+
+class DotKind(NamedTuple):
+    """One vector dot-product instruction: LLVM intrinsic, accumulator lane dtype, 32-bit lanes per vector, k per
+    lane, whether A is biased to unsigned (``vpdpbusd``), and the LLVM element type of its A / B operands."""
+
+    intrinsic: str
+    acc: str
+    lanes: int
+    group: int
+    bias: bool
+    operand: str
+
+    @property
+    def shim_name(self) -> str:
+        return "tl_" + self.intrinsic[len("llvm.x86."):].replace(".", "_")
+
+
+BF16_512 = DotKind("llvm.x86.avx512bf16.dpbf16ps.512", "float32", 16, 2, False, "bfloat")
+VNNI_512 = DotKind("llvm.x86.avx512.vpdpbusd.512", "int32", 16, 4, True, "i8")
+VNNI_INT8_256 = DotKind("llvm.x86.avx2.vpdpbssd.256", "int32", 8, 4, False, "i8")
+VNNI_256 = DotKind("llvm.x86.avx512.vpdpbusd.256", "int32", 8, 4, True, "i8")
+
+
+def shim(kind: DotKind) -> str:
+    """LLVM IR of ``<acc> @<shim_name>(<acc> %acc, <lanes x i32> %a, <lanes x i32> %b)``: the operands bitcast to
+    the intrinsic's types, then the intrinsic (``linkonce_odr``: every gemm of a module may import it)."""
+    acc = f"<{kind.lanes} x {'float' if kind.acc == 'float32' else 'i32'}>"
+    words = f"<{kind.lanes} x i32>"
+    typed = f"<{kind.lanes * kind.group} x {kind.operand}>"
+    return (f"define linkonce_odr {acc} @{kind.shim_name}({acc} %acc, {words} %a, {words} %b) alwaysinline {{\n"
+            f"  %x = bitcast {words} %a to {typed}\n"
+            f"  %y = bitcast {words} %b to {typed}\n"
+            f"  %r = call {acc} @{kind.intrinsic}({acc} %acc, {typed} %x, {typed} %y)\n"
+            f"  ret {acc} %r\n}}\n"
+            f"declare {acc} @{kind.intrinsic}({acc}, {typed}, {typed})\n")
+
+
+def dot_kind(target: Any, a_dtype: str, b_dtype: str, c_dtype: str) -> DotKind | None:
+    """The instruction for a gemm with these dtypes on `target` (the widest it has), or None."""
+    from tilelang.backend.target import kind_of
+    from tilelang_cpu.isa import dot_units
+
+    if a_dtype != b_dtype or str(kind_of(target)) != "llvm":
+        return None
+    units = dot_units(target)
+    if (a_dtype, c_dtype) == ("bfloat16", "float32"):
+        return BF16_512 if units.avx512_bf16 else None
+    if (a_dtype, c_dtype) == ("int8", "int32"):
+        if units.vnni == 512:
+            return VNNI_512
+        if units.vnni_int8:
+            return VNNI_INT8_256
+        return VNNI_256 if units.vnni == 256 else None
+    return None
+
+
+def _applies(ctx: Any) -> bool:
+    from tilelang.transform import utils as C
+    from tilelang_cpu.tileops.common import row_stride
+
+    if ctx.num_threads != 1 or len(ctx.args) < 7 or not ctx.options.get("vectorize", True):
+        return False
+    try:
+        regions = [ctx.region(i) for i in range(3)]
+    except Exception:
+        return False
+    if any(len(r.region) < 2 or any(C.as_int(x.extent) is None for x in r.region[-2:]) for r in regions):
+        return False
+    a, b, c = (str(r.source.ty.dtype) for r in regions)
+    return dot_kind(ctx.target, a, b, c) is not None and row_stride(regions[2].source) is not None
+
+
+def _call(kind: DotKind, acc: Any, a: Any, b: Any) -> Any:
+    from tvm import tirx
+
+    return tirx.call_pure_extern(f"{kind.acc}x{kind.lanes}", kind.shim_name, acc, a, b)
+
+
+def lower_gemm_dot(ctx: Any) -> Any:
+    """Lower one ``tl.gemm`` to dot-product micro tiles (see the module docstring)."""
+    import tvm
+    from tvm import tirx
+
+    from tilelang.tileop.gemm import gemm_operands, operand_index
+    from tilelang.transform import utils as C
+    from tilelang_cpu.gemm_plan import micro_shape
+    from tilelang_cpu.gemm_vnni_pack import VnniLayout, pack_per_call, pack_whole
+    from tilelang_cpu.isa import vector_isa
+    from tilelang_cpu.tileops.common import bits_view, loop
+
+    a, b, c, ta, tb, clear = gemm_operands(ctx)
+    pre_a, a = ctx.staged(a)
+    pre_b, b = ctx.staged(b)
+    kind = dot_kind(ctx.target, str(a.source.ty.dtype), str(b.source.ty.dtype), str(c.source.ty.dtype))
+    m, n = (C.as_int(r.extent) for r in c.region[-2:])
+    k = C.as_int(b.region[-1].extent if tb else b.region[-2].extent)
+    g, lanes = kind.group, kind.lanes
+    shape = micro_shape(m, n, lanes, vector_isa(ctx.target).registers - (1 if kind.bias else 0))
+    mr, nr = min(shape.mr, m), shape.nr
+    layout = VnniLayout(nr, g, g)
+    packed = pack_whole(ctx, b, tb, k, layout) or pack_per_call(b, tb, k, n, layout)
+    words = tirx.decl_buffer([C.as_int(packed.buffer.ty.shape[0]) // g], "int32", name=f"{packed.buffer.name}_words")
+    a_bits, a_decls = bits_view(a.source)
+    stmts = [*pre_a, *pre_b, *packed.stmts, tirx.DeclBuffer(words, data=packed.buffer.data), *a_decls]
+    vec = f"{kind.acc}x{lanes}"
+    in_bits = 32 // g
+    groups, rest = divmod(k, g)
+
+    def a_word(row: Any, q: Any, count: int) -> Any:
+        """The `count` elements of A's row from k ``q * g`` as one 32-bit word (lowest k in the lowest bits)."""
+        word = None
+        for e in range(count):
+            raw = tirx.BufferLoad(a_bits, operand_index(a, row, q * g + e, ta))
+            part = tirx.Cast("uint32", tirx.Cast(f"uint{in_bits}", raw) if in_bits == 8 else raw)
+            part = part if e == 0 else tirx.shift_left(part, tirx.const(e * in_bits, "uint32"))
+            word = part if word is None else tirx.bitwise_or(word, part)
+        if kind.bias:
+            word = tirx.bitwise_xor(word, tirx.const(0x80808080, "uint32"))
+        return tirx.Broadcast(tirx.reinterpret("int32", word), lanes)
+
+    def b_vec(col0: Any, q: Any, v: int) -> Any:
+        _, index = packed.at(col0, q * g)
+        return tirx.BufferLoad(words, [tirx.Ramp(tirx.floordiv(index[0], g) + v * lanes, 1, lanes)])
+
+    def c_index(row: Any, col: Any) -> list[Any]:
+        return operand_index(c, row, col, False)
+
+    serial = tirx.ForKind.SERIAL
+
+    def micro(i0: Any, col0: Any, rows: int, width: int, sums: list[Any] | None) -> Any:
+        nv = -(-width // lanes)
+        accs = [[tirx.decl_buffer([1], vec, name=f"acc{r}_{v}", scope="global") for v in range(nv)]
+                for r in range(rows)]
+        row_tmp = tirx.decl_buffer([lanes], kind.acc, name="c_row", scope="global")
+        init, store = [], []
+        for r in range(rows):
+            for v in range(nv):
+                col, valid = col0 + v * lanes, min(lanes, width - v * lanes)
+                if clear:
+                    value = tirx.Broadcast(tirx.const(0, kind.acc), lanes)
+                elif valid == lanes:
+                    value = tirx.BufferLoad(c.source, c_index(i0 + r, tirx.Ramp(col, 1, lanes)))
+                else:  # a partial vector: through a stack row
+                    t = tirx.Var("t", "int32")
+                    init.append(loop(t, lanes, serial, tirx.BufferStore(row_tmp, tirx.if_then_else(
+                        t < valid, tirx.BufferLoad(c.source, c_index(i0 + r, col + t)), tirx.const(0, kind.acc)),
+                        [t])))
+                    value = tirx.BufferLoad(row_tmp, [tirx.Ramp(0, 1, lanes)])
+                if sums is not None:
+                    value = value - tirx.shift_left(tirx.BufferLoad(sums[v], [0]), tirx.Broadcast(
+                        tirx.const(7, "int32"), lanes))
+                init.append(tirx.BufferStore(accs[r][v], value, [0]))
+                if valid == lanes:
+                    store.append(tirx.BufferStore(c.source, tirx.BufferLoad(accs[r][v], [0]),
+                                                  c_index(i0 + r, tirx.Ramp(col, 1, lanes))))
+                else:
+                    t = tirx.Var("t", "int32")
+                    store += [tirx.BufferStore(row_tmp, tirx.BufferLoad(accs[r][v], [0]), [tirx.Ramp(0, 1, lanes)]),
+                              loop(t, valid, serial, tirx.BufferStore(c.source, tirx.BufferLoad(row_tmp, [t]),
+                                                                       c_index(i0 + r, col + t)))]
+
+        def step(q: Any, count: int) -> Any:
+            ops = []
+            for r in range(rows):
+                word = a_word(i0 + r, q, count)
+                for v in range(nv):
+                    ops.append(tirx.BufferStore(accs[r][v], _call(kind, tirx.BufferLoad(accs[r][v], [0]), word,
+                                                                  b_vec(col0, q, v)), [0]))
+            return C.seq(ops)
+
+        q = tirx.Var("q", "int32")
+        k_loop = [loop(q, groups, serial, step(q, g))] if groups else []
+        if rest:
+            k_loop.append(step(tirx.const(groups, "int32"), rest))
+        allocs = [tirx.AllocBuffer(x) for row in accs for x in row] + [tirx.AllocBuffer(row_tmp)]
+        return C.seq([*allocs, *init, *k_loop, *store])
+
+    def column_sums(col0: Any, width: int) -> tuple[list[Any], Any]:
+        """Buffers holding 128-free column sums of the panel at `col0` (one int32 vector per B vector)."""
+        nv = -(-width // lanes)
+        sums = [tirx.decl_buffer([1], vec, name=f"colsum{v}", scope="global") for v in range(nv)]
+        ones = tirx.Broadcast(tirx.const(0x01010101, "int32"), lanes)
+        q = tirx.Var("q", "int32")
+        body = [tirx.BufferStore(s, _call(kind, tirx.BufferLoad(s, [0]), ones, b_vec(col0, q, v)), [0])
+                for v, s in enumerate(sums)]
+        zero = [tirx.BufferStore(s, tirx.Broadcast(tirx.const(0, "int32"), lanes), [0]) for s in sums]
+        k_pad = layout.k_pad(k)
+        # vpdpbusd treats the ones as unsigned and B as signed: exact sums of B's bytes
+        return sums, C.seq([*(tirx.AllocBuffer(s) for s in sums), *zero,
+                            loop(q, k_pad // g, serial, C.seq(body))])
+
+    full_m, tail_m = divmod(m, mr)
+    full_n, tail_n = divmod(n, nr)
+    i0, j0 = tirx.Var("i0", "int32"), tirx.Var("j0", "int32")
+
+    def panel(col0: Any, width: int) -> Any:
+        body = []
+        sums = None
+        if kind.bias:
+            sums, make = column_sums(col0, width)
+            body.append(make)
+        if full_m:
+            body.append(loop(i0, full_m, serial, micro(i0 * mr, col0, mr, width, sums)))
+        if tail_m:
+            body.append(micro(tirx.const(full_m * mr, "int32"), col0, tail_m, width, sums))
+        return C.seq(body)
+
+    if full_n:
+        stmts.append(loop(j0, full_n, serial, panel(j0 * nr, nr)))
+    if tail_n:
+        stmts.append(panel(tirx.const(full_n * nr, "int32"), tail_n))
+    return tirx.AttrStmt(tirx.const(0, "int32"), "pragma_import_llvm", tvm.ir.StringImm(shim(kind)), C.seq(stmts))
+
+
+DOT_GEMM = TileOpImpl("tl.gemm", "cpu_dot_product", lower_gemm_dot, applies=_applies, priority=3)
