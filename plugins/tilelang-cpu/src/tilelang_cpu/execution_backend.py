@@ -3,14 +3,17 @@
 `TVMFFIBackend` runs the compiled module through TVM's runtime via ``tvm_ffi``: torch CPU tensors pass
 zero-copy through DLPack, and the generated code itself checks ndim, dtype, shape and strides (so the JIT
 checks only count, device and alignment on the fast path). A cached ``kernel.so`` loads without importing
-the TVM compiler (`tilelang.jit.runtime_loader`). TVM's thread pool is set to every usable core before the
-first kernel runs (``TILELANG_NUM_THREADS`` overrides).
+the TVM compiler (`tilelang.jit.runtime_loader`); in a process that has not imported ``tvm_ffi`` (a warm start)
+it is called through TVM-FFI's C ABI with ctypes instead (`tilelang_cpu.direct_call`), which needs neither the
+``tvm_ffi`` package nor TVM. TVM's thread pool is set to every usable core before the first kernel runs
+(``TILELANG_NUM_THREADS`` overrides).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -51,6 +54,13 @@ class TVMFFIBackend(ExecutionBackend):
     def load(self, artifact: Any) -> Any:
         from tilelang.jit.runtime_loader import load_runtime
 
+        paths = getattr(artifact.files, "paths", {})
+        if artifact.rt_mod is None and LIBRARY in paths and "tvm_ffi" not in sys.modules:
+            from tilelang_cpu.direct_call import load_direct
+
+            launcher = load_direct(artifact, paths[LIBRARY])
+            if launcher is not None:
+                return launcher
         load_runtime()  # thread pool + context symbols, also for modules built in this process
         module = self._module(artifact)
         try:
