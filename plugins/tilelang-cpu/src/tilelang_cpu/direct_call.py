@@ -24,6 +24,7 @@ re-raised with its kind and message.
 from __future__ import annotations
 
 import ctypes
+import functools
 import struct
 import sys
 import threading
@@ -129,6 +130,12 @@ class _Buffers(threading.local):
                       *tensors, *shapes)
 
 
+@functools.lru_cache(maxsize=256)
+def _compiled(source: str) -> Any:
+    """The code of a launch function (kernels with the same parameter kinds share one)."""
+    return compile(source, "<tilelang direct launch>", "exec")
+
+
 def make_launcher(function: Any, ffi: Any, params: Sequence[Any], library: Any) -> Any:
     """Generate the ``launch(*args)`` of one kernel: it fills this thread's structures (data pointers, symbolic
     extents, scalars) and calls `function`. Specialised per kernel like the JIT's caller: a generic loop over
@@ -151,9 +158,9 @@ def make_launcher(function: Any, ffi: Any, params: Sequence[Any], library: Any) 
               "        _raise_error(_ffi)",
               f"    if result.type_index >= {_STATIC_OBJECT_BEGIN}:  # a returned object is released",
               "        _ffi.TVMFFIObjectDecRef(result.value)"]
-    ns = {"_buffers": _Buffers(params), "_function": function, "_ffi": ffi, "_scalar": _set_scalar,
-          "_raise_error": _raise_error, "_n": ctypes.c_int32(n)}
-    exec(compile("\n".join(lines), "<tilelang direct launch>", "exec"), ns)
+    ns = {"__name__": __name__, "_buffers": _Buffers(params), "_function": function, "_ffi": ffi,
+          "_scalar": _set_scalar, "_raise_error": _raise_error, "_n": ctypes.c_int32(n)}
+    exec(_compiled("\n".join(lines)), ns)
     launch = ns["launch"]
     launch.checks_arguments = False  # the JIT's caller checks dtype, shape, device and contiguity first
     launch.library = library  # keeps the kernel library loaded as long as the launcher lives

@@ -11,6 +11,7 @@ it is called through TVM-FFI's C ABI with ctypes instead (`tilelang_cpu.direct_c
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import sys
@@ -22,6 +23,20 @@ from tilelang.backend import ExecutionBackend
 from tilelang.errors import ExecutionBackendUnavailable
 
 LIBRARY = "kernel.so"
+
+
+@functools.cache
+def _runtime_missing() -> str | None:
+    """Why TVM's runtime cannot run kernels here (None: it can); looked up once per process."""
+    if importlib.util.find_spec("tvm_ffi") is None:
+        return "the tvm_ffi package is not installed (pip install apache-tvm-ffi)"
+    from tilelang.jit.runtime_loader import runtime_library_path
+
+    try:
+        runtime_library_path()
+    except FileNotFoundError as exc:
+        return str(exc)
+    return None
 
 
 class TVMFFIBackend(ExecutionBackend):
@@ -41,15 +56,7 @@ class TVMFFIBackend(ExecutionBackend):
         return ("cython", "tvm_ffi") if kind_of(target) == "c" else ("tvm_ffi",)
 
     def unavailable_reason(self) -> str | None:
-        if importlib.util.find_spec("tvm_ffi") is None:
-            return "the tvm_ffi package is not installed (pip install apache-tvm-ffi)"
-        from tilelang.jit.runtime_loader import runtime_library_path
-
-        try:
-            runtime_library_path()
-        except FileNotFoundError as exc:
-            return str(exc)
-        return None
+        return _runtime_missing()
 
     def load(self, artifact: Any) -> Any:
         from tilelang.jit.runtime_loader import load_runtime
