@@ -144,9 +144,11 @@ def _last_line(code: types.CodeType) -> int:
     return last
 
 
-@functools.lru_cache(maxsize=256)
 def _source_of(code: types.CodeType) -> str:
-    """The source lines of `code`, decorators included (read through linecache, no tokenizing)."""
+    """The source lines of `code`, decorators included (read through linecache, no tokenizing). The file is
+    checked for edits first (one ``stat``): a module edited and reloaded in a long-lived process (a notebook) is
+    keyed by its new text, which is also what the front end parses."""
+    linecache.checkcache(code.co_filename)
     lines = linecache.getlines(code.co_filename)
     if not lines:
         raise Unkeyable(f"no source for {code.co_name} ({code.co_filename}:{code.co_firstlineno})")

@@ -16,7 +16,6 @@ use rather than at its ``def``.
 
 from __future__ import annotations
 
-import copy
 import inspect
 import sys
 import threading
@@ -110,14 +109,17 @@ class LazyPrimFunc:
     def __str__(self) -> str:
         return str(self.materialize())
 
+    # TVM IR is immutable: a copy is the PrimFunc itself (copying a tirx PrimFunc goes through TVM's JSON writer,
+    # which crashes on tirx), and pickling is refused with a message rather than left to that writer
     def __copy__(self) -> Any:
-        return copy.copy(self.materialize())
+        return self.materialize()
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Any:
-        return copy.deepcopy(self.materialize(), memo)
+        return self.materialize()
 
     def __reduce_ex__(self, protocol: Any) -> Any:
-        return self.materialize().__reduce_ex__(protocol)
+        raise TypeError(f"cannot pickle the T.prim_func kernel {self._source.__qualname__!r}: pickle the function "
+                        "(or module) that defines it, or the compiled kernel's cache key")
 
 
 def unwrap_prim_func(func: Any) -> Any:
