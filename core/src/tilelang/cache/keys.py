@@ -168,8 +168,8 @@ def _expr_names(text: str) -> frozenset[str]:
 
 def _annotations(func: Any, _depth: int) -> tuple[dict[str, Any], set[str]]:
     """A function's parameter annotations (evaluated where it was defined, so its code does not read them) and
-    the names its string annotations read (they are evaluated when the kernel is parsed). A library object
-    without a spelling (``typing.Optional[int]``) is keyed by its ``repr``."""
+    the names its string annotations read (they are evaluated when the kernel is parsed). A typing construct
+    (``Optional[int]``, ``list[int]``) is keyed by its ``repr``."""
     found: dict[str, Any] = {}
     names: set[str] = set()
     for name, value in (getattr(func, "__annotations__", None) or {}).items():
@@ -178,7 +178,7 @@ def _annotations(func: Any, _depth: int) -> tuple[dict[str, Any], set[str]]:
         try:
             found[name] = canonical(value, _depth + 1)
         except Unkeyable:
-            if not _is_library(type(value).__module__):
+            if type(value).__module__ not in ("typing", "types"):
                 raise
             found[name] = ["repr", repr(value)]
     return found, names
