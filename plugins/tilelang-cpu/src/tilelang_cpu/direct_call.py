@@ -24,7 +24,6 @@ re-raised with its kind and message.
 from __future__ import annotations
 
 import ctypes
-import functools
 import struct
 import sys
 import threading
@@ -106,8 +105,8 @@ def _dl_dtype(name: str) -> tuple[int, int] | None:
 
 class _Buffers(threading.local):
     """One thread's argument structures for one kernel (built once per thread, so concurrent calls never share
-    them): ``slots`` is ``(anys address, result address, result, anys, per parameter: DLTensor or None, per
-    parameter: shape array or None)``."""
+    them): ``slots`` is ``(anys address, result address, result, anys, DLTensor per parameter, shape array per
+    parameter)`` (None for a scalar parameter)."""
 
     def __init__(self, params: Sequence[Any]):
         n = len(params)
@@ -127,43 +126,44 @@ class _Buffers(threading.local):
             anys[i].value = ctypes.addressof(tensors[i])
         # the addresses as ctypes objects: a call converts no Python ints (about 0.8 us less per call)
         self.slots = (ctypes.c_void_p(ctypes.addressof(anys)), ctypes.c_void_p(ctypes.addressof(result)), result, anys,
-                      *tensors, *shapes)
-
-
-@functools.lru_cache(maxsize=256)
-def _compiled(source: str) -> Any:
-    """The code of a launch function (kernels with the same parameter kinds share one)."""
-    return compile(source, "<tilelang direct launch>", "exec")
+                      tuple(tensors), tuple(shapes))
 
 
 def make_launcher(function: Any, ffi: Any, params: Sequence[Any], library: Any) -> Any:
-    """Generate the ``launch(*args)`` of one kernel: it fills this thread's structures (data pointers, symbolic
-    extents, scalars) and calls `function`. Specialised per kernel like the JIT's caller: a generic loop over
-    the parameters costs about twice as much per call."""
+    """The ``launch(*args)`` of one kernel: it fills this thread's structures (data pointers, symbolic extents,
+    scalars) and calls `function`, the library's ``__tvm_ffi_<name>``."""
     n = len(params)
-    names = [f"a{i}" for i in range(n)]
-    slots = ["anys_at", "result_at", "result", "anys", *(f"t{i}" for i in range(n)), *(f"s{i}" for i in range(n))]
-    lines = [f"def launch({', '.join(names)}):", f"    {', '.join(slots)} = _buffers.slots"]
-    for i, p in enumerate(params):
-        if not p.is_tensor:
-            lines.append(f"    _scalar(anys, {i}, a{i})")
-            continue
-        lines.append(f"    t{i}.data = a{i}.data_ptr()")
-        symbolic = [axis for axis, d in enumerate(p.shape) if not isinstance(d, int)]
-        if symbolic:
-            lines.append(f"    d{i} = a{i}.shape")
-            lines.extend(f"    s{i}[{axis}] = d{i}[{axis}]" for axis in symbolic)
-    lines += ["    result.type_index = 0",
-              "    if _function(None, anys_at, _n, result_at):",
-              "        _raise_error(_ffi)",
-              f"    if result.type_index >= {_STATIC_OBJECT_BEGIN}:  # a returned object is released",
-              "        _ffi.TVMFFIObjectDecRef(result.value)"]
-    ns = {"__name__": __name__, "_buffers": _Buffers(params), "_function": function, "_ffi": ffi,
-          "_scalar": _set_scalar, "_raise_error": _raise_error, "_n": ctypes.c_int32(n)}
-    exec(_compiled("\n".join(lines)), ns)
-    launch = ns["launch"]
-    launch.checks_arguments = False  # the JIT's caller checks dtype, shape, device and contiguity first
-    launch.library = library  # keeps the kernel library loaded as long as the launcher lives
+    count = ctypes.c_int32(n)
+    buffers = _Buffers(params)
+    tensors = tuple(i for i, p in enumerate(params) if p.is_tensor)
+    symbolic = tuple((i, axis) for i, p in enumerate(params) if p.is_tensor
+                     for axis, d in enumerate(p.shape) if not isinstance(d, int))
+    scalars = tuple(i for i, p in enumerate(params) if not p.is_tensor)
+
+    plain = len(tensors) == n and not symbolic  # tensors of static shapes only (the common kernel)
+
+    def launch(*args: Any) -> None:
+        anys_at, result_at, result, anys, structs, shapes = buffers.slots
+        if len(args) != n:
+            raise TypeError(f"the kernel takes {n} arguments, got {len(args)}")
+        if plain:
+            for struct, arg in zip(structs, args):
+                struct.data = arg.data_ptr()
+        else:
+            for i in tensors:
+                structs[i].data = args[i].data_ptr()
+            for i, axis in symbolic:
+                shapes[i][axis] = args[i].shape[axis]
+            for i in scalars:
+                _set_scalar(anys, i, args[i])
+        result.type_index = _NONE
+        if function(None, anys_at, count, result_at):
+            _raise_error(ffi)
+        if result.type_index >= _STATIC_OBJECT_BEGIN:  # a returned object is released (kernels return nothing)
+            ffi.TVMFFIObjectDecRef(result.value)
+
+    launch.checks_arguments = False  # type: ignore[attr-defined]  # the JIT's caller checks dtype, shape, ...
+    launch.library = library  # type: ignore[attr-defined]  # keeps the kernel library loaded while it lives
     return launch
 
 
