@@ -319,7 +319,8 @@ def wheels(session: nox.Session) -> None:
 
 
 # benchmarks that need no GPU; `nox -s bench -- gpu_bench.py` runs the CUDA one on a GPU machine
-CPU_BENCHMARKS = ("jit_overhead.py", "cpu_gemm.py", "cpu_elementwise.py", "cpu_softmax.py", "webgpu_bench.py")
+CPU_BENCHMARKS = ("jit_overhead.py", "startup.py", "cpu_gemm.py", "cpu_elementwise.py", "cpu_softmax.py",
+                  "webgpu_bench.py")
 
 
 @nox.session

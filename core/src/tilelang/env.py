@@ -42,6 +42,8 @@ Variables (meaning; default), one a line (``tilelang env`` shows each with this 
 - ``TL_LOWER_TRACE``: per-pass IR snapshots (``html``, ``terminal``, ``both``); default off
 - ``TL_LOWER_TRACE_DIR``: where the lower trace writes; default ``./tmp/lower_trace_dir``
 - ``TILELANG_ENABLE_IR_SPAN``: source spans in the IR (error locations); default ``1``
+- ``TILELANG_LAZY_PRIM_FUNC``: ``0`` parses every module-level ``@T.prim_func`` when it is decorated (by default one
+  decorated before TVM is imported is parsed on first use, see `tilelang.frontend.lazy`); default ``1``
 - ``TL_IKET_OUTPUT_DIR``: where IKET profiling sessions write their traces; default the session's choice
 - ``TILELANG_LAYOUT_COST_MODEL``: default of the ``tl.layout_cost_model`` pass config; default unset
 - ``TILELANG_DISABLE_PLUGIN_AUTOLOAD``: ``1`` ignores every installed backend; default off
@@ -273,6 +275,7 @@ class Environment:
     TILELANG_PASS_PROFILE = EnvVar("TILELANG_PASS_PROFILE", "0")
     TILELANG_PASS_PROFILE_THRESHOLD_MS = EnvVar("TILELANG_PASS_PROFILE_THRESHOLD_MS", "0")
     TILELANG_ENABLE_IR_SPAN = EnvVar("TILELANG_ENABLE_IR_SPAN", "1")
+    TILELANG_LAZY_PRIM_FUNC = EnvVar("TILELANG_LAZY_PRIM_FUNC", "1")
     TL_IKET_OUTPUT_DIR = EnvVar("TL_IKET_OUTPUT_DIR", None)
 
     TILELANG_NUM_THREADS = EnvVar("TILELANG_NUM_THREADS", None)
@@ -343,6 +346,9 @@ class Environment:
 
     def is_span_enable(self) -> bool:
         return _truthy(self.TILELANG_ENABLE_IR_SPAN)
+
+    def is_lazy_prim_func_enabled(self) -> bool:
+        return _truthy(self.TILELANG_LAZY_PRIM_FUNC)
 
     def is_running_autodd(self) -> bool:
         argv = getattr(sys, "orig_argv", None) or []

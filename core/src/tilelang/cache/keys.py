@@ -4,11 +4,15 @@ Two kinds of key:
 
 - the *program key* hashes the compiled program itself (the PrimFunc's script text and structural hash) with
   the target, pass configs, compile flags and versions. It needs the PrimFunc, hence TVM.
-- the *source key* hashes what a ``@tilelang.jit`` function was called with instead: its source, the values
-  of the closure cells and globals it reads (recursively for user functions), the call arguments and the
-  same options. It is computed without TVM, so a new process finds its kernel on disk without importing the
-  compiler. A value that has no stable spelling makes the source key unavailable (`Unkeyable`); the program
-  key then decides.
+- the *source key* hashes what a ``@tilelang.jit`` function (or a module-level ``@T.prim_func``) was called with
+  instead: its source, defaults and annotations, the values of the closure cells and globals it reads, the
+  modules it imports in its body (user functions and macros among them fingerprinted recursively, user modules
+  and classes by the entries the code may read), the call arguments and the same options
+  (`function_fingerprint`). It is computed without TVM, so a new process finds its kernel on disk without
+  importing the compiler. A value that has no stable spelling makes the source key unavailable (`Unkeyable`);
+  the program key then decides. Library objects (TileLang, the standard library, installed distributions) are
+  keyed by name: TileLang's, TVM's and the plugins' versions and source stamps are part of every key, other
+  installed packages are taken as fixed.
 
 Both include `sources_digest`: the names, mtimes and sizes of the ``.py`` files of core and of the plugins serving
 the target kind, read once per process (checked against a listing kept in the cache, see `_root_stamp`).
@@ -17,6 +21,8 @@ Versions alone miss edits in an editable install; a pip-installed package is tol
 
 from __future__ import annotations
 
+import ast
+import dis
 import enum
 import functools
 import hashlib
@@ -56,8 +62,19 @@ def _json_default(value: Any) -> Any:
     return canonical(value)
 
 
+@functools.lru_cache(maxsize=1024)
 def _is_library(module_name: str | None) -> bool:
-    return bool(module_name) and module_name.split(".")[0] in _LIBRARY_ROOTS  # type: ignore[union-attr]
+    """Whether module `module_name` is part of the library or of an installed distribution (keyed by name, its
+    version tells its code) rather than the user's program (keyed by what it holds): TileLang and its plugins, the
+    standard library, and modules installed under ``site-packages``."""
+    if not module_name:
+        return False
+    root = module_name.split(".")[0]
+    if root in _LIBRARY_ROOTS or root.startswith("tilelang_") or root in sys.stdlib_module_names:
+        return True
+    module = sys.modules.get(module_name)
+    path = getattr(module, "__file__", None) or ""
+    return any(part in ("site-packages", "dist-packages") for part in os.path.normpath(path).split(os.sep))
 
 
 def canonical(value: Any, _depth: int = 0) -> Any:
@@ -77,10 +94,13 @@ def canonical(value: Any, _depth: int = 0) -> Any:
                  for k, v in value.items()]
         return ["dict", sorted(items)]
     if isinstance(value, enum.Enum):
-        return ["enum", type(value).__module__, type(value).__qualname__, value.name]
+        return ["enum", type(value).__module__, type(value).__qualname__, value.name,
+                canonical(value.value, _depth + 1)]
     if isinstance(value, bytes):
         return ["bytes", hashlib.sha256(value).hexdigest()]
     if isinstance(value, types.ModuleType):
+        if not _is_library(value.__name__):  # what a user module holds is keyed where a function reads it
+            raise Unkeyable(f"cannot key user module {value.__name__} outside a function's globals")
         return ["module", value.__name__]
     if isinstance(value, type):
         return ["type", value.__module__, value.__qualname__]
@@ -94,6 +114,9 @@ def canonical(value: Any, _depth: int = 0) -> Any:
         return canonical(plain, _depth)
     if module == "torch" and type(value).__name__ in ("dtype", "device"):
         return ["torch", str(value)]
+    key = getattr(type(value), "__tilelang_key__", None)  # a library object that says what determines it
+    if key is not None:
+        return ["key", type(value).__module__, type(value).__qualname__, canonical(key(value), _depth + 1)]
     jit_func = getattr(value, "__tilelang_jit_function__", None)
     if jit_func is not None:
         return ["jit", function_fingerprint(jit_func, _depth + 1)]
@@ -121,41 +144,153 @@ def _last_line(code: types.CodeType) -> int:
     return last
 
 
-@functools.lru_cache(maxsize=256)
 def _source_of(code: types.CodeType) -> str:
-    """The source lines of `code`, decorators included (read through linecache, no tokenizing)."""
+    """The source lines of `code`, decorators included (read through linecache, no tokenizing). The file is
+    checked for edits first (one ``stat``): a module edited and reloaded in a long-lived process (a notebook) is
+    keyed by its new text, which is also what the front end parses."""
+    linecache.checkcache(code.co_filename)
     lines = linecache.getlines(code.co_filename)
     if not lines:
         raise Unkeyable(f"no source for {code.co_name} ({code.co_filename}:{code.co_firstlineno})")
     return "".join(lines[code.co_firstlineno - 1:_last_line(code)])
 
 
+@functools.lru_cache(maxsize=1024)
+def _expr_names(text: str) -> frozenset[str]:
+    """Names and attribute names a string annotation (``"T.Tensor((M, N), dtype)"``) reads."""
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return frozenset()
+    return frozenset(n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(tree)
+                     if isinstance(n, (ast.Name, ast.Attribute)))
+
+
+def _annotations(func: Any, _depth: int) -> tuple[dict[str, Any], set[str]]:
+    """A function's parameter annotations (evaluated where it was defined, so its code does not read them) and
+    the names its string annotations read (they are evaluated when the kernel is parsed). A typing construct
+    (``Optional[int]``, ``list[int]``) is keyed by its ``repr``."""
+    found: dict[str, Any] = {}
+    names: set[str] = set()
+    for name, value in (getattr(func, "__annotations__", None) or {}).items():
+        if isinstance(value, str):
+            names |= _expr_names(value)
+        try:
+            found[name] = canonical(value, _depth + 1)
+        except Unkeyable:
+            if type(value).__module__ not in ("typing", "types"):
+                raise
+            found[name] = ["repr", repr(value)]
+    return found, names
+
+
+def _attributes(namespace: Mapping[str, Any], names: set[str], _depth: int) -> dict[str, Any]:
+    """The entries of a user module's or class's `namespace` that a function may read (`names`)."""
+    found = {}
+    for name in sorted(names):
+        if name in namespace and not (name.startswith("__") and name.endswith("__")):
+            value = namespace[name]
+            if isinstance(value, (staticmethod, classmethod)):
+                value = value.__func__
+            elif isinstance(value, property):
+                value = [value.fget, value.fset]
+            found[name] = _read_key(value, names, _depth + 1)
+    return found
+
+
+def _read_key(value: Any, names: set[str], _depth: int) -> Any:
+    """`value` as read by a function whose code names `names`: a user module or class by the entries it holds
+    under those names (``helpers.tile(...)``, ``Config.BLOCK``, recursively), anything else by `canonical`."""
+    if _depth > _MAX_DEPTH:
+        raise Unkeyable("value nested too deeply to key")
+    if isinstance(value, types.ModuleType) and not _is_library(value.__name__):
+        return ["module", value.__name__, _attributes(vars(value), names, _depth)]
+    if isinstance(value, type) and not _is_library(value.__module__) and not issubclass(value, enum.Enum):
+        namespace: dict[str, Any] = {}
+        for klass in reversed(value.__mro__[:-1]):
+            namespace.update(vars(klass))
+        return ["type", value.__module__, value.__qualname__, _attributes(namespace, names, _depth)]
+    return canonical(value, _depth)
+
+
+_IMPORT_NAME = dis.opmap["IMPORT_NAME"]
+
+
+def _local_imports(code: types.CodeType) -> set[tuple[str, int]]:
+    """``(module, level)`` of every ``import`` statement in `code` and its nested code (``import helpers`` inside a
+    kernel factory: the module is no global, yet what the factory reads from it shapes the kernel)."""
+    found: set[tuple[str, int]] = set()
+    if _IMPORT_NAME in code.co_code[::2]:  # opcodes sit at even offsets: a cheap test before disassembling
+        consts: list[Any] = [0, None]  # an import is LOAD_CONST level, LOAD_CONST fromlist, IMPORT_NAME module
+        for ins in dis.get_instructions(code):
+            if ins.opname == "LOAD_CONST":
+                consts = [consts[-1], ins.argval]
+            elif ins.opcode == _IMPORT_NAME:
+                found.add((ins.argval, consts[0] if type(consts[0]) is int else 0))
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found |= _local_imports(const)
+    return found
+
+
+def _imported_modules(func: Any, code: types.CodeType, names: set[str], _depth: int) -> dict[str, Any]:
+    """The user modules `func` imports in its body, imported now (as running it would) and keyed by the entries
+    it may read; library modules are skipped by name."""
+    found = {}
+    for name, level in sorted(_local_imports(code)):
+        if level:
+            package = getattr(func, "__globals__", {}).get("__package__")
+            try:
+                name = importlib.util.resolve_name("." * level + name, package)
+            except (ImportError, ValueError) as exc:
+                raise Unkeyable(f"cannot resolve the relative import in {func.__qualname__}: {exc}") from None
+        if name.split(".")[0] in _LIBRARY_ROOTS or name.split(".")[0] in sys.stdlib_module_names:
+            continue
+        try:
+            module = importlib.import_module(name)
+        except Exception as exc:
+            raise Unkeyable(f"{func.__qualname__} imports {name}, which failed: {exc!r}") from None
+        found[name] = _read_key(module, names, _depth + 1)
+    return found
+
+
 def function_fingerprint(func: Any, _depth: int = 0) -> Any:
-    """What determines a user function's behaviour: its source, defaults, closure values and the globals it
-    reads (user functions among them fingerprinted recursively; library objects by name)."""
-    func = inspect.unwrap(func)
+    """What determines a user function's behaviour: its source, defaults, annotations, closure values and the
+    globals it reads (user functions among them fingerprinted recursively, user modules and classes by the
+    entries the function may read; library objects by name). Raises `Unkeyable` when one has no stable
+    spelling: the caller then takes the path that parses the kernel.
+
+    What the function computes from elsewhere when it runs (a file it reads, an environment variable) is not
+    part of it."""
+    if not isinstance(func, types.FunctionType):
+        func = inspect.unwrap(func)  # a library wrapper (functools.lru_cache, ...); a user wrapper keys its closure
     if isinstance(func, types.MethodType):
         return ["method", canonical(func.__self__, _depth + 1), function_fingerprint(func.__func__, _depth + 1)]
     code = getattr(func, "__code__", None)
     if code is None:
         raise Unkeyable(f"cannot key callable {func!r}")
+    annotations, annotation_names = _annotations(func, _depth)
+    names = _names(code) | annotation_names
     closure = {}
     for name, cell in zip(code.co_freevars, func.__closure__ or ()):
         try:
-            closure[name] = canonical(cell.cell_contents, _depth + 1)
+            value = cell.cell_contents
         except ValueError:  # empty cell
             closure[name] = ["empty"]
+            continue
+        closure[name] = _read_key(value, names, _depth + 1) if value is not func else ["self"]
     globals_used = {}
     func_globals = getattr(func, "__globals__", {})
-    for name in sorted(_names(code)):
+    for name in sorted(names):
         if name in func_globals:
             value = func_globals[name]
-            globals_used[name] = canonical(value, _depth + 1) if value is not func else ["self"]
+            globals_used[name] = _read_key(value, names, _depth + 1) if value is not func else ["self"]
     return {
         "module": func.__module__, "qualname": func.__qualname__, "source": _source_of(code),
         "defaults": canonical(func.__defaults__, _depth + 1),
         "kwdefaults": canonical(func.__kwdefaults__, _depth + 1),
-        "closure": closure, "globals": globals_used,
+        "annotations": annotations, "closure": closure, "globals": globals_used,
+        "imports": _imported_modules(func, code, names, _depth),
     }
 
 

@@ -1,24 +1,25 @@
-"""Building a PrimFunc from a kernel function: the shared driver and the lazy ``T.prim_func`` entry."""
+"""Building a PrimFunc from a kernel function: the shared driver and the ``T.prim_func`` parse
+(``T.prim_func`` itself is `tilelang.frontend.lazy.prim_func`)."""
 
 from __future__ import annotations
 
 import ast
-import inspect
-import sys
 from collections.abc import Callable
 from typing import Any
 
 from tilelang.errors import (
-    USER_ERRORS,
     KernelSyntaxError,
     KernelTypeError,
     SourceError,
-    for_the_user,
-    surface_user_errors,
 )
 from tilelang.frontend import state as _state
+from tilelang.frontend.forms import declares_in_body, is_eager_function
 from tilelang.frontend.interpreter import Interpreter, ReturnSignal, StopInterpretation
+from tilelang.frontend.lazy import prim_func
 from tilelang.frontend.source import FunctionSource
+
+__all__ = ["build_prim_func", "build_eager_prim_func", "build_decorated", "is_eager_function", "prim_func",
+           "run_kernel", "finish", "annotation_of"]
 
 
 def run_kernel(fn: Any, interp: Interpreter, declare: Callable[[Interpreter], None],
@@ -143,19 +144,6 @@ def build_prim_func(fn: Any, outer_locals: dict[str, Any] | None = None) -> Any:
     return finish(func, params, fn.__name__, src, state.func_attrs)
 
 
-def _declares_in_body(fn: Any) -> bool:
-    """Does `fn` declare its un-annotated parameters in the body (``A: T.Tensor(...)`` at the top level)?"""
-    try:
-        fdef = FunctionSource.of(fn).fdef
-    except SourceError:
-        return False
-    args = fdef.args
-    bare = {a.arg for a in args.posonlyargs + args.args if a.annotation is None}
-    declared = {s.target.id for s in fdef.body
-                if isinstance(s, ast.AnnAssign) and s.value is None and isinstance(s.target, ast.Name)}
-    return bool(bare) and bare <= declared
-
-
 def build_eager_prim_func(fn: Any) -> Any:
     """A ``T.prim_func`` written in the eager form (``A: T.Tensor(...)`` in the body, ``T.empty`` outputs
     returned): the PrimFunc with the outputs' positions as its ``tilelang_out_idx`` attribute."""
@@ -166,43 +154,10 @@ def build_eager_prim_func(fn: Any) -> Any:
     return func.with_attr("tilelang_out_idx", list(kernel.out_idx)) if kernel.out_idx else func
 
 
-def prim_func(fn: Any = None, *, private: bool = False, check_well_formed: bool = False) -> Any:
-    """Decorator: parse the function now and return its tirx PrimFunc."""
-    outer = sys._getframe(1)
-
-    @surface_user_errors
-    def wrap(f: Any) -> Any:
-        if not inspect.isfunction(f):
-            raise KernelSyntaxError(f"T.prim_func decorates a function, got {type(f).__name__}")
-        if _declares_in_body(f):
-            return build_eager_prim_func(f)
-        scope = outer.f_locals if outer.f_code.co_name != "<module>" else None
-        return build_prim_func(f, dict(scope) if scope else None)
-
-    try:
-        return wrap(fn) if fn is not None else wrap
-    except USER_ERRORS as exc:
-        raise for_the_user(exc) from exc.__cause__  # the error is in your kernel: read its message
-
-
-def is_eager_function(fn: Any) -> bool:
-    """Is `fn` an eager kernel (body declares tensors / uses T.const / T.empty / T.Kernel directly)?
-
-    A function that instead defines and returns a ``@T.prim_func`` is a lazy kernel factory.
-    """
-    try:
-        fdef = FunctionSource.of(fn).fdef
-    except SourceError:
-        return False
-    for stmt in fdef.body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        if isinstance(stmt, ast.AnnAssign) and stmt.value is None:
-            return True
-        if isinstance(stmt, ast.With):
-            return True
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
-                    "const", "empty", "Kernel"):
-                return True
-    return False
+def build_decorated(fn: Any, outer: Any) -> Any:
+    """Parse a kernel ``@T.prim_func`` decorates now: the eager form (``A: T.Tensor(...)`` in the body), else the
+    annotated form with the defining frame `outer`'s locals (a kernel defined inside a function)."""
+    if declares_in_body(fn):
+        return build_eager_prim_func(fn)
+    scope = outer.f_locals if outer.f_code.co_name != "<module>" else None
+    return build_prim_func(fn, dict(scope) if scope else None)

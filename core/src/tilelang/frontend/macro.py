@@ -25,6 +25,10 @@ class Macro:
             raise KernelSyntaxError(f"macro {self.fn.__name__} can only be called inside a kernel body")
         return st.interpreters[-1].call_macro(self, args, kwargs)
 
+    def __tilelang_key__(self) -> Any:
+        """What the kernel cache keys a macro by (`tilelang.cache.keys.canonical`): its function."""
+        return self.fn
+
     def __repr__(self) -> str:
         return f"<T.macro {self.fn.__qualname__}>"
 

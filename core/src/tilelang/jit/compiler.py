@@ -22,10 +22,11 @@ from tilelang.cache.environment import prime_plugin_discovery
 from tilelang.cache.keys import canonical, digest, program_text, sources_digest, target_fingerprint, versions
 from tilelang.cache.manager import kernel_cache
 from tilelang.errors import ExecutionBackendUnavailable, TargetError, surface_user_errors
+from tilelang.frontend.lazy import LazyPrimFunc, unwrap_prim_func
 from tilelang.jit.diagnostics import jit_phase, log_slow_compile
 from tilelang.jit.kernel import JITKernel
 
-__all__ = ["CompileOptions", "compile", "par_compile", "kernel_from_cache"]
+__all__ = ["CompileOptions", "compile", "par_compile", "kernel_from_cache", "own_out_idx"]
 
 logger = logging.getLogger("tilelang.jit")
 _compilation_logger = logging.getLogger("tilelang.jit.compilation")  # see tilelang.log: TILELANG_PRINT_ON_COMPILATION
@@ -140,6 +141,18 @@ def _lower(prim: Any, target: dict[str, Any], options: CompileOptions) -> Compil
     return artifact
 
 
+def own_out_idx(func: Any, out_idx: Any) -> Any:
+    """The out_idx to compile `func` with: a PrimFunc that returns ``T.empty`` tensors names its outputs itself
+    (its ``tilelang_out_idx`` attribute), and giving `out_idx` too is a ValueError."""
+    attrs = getattr(func, "attrs", None)
+    if attrs is not None and "tilelang_out_idx" in attrs:
+        if out_idx is not None:
+            raise ValueError("Out index conflict: out_idx is specified and prim_func have returned `T.empty` tensors "
+                             f"(outputs {list(attrs['tilelang_out_idx'])}); drop the out_idx argument")
+        out_idx = [int(i) for i in attrs["tilelang_out_idx"]]
+    return out_idx
+
+
 def _out_key(out_idx: Any) -> tuple[int, ...]:
     if out_idx is None:
         return ()
@@ -179,6 +192,12 @@ def compile_with(func: Any, options: CompileOptions, target: dict[str, Any] | No
     """Compile `func` with `options`, through the cache (the engine behind `compile`)."""
     from tilelang.backend import hooks
 
+    if type(func) is LazyPrimFunc:
+        if not func.is_built:  # by its source key first: a cached kernel loads without parsing it
+            from tilelang.jit.source_keys import compile_lazy
+
+            return compile_lazy(func, options, target)
+        func = func.materialize()
     prim = _prim_func(func)
     target = target if target is not None else options.resolved_target()
     backend = _backend_for(target, options.execution_backend)
@@ -223,12 +242,8 @@ def compile(func: Any, out_idx: int | Sequence[int] | None = None, execution_bac
     A PrimFunc that returns ``T.empty`` tensors names its outputs itself (its ``tilelang_out_idx`` attribute):
     giving `out_idx` too is a ValueError.
     """
-    attrs = getattr(func, "attrs", None)
-    if attrs is not None and "tilelang_out_idx" in attrs:
-        if out_idx is not None:
-            raise ValueError("Out index conflict: out_idx is specified and prim_func have returned `T.empty` tensors "
-                             f"(outputs {list(attrs['tilelang_out_idx'])}); drop the out_idx argument")
-        out_idx = [int(i) for i in attrs["tilelang_out_idx"]]
+    if type(func) is not LazyPrimFunc or func.is_built:  # an unbuilt kernel: checked if it must be parsed
+        out_idx = own_out_idx(unwrap_prim_func(func), out_idx)
     options = CompileOptions(out_idx, target, target_host, execution_backend, pass_configs or {}, compile_flags,
                              verbose)
     return compile_with(func, options)

@@ -6,9 +6,10 @@ calling it with compile-time parameters returns a `JITKernel`. Eager: the body i
 their shapes and dtypes and runs.
 
 Lookups, cheapest first: this decorator's dict (call arguments -> kernel, same process); then the *source
-key* (function source + closure/globals + arguments + options, `tilelang.cache.keys`) to the on-disk record
-naming the program key, which loads the stored kernel without building the PrimFunc or importing TVM; then
-building the PrimFunc and `compile_with` (memory, disk by program key, or a real compile).
+key* (function fingerprint + arguments + options, `tilelang.jit.source_keys`) to the on-disk record naming the
+program key, which loads the stored kernel without building the PrimFunc or importing TVM; then building the
+PrimFunc and `compile_with` (memory, disk by program key, or a real compile). The fingerprint is taken again
+for each new call signature: a global changed since the last one changes the key.
 
 Eager kernels are specialised per call signature except for runtime values: once a specialisation exists, a
 call that differs from it only in a ``T.dynamic`` dim or a runtime scalar (``n: T.int32``) reuses its kernel
@@ -21,19 +22,16 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from tilelang.cache.keys import Unkeyable, canonical, digest, function_fingerprint
-from tilelang.cache.manager import kernel_cache
+from tilelang.cache.keys import Unkeyable, canonical, digest
 from tilelang.errors import USER_ERRORS, KernelArgumentError, for_the_user, surface_user_errors
-from tilelang.frontend.eager import UNBOUND
+from tilelang.frontend.lazy import LazyPrimFunc
+from tilelang.jit import source_keys
 from tilelang.jit.binding import CALL_FORM_MISS, CallFormCache, JITFunc
-from tilelang.jit.compiler import CompileOptions, compile_with, kernel_from_cache
+from tilelang.jit.compiler import CompileOptions, compile_with
 from tilelang.jit.diagnostics import jit_phase
 from tilelang.jit.kernel import JITKernel
 
 __all__ = ["jit", "JITImpl"]
-
-RECORDS = "jit"
-
 
 _TENSOR_TYPES: tuple[type, ...] = ()
 
@@ -111,7 +109,7 @@ class JITImpl:
     call without running it (both modes); ``.get_tir(*args)`` the PrimFunc."""
 
     def __init__(self, fn: Callable[..., Any], options: CompileOptions):
-        from tilelang.frontend import is_eager_function
+        from tilelang.frontend.forms import is_eager_function
 
         self.fn = fn
         self.options = options
@@ -127,7 +125,6 @@ class JITImpl:
         self._runtime_masks: list[Any] = []
         self._by_mask: dict[Any, _EagerEntry] = {}
         self._program: Any = None
-        self._fingerprint: Any = None
         functools.update_wrapper(self, fn)
 
     # ------------------------------------------------------------------------------------------ calling
@@ -196,35 +193,6 @@ class JITImpl:
         self._runtime_masks.clear()
         self._by_mask.clear()
 
-    # ------------------------------------------------------------------------------------------ keys
-    def _source_key(self, kind: str, call: Any, options: CompileOptions, target: dict[str, Any]) -> str | None:
-        """The TVM-free key of a call (None when a value cannot be keyed or the cache is off)."""
-        if not kernel_cache.enabled:
-            return None
-        try:
-            if self._fingerprint is None:
-                self._fingerprint = function_fingerprint(self.fn)
-            return digest(kind, self._fingerprint, call, canonical(options.out_idx), options.execution_backend,
-                          options.fingerprint(target))
-        except Unkeyable as exc:
-            options.log("no source key for %s: %s", self.fn.__qualname__, exc)
-            return None
-
-    def _from_record(self, source_key: str | None, options: CompileOptions, target: dict[str, Any]) -> Any:
-        if source_key is None:
-            return None, None
-        record = kernel_cache.get_record(RECORDS, source_key)
-        if not isinstance(record, dict) or "key" not in record:
-            return None, None
-        kernel = kernel_from_cache(record["key"], options.with_out_idx(record.get("out_idx", options.out_idx)),
-                                   target)
-        return kernel, record
-
-    def _remember(self, source_key: str | None, kernel: JITKernel, **extra: Any) -> None:
-        if source_key is not None and kernel.cache_key is not None:
-            kernel_cache.put_record(RECORDS, source_key, {"key": kernel.cache_key, "out_idx": kernel.out_idx,
-                                                          **extra})
-
     # ------------------------------------------------------------------------------------------ lazy
     def _lazy_kernel(self, args: tuple, kwargs: dict) -> JITKernel:
         options = self.options
@@ -233,8 +201,8 @@ class JITImpl:
             call = canonical([list(args), kwargs])
         except Unkeyable:
             call = None
-        source_key = self._source_key("lazy", call, options, target) if call is not None else None
-        kernel, _ = self._from_record(source_key, options, target)
+        key = source_keys.source_key("lazy", self.fn, call, options, target) if call is not None else None
+        kernel, _ = source_keys.load(key, options, target)
         if kernel is not None:
             return kernel
         with jit_phase("parse", kernel=self.fn.__qualname__):
@@ -242,7 +210,7 @@ class JITImpl:
         if isinstance(prim, JITKernel):
             return prim
         kernel = compile_with(prim, options, target)
-        self._remember(source_key, kernel)
+        source_keys.remember(key, kernel)
         return kernel
 
     # ------------------------------------------------------------------------------------------ eager
@@ -343,8 +311,8 @@ class JITImpl:
             call = self._canonical_call(args, kwargs)
         except Unkeyable:
             call = None
-        source_key = self._source_key("eager", call, options, target) if call is not None else None
-        kernel, record = self._from_record(source_key, options, target)
+        key = source_keys.source_key("eager", self.fn, call, options, target) if call is not None else None
+        kernel, record = source_keys.load(key, options, target)
         if kernel is not None:
             inputs, as_tuple = record["inputs"], record["as_tuple"]
         else:
@@ -352,7 +320,9 @@ class JITImpl:
                 spec = self._eager_program().specialize(*args, **kwargs)
             kernel = compile_with(spec.func, options.with_out_idx(spec.out_idx), target)
             inputs, as_tuple = list(spec.inputs), len(spec.out_idx) > 1
-            self._remember(source_key, kernel, inputs=inputs, as_tuple=as_tuple)
+            source_keys.remember(key, kernel, inputs=inputs, as_tuple=as_tuple)
+        from tilelang.frontend.eager import UNBOUND
+
         picks = self._picks(inputs, args, kwargs)
         absent = [name for name, (where, v) in zip(inputs, picks or ()) if where == "const" and v is UNBOUND]
         missing = (f"{self.fn.__name__}() missing {len(absent)} tensor argument(s): "
@@ -378,7 +348,7 @@ def jit(func: Callable[..., Any] | None = None, *, out_idx: Any = None, target: 
                              verbose)
 
     def wrap(fn: Any) -> Any:
-        if hasattr(fn, "script") and hasattr(fn, "params"):  # a PrimFunc
+        if type(fn) is LazyPrimFunc or (hasattr(fn, "script") and hasattr(fn, "params")):  # a PrimFunc
             return compile_with(fn, options)
         return JITImpl(fn, options)
 

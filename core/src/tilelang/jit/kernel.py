@@ -103,9 +103,9 @@ class JITKernel:
         by_backend = getattr(backend, "argument_alignment", None)  # a backend that copies tensors needs none
         align = (list(by_backend(self.artifact)) if by_backend is not None else
                  param_alignment(self.params, self.artifact.metadata, getattr(backend, "default_alignment", 64)))
+        checks = getattr(launcher, "checks_arguments", getattr(backend, "launcher_checks_arguments", False))
         return make_caller(self.artifact.name, self.params, self.out_idx, launcher,
-                           device_type=backend.torch_device_type,
-                           launcher_checks=bool(getattr(backend, "launcher_checks_arguments", False)), align=align)
+                           device_type=backend.torch_device_type, launcher_checks=bool(checks), align=align)
 
     def _raise_unavailable(self, *args: Any) -> Any:
         raise ExecutionBackendUnavailable(str(self._unavailable)) from self._unavailable

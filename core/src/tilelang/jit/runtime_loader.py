@@ -10,6 +10,9 @@
   import.
 - `load_runtime` dlopens ``libtvm_runtime`` (RTLD_GLOBAL, the same file ``import tvm`` loads later) after
   setting ``TVM_NUM_THREADS`` (TVM's pool otherwise uses one thread on many machines; see `tilelang.env`).
+- `runtime_libraries` does the same without the ``tvm_ffi`` Python package: ``libtvm_ffi`` and ``libtvm_runtime``
+  as ctypes libraries, for a backend that calls a kernel library through TVM-FFI's C ABI directly
+  (``tilelang_cpu.direct_call``); importing ``tvm_ffi`` later finds the same ``libtvm_ffi`` loaded.
 """
 
 from __future__ import annotations
@@ -25,10 +28,12 @@ from typing import Any
 
 from tilelang import env
 
-__all__ = ["import_tvm_ffi", "load_runtime", "load_module", "runtime_library_path", "configure_threads"]
+__all__ = ["import_tvm_ffi", "load_runtime", "load_module", "runtime_library_path", "configure_threads",
+           "ffi_library_path", "runtime_libraries"]
 
 _lock = threading.Lock()
 _runtime_handle: Any = None
+_ffi_handle: Any = None
 
 
 def import_tvm_ffi() -> Any:
@@ -79,10 +84,9 @@ def configure_threads() -> int:
     return threads
 
 
-def load_runtime() -> Any:
-    """Make TVM's runtime usable for generated kernels (once per process); returns ``tvm_ffi``."""
+def _open_runtime() -> Any:
+    """``libtvm_runtime`` (once per process; ``libtvm_ffi`` must be loaded first), after `configure_threads`."""
     global _runtime_handle
-    tvm_ffi = import_tvm_ffi()
     if _runtime_handle is None:
         with _lock:
             if _runtime_handle is None:
@@ -90,7 +94,38 @@ def load_runtime() -> Any:
                 base = sys.modules.get("tvm.base")
                 loaded = getattr(base, "_LOADED_LIBS", {}).get("tvm_runtime") if base is not None else None
                 _runtime_handle = loaded or ctypes.CDLL(str(runtime_library_path()), mode=ctypes.RTLD_GLOBAL)
+    return _runtime_handle
+
+
+def load_runtime() -> Any:
+    """Make TVM's runtime usable for generated kernels (once per process); returns ``tvm_ffi``."""
+    tvm_ffi = import_tvm_ffi()
+    _open_runtime()
     return tvm_ffi
+
+
+@functools.cache
+def ffi_library_path() -> Path:
+    """Where ``libtvm_ffi`` is (the ``tvm_ffi`` package's ``lib`` folder), found without importing it."""
+    names = {"linux": "libtvm_ffi.so", "darwin": "libtvm_ffi.dylib", "win32": "tvm_ffi.dll"}
+    spec = importlib.util.find_spec("tvm_ffi")
+    if spec is None or not spec.origin:
+        raise FileNotFoundError("the tvm_ffi package is not installed (pip install apache-tvm-ffi)")
+    path = Path(spec.origin).parent / "lib" / names.get(sys.platform, "libtvm_ffi.so")
+    if not path.is_file():
+        raise FileNotFoundError(f"cannot find {path.name} in {path.parent}")
+    return path
+
+
+def runtime_libraries() -> tuple[Any, Any]:
+    """``(libtvm_ffi, libtvm_runtime)`` as ctypes libraries loaded RTLD_GLOBAL, without importing the ``tvm_ffi``
+    package (once per process; raises FileNotFoundError when either is missing)."""
+    global _ffi_handle
+    if _ffi_handle is None:
+        with _lock:
+            if _ffi_handle is None:
+                _ffi_handle = ctypes.CDLL(str(ffi_library_path()), mode=ctypes.RTLD_GLOBAL)
+    return _ffi_handle, _open_runtime()
 
 
 def load_module(path: str | os.PathLike[str]) -> Any:

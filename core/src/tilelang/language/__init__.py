@@ -2,204 +2,59 @@
 
 Kernels are Python functions decorated with ``@T.prim_func`` (or eager ``@tilelang.jit`` functions); their
 bodies are parsed by ``tilelang.frontend`` into tirx PrimFuncs (``docs/ir.md``).
+
+Every name is resolved on first use (PEP 562): ``import tilelang.language as T`` imports none of the language's
+modules, so a process that only loads cached kernels never pays for them (`benchmarks/startup.py`).
 """
 
 from typing import Any
 
-from tilelang.frontend.build import prim_func
-from tilelang.frontend.macro import macro
-from tilelang.ir.ops import GemmWarpPolicy
-from tilelang.language.allocate import alloc_fragment, alloc_local, alloc_shared, alloc_var, empty
-from tilelang.language.annotations import (
-    annotate_compile_flags,
-    annotate_layout,
-    annotate_pass_configs,
-    func_attr,
-    use_swizzle,
-)
-from tilelang.language.atomic import (
-    atomic_add,
-    atomic_addx2,
-    atomic_addx4,
-    atomic_load,
-    atomic_max,
-    atomic_min,
-    atomic_or,
-    atomic_store,
-)
-from tilelang.language.barriers import (
-    alloc_barrier,
-    barrier_arrive,
-    barrier_wait,
-    mbarrier_arrive,
-    mbarrier_arrive_expect_tx,
-    mbarrier_expect_tx,
-    mbarrier_wait_parity,
-    no_set_max_nreg,
-    ptx_arrive_barrier,
-    ptx_arrive_barrier_expect_tx,
-    ptx_commit_group,
-    ptx_cp_async,
-    ptx_init_barrier_thread_count,
-    ptx_wait_group,
-)
-from tilelang.language.debug import device_assert, print
-from tilelang.language.exprs import (
-    Cast,
-    abs,
-    cast,
-    ceil,
-    ceildiv,
-    clamp,
-    cos,
-    erf,
-    exp,
-    exp2,
-    exp10,
-    extract_lane,
-    floor,
-    floordiv,
-    floormod,
-    if_then_else,
-    infinity,
-    isfinite,
-    isinf,
-    isnan,
-    log,
-    log1p,
-    log2,
-    log10,
-    max,
-    max_value,
-    min,
-    min_value,
-    pow,
-    round,
-    rsqrt,
-    sigmoid,
-    sin,
-    sqrt,
-    tan,
-    tanh,
-    trunc,
-    truncdiv,
-    truncmod,
-)
-from tilelang.language.fastmath import (
-    __cos,
-    __exp,
-    __exp10,
-    __log,
-    __log2,
-    __log10,
-    __sin,
-    __tan,
-    abs2,
-    add2,
-    dp4a,
-    fast_rcp,
-    fma2,
-    ieee_add,
-    ieee_fdiv,
-    ieee_fmaf,
-    ieee_frcp,
-    ieee_frsqrt,
-    ieee_fsqrt,
-    ieee_mul,
-    ieee_sub,
-    max2,
-    min2,
-    mul2,
-    sub2,
-)
-from tilelang.language.kernel import (
-    Kernel,
-    get_block_binding,
-    get_block_bindings,
-    get_thread_binding,
-    get_thread_bindings,
-    sync_threads,
-)
-from tilelang.language.loops import Parallel, Pipelined, grid, serial, unroll, vectorized
-from tilelang.language.misc import (
-    Persistent,
-    all_of,
-    alloc_global,
-    annotate_restrict_buffers,
-    annotate_safe_value,
-    any_of,
-    get_let_value,
-    has_let_value,
-    import_source,
-    index_to_coordinates,
-    loop_break,
-)
-from tilelang.language.proxy import (
-    Buffer,
-    FragmentBuffer,
-    LocalBuffer,
-    SharedBuffer,
-    StridedTensor,
-    Tensor,
-    TensorSpec,
-)
-from tilelang.language.reducer import alloc_reducer, finalize_reducer, reducer_init, reducer_update
-from tilelang.language.symbolics import const, dynamic, symbolic
-from tilelang.language.tileops import (
-    async_copy,
-    c2d_im2col,
-    clear,
-    copy,
-    cummax,
-    cumsum,
-    fill,
-    gemm,
-    gemm_sp,
-    im2col,
-    reduce,
-    reduce_absmax,
-    reduce_abssum,
-    reduce_bitand,
-    reduce_bitor,
-    reduce_bitxor,
-    reduce_max,
-    reduce_min,
-    reduce_sum,
-    transpose,
-)
-from tilelang.language.views import access_ptr, make_tensor, make_tensor_from_addr, ptr, reshape, view
-from tilelang.language.warp import (
-    activemask,
-    all_sync,
-    any_sync,
-    ballot,
-    ballot_sync,
-    get_lane_idx,
-    get_warp_idx,
-    get_warp_idx_sync,
-    match_all_sync,
-    match_any_sync,
-    shfl_down,
-    shfl_sync,
-    shfl_up,
-    shfl_xor,
-    sync_global,
-    sync_grid,
-    sync_warp,
-    syncthreads_and,
-    syncthreads_count,
-    syncthreads_or,
-    warp_reduce_bitand,
-    warp_reduce_bitor,
-    warp_reduce_max,
-    warp_reduce_min,
-    warp_reduce_sum,
-)
-from tilelang.layout import Fragment, Layout
-
-Serial = serial
-Unroll = unroll
-Vectorized = vectorized
+# name -> module of every name defined in a submodule, imported on first use (`__getattr__`): importing the
+# language costs nothing until a kernel is built, so a process that only loads cached kernels never pays for it
+_MODULES: dict[str, tuple[str, ...]] = {
+    "tilelang.frontend.lazy": ("prim_func",),
+    "tilelang.frontend.macro": ("macro",),
+    "tilelang.ir.ops": ("GemmWarpPolicy",),
+    "tilelang.language.allocate": ("alloc_fragment", "alloc_local", "alloc_shared", "alloc_var", "empty"),
+    "tilelang.language.annotations": ("annotate_compile_flags", "annotate_layout", "annotate_pass_configs",
+            "func_attr", "use_swizzle"),
+    "tilelang.language.atomic": ("atomic_add", "atomic_addx2", "atomic_addx4", "atomic_load", "atomic_max",
+            "atomic_min", "atomic_or", "atomic_store"),
+    "tilelang.language.barriers": ("alloc_barrier", "barrier_arrive", "barrier_wait", "mbarrier_arrive",
+            "mbarrier_arrive_expect_tx", "mbarrier_expect_tx", "mbarrier_wait_parity", "no_set_max_nreg",
+            "ptx_arrive_barrier", "ptx_arrive_barrier_expect_tx", "ptx_commit_group", "ptx_cp_async",
+            "ptx_init_barrier_thread_count", "ptx_wait_group"),
+    "tilelang.language.debug": ("device_assert", "print"),
+    "tilelang.language.exprs": ("Cast", "abs", "cast", "ceil", "ceildiv", "clamp", "cos", "erf", "exp", "exp2",
+            "exp10", "extract_lane", "floor", "floordiv", "floormod", "if_then_else", "infinity", "isfinite", "isinf",
+            "isnan", "log", "log1p", "log2", "log10", "max", "max_value", "min", "min_value", "pow", "round", "rsqrt",
+            "sigmoid", "sin", "sqrt", "tan", "tanh", "trunc", "truncdiv", "truncmod"),
+    "tilelang.language.fastmath": ("__cos", "__exp", "__exp10", "__log", "__log2", "__log10", "__sin", "__tan",
+            "abs2", "add2", "dp4a", "fast_rcp", "fma2", "ieee_add", "ieee_fdiv", "ieee_fmaf", "ieee_frcp",
+            "ieee_frsqrt", "ieee_fsqrt", "ieee_mul", "ieee_sub", "max2", "min2", "mul2", "sub2"),
+    "tilelang.language.kernel": ("Kernel", "get_block_binding", "get_block_bindings", "get_thread_binding",
+            "get_thread_bindings", "sync_threads"),
+    "tilelang.language.loops": ("Parallel", "Pipelined", "grid", "serial", "unroll", "vectorized"),
+    "tilelang.language.misc": ("Persistent", "all_of", "alloc_global", "annotate_restrict_buffers",
+            "annotate_safe_value", "any_of", "get_let_value", "has_let_value", "import_source",
+            "index_to_coordinates", "loop_break"),
+    "tilelang.language.proxy": ("Buffer", "FragmentBuffer", "LocalBuffer", "SharedBuffer", "StridedTensor", "Tensor",
+            "TensorSpec"),
+    "tilelang.language.reducer": ("alloc_reducer", "finalize_reducer", "reducer_init", "reducer_update"),
+    "tilelang.language.symbolics": ("const", "dynamic", "symbolic"),
+    "tilelang.language.tileops": ("async_copy", "c2d_im2col", "clear", "copy", "cummax", "cumsum", "fill", "gemm",
+            "gemm_sp", "im2col", "reduce", "reduce_absmax", "reduce_abssum", "reduce_bitand", "reduce_bitor",
+            "reduce_bitxor", "reduce_max", "reduce_min", "reduce_sum", "transpose"),
+    "tilelang.language.views": ("access_ptr", "make_tensor", "make_tensor_from_addr", "ptr", "reshape", "view"),
+    "tilelang.language.warp": ("activemask", "all_sync", "any_sync", "ballot", "ballot_sync", "get_lane_idx",
+            "get_warp_idx", "get_warp_idx_sync", "match_all_sync", "match_any_sync", "shfl_down", "shfl_sync",
+            "shfl_up", "shfl_xor", "sync_global", "sync_grid", "sync_warp", "syncthreads_and", "syncthreads_count",
+            "syncthreads_or", "warp_reduce_bitand", "warp_reduce_bitor", "warp_reduce_max", "warp_reduce_min",
+            "warp_reduce_sum"),
+    "tilelang.layout": ("Fragment", "Layout"),
+}
+_ALIASES = {"Serial": "serial", "Unroll": "unroll", "Vectorized": "vectorized"}
+_HOME = {name: module for module, names in _MODULES.items() for name in names}
 
 
 def __getattr__(name: str) -> Any:
@@ -213,6 +68,11 @@ def __getattr__(name: str) -> Any:
     import importlib
     import importlib.util
 
+    home = _HOME.get(_ALIASES.get(name, name))
+    if home is not None:
+        value = getattr(importlib.import_module(home), _ALIASES.get(name, name))
+        globals()[name] = value
+        return value
     if name in ("__all__", "__tilelang_dialect__"):
         from tilelang.language import dialects
 
@@ -232,7 +92,8 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     import importlib
 
-    return sorted(set(globals()) | set(importlib.import_module("tilelang.language._lazy").names()))
+    return sorted(set(globals()) | set(_HOME) | set(_ALIASES) |
+                  set(importlib.import_module("tilelang.language._lazy").names()))
 
 
 # the reference's common names that this module defines (dtypes and names of `_lazy.LAZY` are made on first use);

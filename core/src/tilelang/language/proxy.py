@@ -11,7 +11,12 @@ from tilelang.language.dtypes import canonical
 
 
 def normalize_shape(shape: Any, what: str = "shape") -> tuple[Any, ...]:
-    """A shape as a tuple of ints / integer expressions; KernelTypeError otherwise."""
+    """A shape as a tuple of ints / integer expressions; KernelTypeError otherwise. A shape of plain ints needs no
+    TVM (a module-level ``T.Tensor((M, N), ...)`` annotation is evaluated before any kernel is built)."""
+    if type(shape) is int:
+        shape = (shape,)
+    if isinstance(shape, (tuple, list)) and all(type(d) is int and d >= 0 for d in shape):
+        return tuple(shape)
     import tvm
     import tvm.tirx
 
@@ -42,6 +47,10 @@ class TensorSpec:
     dtype: str
     scope: str = "global"
     strides: tuple[Any, ...] | None = None
+
+    def __tilelang_key__(self) -> Any:
+        """What the kernel cache keys an annotation by (`tilelang.cache.keys.canonical`)."""
+        return [list(self.shape), self.dtype, self.scope, None if self.strides is None else list(self.strides)]
 
     def make_buffer(self, name: str, span: Any = None) -> Any:
         """The parameter buffer `name` (with the source `span` of its declaration, when given)."""

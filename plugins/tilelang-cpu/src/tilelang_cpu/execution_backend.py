@@ -3,15 +3,19 @@
 `TVMFFIBackend` runs the compiled module through TVM's runtime via ``tvm_ffi``: torch CPU tensors pass
 zero-copy through DLPack, and the generated code itself checks ndim, dtype, shape and strides (so the JIT
 checks only count, device and alignment on the fast path). A cached ``kernel.so`` loads without importing
-the TVM compiler (`tilelang.jit.runtime_loader`). TVM's thread pool is set to every usable core before the
-first kernel runs (``TILELANG_NUM_THREADS`` overrides). A kernel marked ``cpu_amx`` (it uses AMX tiles) first
-gets the process's AMX permission from Linux (`tilelang_cpu.amx_permission`).
+the TVM compiler (`tilelang.jit.runtime_loader`); in a process that has not imported ``tvm_ffi`` (a warm start)
+it is called through TVM-FFI's C ABI with ctypes instead (`tilelang_cpu.direct_call`), which needs neither the
+``tvm_ffi`` package nor TVM. TVM's thread pool is set to every usable core before the first kernel runs
+(``TILELANG_NUM_THREADS`` overrides). A kernel marked ``cpu_amx`` (it uses AMX tiles) first gets the process's AMX
+permission from Linux (`tilelang_cpu.amx_permission`), on either path.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -20,6 +24,27 @@ from tilelang.backend import ExecutionBackend
 from tilelang.errors import ExecutionBackendUnavailable
 
 LIBRARY = "kernel.so"
+
+
+@functools.cache
+def _runtime_missing() -> str | None:
+    """Why TVM's runtime cannot run kernels here (None: it can); looked up once per process."""
+    if importlib.util.find_spec("tvm_ffi") is None:
+        return "the tvm_ffi package is not installed (pip install apache-tvm-ffi)"
+    from tilelang.jit.runtime_loader import runtime_library_path
+
+    try:
+        runtime_library_path()
+    except FileNotFoundError as exc:
+        return str(exc)
+    return None
+
+
+def prefer_direct() -> bool:
+    """Whether a cached library is called through `tilelang_cpu.direct_call`: in a process that has not imported
+    ``tvm_ffi`` (importing it costs more than a whole cache hit). Once ``tvm_ffi`` is imported its launcher is
+    taken: it passes tensors to the kernel's own checks and costs about a microsecond less per call."""
+    return "tvm_ffi" not in sys.modules
 
 
 class TVMFFIBackend(ExecutionBackend):
@@ -39,24 +64,23 @@ class TVMFFIBackend(ExecutionBackend):
         return ("cython", "tvm_ffi") if kind_of(target) == "c" else ("tvm_ffi",)
 
     def unavailable_reason(self) -> str | None:
-        if importlib.util.find_spec("tvm_ffi") is None:
-            return "the tvm_ffi package is not installed (pip install apache-tvm-ffi)"
-        from tilelang.jit.runtime_loader import runtime_library_path
-
-        try:
-            runtime_library_path()
-        except FileNotFoundError as exc:
-            return str(exc)
-        return None
+        return _runtime_missing()
 
     def load(self, artifact: Any) -> Any:
         from tilelang.jit.runtime_loader import load_runtime
 
-        load_runtime()  # thread pool + context symbols, also for modules built in this process
-        if artifact.metadata.get("cpu_amx"):
+        if artifact.metadata.get("cpu_amx"):  # before any path runs the kernel: AMX without it is SIGILL
             from tilelang_cpu.amx_permission import request_amx
 
             request_amx()
+        paths = getattr(artifact.files, "paths", {})
+        if artifact.rt_mod is None and LIBRARY in paths and prefer_direct():
+            from tilelang_cpu.direct_call import load_direct
+
+            launcher = load_direct(artifact, paths[LIBRARY])
+            if launcher is not None:
+                return launcher
+        load_runtime()  # thread pool + context symbols, also for modules built in this process
         module = self._module(artifact)
         try:
             return module[artifact.name]
