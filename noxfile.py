@@ -43,6 +43,9 @@ TORCH = "torch==2.13.0"  # the CPU wheel this project's machines carry; metadata
 # system packages (Debian) some backends' deepest checks need; installed when we are root with apt-get
 SYSTEM_PACKAGES = {"rocm": ["lld-22"], "webgpu": ["mesa-vulkan-drivers", "libvulkan1"], "metal": ["clang-22"]}
 PYTEST = ("pytest", "-q", "-p", "no:cacheprovider", "-rs")
+# the suites spread over two worker processes (CI's machines have two cores; each worker runs tests of every
+# installed backend, so a test leaking process state into another backend's tests still fails)
+PARALLEL = ("-n", "2")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFORMANCE_DIR = os.path.abspath(os.environ.get("TILELANG_CONFORMANCE_DIR")
@@ -65,7 +68,7 @@ def _system_packages(session: nox.Session, plugins: tuple[str, ...] | list[str])
 
 
 def _install(session: nox.Session, *paths: str, editable: bool = False) -> None:
-    session.install(TORCH, "pytest", "hypothesis")
+    session.install(TORCH, "pytest", "pytest-xdist", "hypothesis")
     args = [a for p in paths for a in (("-e", p) if editable else (p,))]
     session.install(*args)
 
@@ -86,13 +89,15 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """All distributions, editable, in one venv; every test: core's with every backend installed, then every
-    backend's, all in one process (so a test that leaks process state into another backend's tests fails here)."""
+    backend's, in the same worker processes (so a test that leaks process state into another backend's tests
+    fails here)."""
     _system_packages(session, PLUGINS)
     # rocm with its `lld` extra: the LLD of the ziglang wheel is tested here (slim-rocm shows the plain install)
     _install(session, "core[tools,ray,dask]", *(f"plugins/tilelang-{p}" + ("[lld]" if p == "rocm" else "")
                                                  for p in PLUGINS), editable=True)
-    session.run(*PYTEST, "core/tests", *session.posargs, env=_env(session))
-    session.run(*PYTEST, *(f"plugins/tilelang-{p}/tests" for p in PLUGINS), *session.posargs, env=_env(session))
+    session.run(*PYTEST, *PARALLEL, "core/tests", *session.posargs, env=_env(session))
+    session.run(*PYTEST, *PARALLEL, *(f"plugins/tilelang-{p}/tests" for p in PLUGINS), *session.posargs,
+                env=_env(session))
 
 
 def _slim(plugin: str):
@@ -102,7 +107,7 @@ def _slim(plugin: str):
         # run from outside the checkout so the installed (not the source) packages are imported
         tests_dirs = [os.path.abspath("core/tests"), os.path.abspath(f"plugins/tilelang-{plugin}/tests")]
         with session.chdir(session.create_tmp()):
-            session.run(*PYTEST, *tests_dirs, *session.posargs, env=_env(session))
+            session.run(*PYTEST, *PARALLEL, *tests_dirs, *session.posargs, env=_env(session))
 
     session_func.__doc__ = f"A fresh venv with tilelang-core and tilelang-{plugin} only."
     return session_func

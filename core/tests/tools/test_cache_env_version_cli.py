@@ -140,13 +140,14 @@ def test_env_lists_every_setting_with_its_source(capsys, monkeypatch):
     rows = {r["name"]: r for r in json.loads(out)}
     declared = {v.key for v in vars(Environment).values() if isinstance(v, EnvVar)}
     assert code == 0 and declared | {"CUDA_HOME", "ROCM_HOME"} == set(rows)
-    assert rows["TILELANG_CACHE_MAX_BYTES"] == {"name": "TILELANG_CACHE_MAX_BYTES", "value": "10G",
-                                                "source": "environment"}
-    assert rows["TILELANG_DEFAULT_TARGET"] == {"name": "TILELANG_DEFAULT_TARGET", "value": "auto",
-                                               "source": "default"}
+    assert all(r["description"] for r in rows.values())  # every setting says what it is for
+    assert _without_description(rows["TILELANG_CACHE_MAX_BYTES"]) == {
+        "name": "TILELANG_CACHE_MAX_BYTES", "value": "10G", "source": "environment"}
+    assert _without_description(rows["TILELANG_DEFAULT_TARGET"]) == {
+        "name": "TILELANG_DEFAULT_TARGET", "value": "auto", "source": "default"}
     code, out, _ = _cli(capsys, "env")
     line = next(t for t in out.splitlines() if t.startswith("TILELANG_CACHE_MAX_BYTES "))
-    assert line.split() == ["TILELANG_CACHE_MAX_BYTES", "10G", "[environment]"]
+    assert line.split()[:3] == ["TILELANG_CACHE_MAX_BYTES", "10G", "[environment]"] and "disk cache" in line
 
 
 def test_env_shows_values_forced_in_the_process(capsys, monkeypatch, tmp_path):
@@ -156,8 +157,12 @@ def test_env_shows_values_forced_in_the_process(capsys, monkeypatch, tmp_path):
     # value read before it forced for the rest of the session)
     monkeypatch.setattr(Environment.__dict__["TILELANG_CACHE_DIR"], "_forced_value", str(tmp_path))
     rows = {r["name"]: r for r in env.describe()}
-    assert rows["TILELANG_CACHE_DIR"] == {"name": "TILELANG_CACHE_DIR", "value": str(tmp_path),
-                                          "source": "set in this process"}
+    assert _without_description(rows["TILELANG_CACHE_DIR"]) == {
+        "name": "TILELANG_CACHE_DIR", "value": str(tmp_path), "source": "set in this process"}
+
+
+def _without_description(row: dict) -> dict:
+    return {k: v for k, v in row.items() if k != "description"}
 
 
 def _expected_versions() -> list[str]:
