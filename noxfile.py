@@ -5,7 +5,8 @@
 - slim-<x>:     a fresh venv with tilelang-core and tilelang-<x> only (regular installs); core's and x's tests.
 - nvrtc:        core + tilelang-cuda[nvrtc] only, no nvcc on PATH, no CUDA_HOME: CUDA from pip wheels (NVRTC) builds
                 the corpus to cubins for sm_80 and sm_90a.
-- third-party:  core + cpu + examples/third_party_backend (a backend published without touching core).
+- third-party:  core + examples/third_party_backend only (a backend published without touching core): core's test
+                corpus through tilelang.compile, @tilelang.jit and the autotuner on its `ccpu` target.
 - lint:         ruff.
 - demo:         core + cpu; runs the README quickstart kernel end to end.
 - conformance:  every distribution (regular installs) in a fresh venv; the reference TileLang's own test suite
@@ -147,11 +148,15 @@ def nvrtc(session: nox.Session) -> None:
 
 @nox.session(name="third-party")
 def third_party(session: nox.Session) -> None:
-    """A backend published outside this repository's core/ and plugins/, installed beside core + cpu."""
-    _install(session, "./core", "./plugins/tilelang-cpu", "./examples/third_party_backend")
+    """A backend published outside this repository's core/ and plugins/, installed with tilelang-core alone (no
+    backend of this repository): core's test corpus compiled for it through tilelang.compile, @tilelang.jit and
+    the autotuner, run, and compared with torch."""
+    _install(session, "./core", "./examples/third_party_backend")
+    session.run("python", "-c", "import importlib.util as u; assert u.find_spec('tilelang_cpu') is None, "
+                "'tilelang-cpu is installed'")
     tests_dir = os.path.abspath("examples/third_party_backend/tests")
     with session.chdir(session.create_tmp()):
-        session.run(*PYTEST, tests_dir, *session.posargs, env=_env(session))
+        session.run(*PYTEST, *PARALLEL, tests_dir, *session.posargs, env=_env(session))
 
 
 @nox.session

@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import autotune_kernels as K
 import pytest
+import torch
 
 pytestmark = pytest.mark.backend("cpu")
 
@@ -110,3 +111,26 @@ def test_uninstalled_modules_are_pickled_by_value(tmp_path, monkeypatch):
     assert cloudpickle.loads(by_value)(2) == 6  # the module is gone: only a by-value payload loads
     with pytest.raises(ModuleNotFoundError):
         cloudpickle.loads(by_reference)
+
+
+def test_tuned_configurations_are_recorded_for_the_factory(tmp_path, monkeypatch, caplog):
+    """After tuning, calling the ``@tilelang.jit`` factory with a tuned configuration finds the kernel by its source
+    key (the record the tuner wrote): nothing is compiled again."""
+    from tilelang.autotuner import SerialExecutor
+    from tilelang.cache.manager import kernel_cache
+
+    monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path / "cache"))
+    kernel_cache.clear(disk=False)
+    K.gemm.clear_kernels()
+    with caplog.at_level("WARNING", logger="tilelang.autotuner"):
+        check_result_config = K.tune(SerialExecutor()).config
+    assert "not stored in this process's cache" not in caplog.text, caplog.text
+    assert check_result_config == K.BEST
+    K.gemm.clear_kernels()
+    kernel_cache.clear(disk=False)  # what is left is on disk: the tuner's records and artifacts
+    from tilelang.jit import decorator
+
+    monkeypatch.setattr(decorator, "compile_with", lambda *a, **kw: pytest.fail("the factory's kernel was compiled"))
+    kernel = K.gemm(K.SIZE, K.SIZE, K.SIZE, **K.BEST)
+    a, b = torch.randn(K.SIZE, K.SIZE), torch.randn(K.SIZE, K.SIZE)
+    torch.testing.assert_close(kernel(a, b), a @ b, rtol=1e-4, atol=1e-4)

@@ -276,8 +276,10 @@ class AutoTuner:
                 call = canonical([list(args), kwargs])
             except Unkeyable:
                 return
-            source_key = self.jit_impl._source_key("lazy", call, self.jit_impl.options, target)
-            self.jit_impl._remember(source_key, kernel)
+            from tilelang.jit import source_keys
+
+            options = self.jit_impl.options
+            source_keys.remember(source_keys.source_key("lazy", self.jit_impl.fn, call, options, target), kernel)
 
     def _eager_inputs(self, kernel: JITKernel, args: tuple, kwargs: dict) -> list[Any] | None:
         """The eager call's own values for `kernel`'s inputs (by parameter name), or None when a tensor input

@@ -48,7 +48,14 @@ from tilelang.backend.module import (
     register_backend,
 )
 from tilelang.backend.pass_pipeline import PassPipeline
-from tilelang.backend.passes import EXTENSION_POINTS, PipelinePass, passes_at, register_lazy_passes, register_pass
+from tilelang.backend.passes import (
+    EXTENSION_POINTS,
+    PipelinePass,
+    host_launch_pass,
+    passes_at,
+    register_lazy_passes,
+    register_pass,
+)
 from tilelang.backend.plugins import BackendLoadWarning
 from tilelang.backend.target import (
     TargetKind,
@@ -80,6 +87,7 @@ __all__ = [
     "HostCodegen", "HostCodegenFunc", "HostCodegenHook", "HostCodegenHookFunc", "PipelinePass", "TargetKind",
     "TargetPredicate", "TileOpImpl", "ToolStatus", "allowed_host_codegens_for_target", "apply_host_codegen_hooks",
     "determine_target", "device_codegens_for", "execution_backends_for", "global_func_host_codegen", "hookimpl",
+    "host_launch_pass",
     "kind_of", "normalize_target", "passes_at", "plugin_manager", "register_device_codegen",
     "register_execution_backends", "register_host_codegen", "register_host_codegen_hook",
     "register_lazy_device_codegen", "register_lazy_execution_backends", "register_lazy_host_codegen",

@@ -31,7 +31,7 @@ EXTENSION_POINTS: tuple[str, ...] = (
 )
 
 __all__ = ["EXTENSION_POINTS", "PipelinePass", "PassFactory", "register_pass", "register_lazy_passes",
-           "passes_at"]
+           "passes_at", "host_launch_pass"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +55,20 @@ class PipelinePass:
 
 
 _PASSES: Registry[PipelinePass] = Registry("pipeline pass", PipelinePass)
+
+
+def host_launch_pass(name: str) -> PipelinePass:
+    """Core's launch lowering for a backend whose kernels are host code (`tilelang.transform.lower_launch_to_host`:
+    the block grid becomes one parallel loop, threads become loops split at barriers, shared tiles become
+    block-local workspace), as a pass at ``post_storage`` named `name`; register it for the backend's kind
+    (``register_pass("ccpu", host_launch_pass("ccpu.lower_launch"))``)."""
+
+    def factory(target: Any) -> Any:
+        from tilelang.transform.lower_launch_to_host import LowerLaunchToHost
+
+        return LowerLaunchToHost(target, name=name)
+
+    return PipelinePass(name, "post_storage", factory)
 
 
 def register_pass(target_kind: str, pipeline_pass: PipelinePass, *, override: bool = False) -> PipelinePass:

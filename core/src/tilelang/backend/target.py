@@ -163,8 +163,14 @@ def target_kind_spec(kind: str) -> TargetKind:
     return found[0]
 
 
+# A kind TVM does not know (a third party's ``ccpu``) reaches TVM as the kind its ``to_tvm`` names; its own name
+# travels in the TVM target's keys as ``tilelang:<kind>``, so every registry lookup still finds the plugin.
+KIND_KEY_PREFIX = "tilelang:"
+
+
 def kind_of(target: Any) -> str:
-    """The kind name of a tvm Target, a config dict or a plain kind string."""
+    """The kind name of a tvm Target, a config dict or a plain kind string (for a Target built by `tvm_target`
+    from a kind TVM does not know, that kind, not the TVM kind it was mapped to)."""
     if isinstance(target, str):
         return target.split()[0] if target.strip() else target
     if isinstance(target, Mapping):
@@ -172,6 +178,9 @@ def kind_of(target: Any) -> str:
     kind = getattr(target, "kind", None)
     if kind is None:
         raise TargetError(f"cannot tell the target kind of {target!r}")
+    for key in getattr(target, "keys", None) or ():
+        if str(key).startswith(KIND_KEY_PREFIX):
+            return str(key)[len(KIND_KEY_PREFIX):]
     return kind if isinstance(kind, str) else str(kind.name)
 
 
@@ -336,11 +345,26 @@ def tvm_target(config: TargetSpec) -> Any:
 
     if not isinstance(config, Mapping):
         return config if isinstance(config, Target) else tvm_target(normalize_target(config))
-    spec = target_kind_spec(config["kind"])
-    tvm_config = dict(spec.to_tvm(dict(config)) if spec.to_tvm is not None else config)
+    kind = str(config["kind"])
+    found = _KINDS.get(kind)
+    if not found and kind not in _tvm_kind_names():
+        target_kind_spec(kind)  # names the distribution that serves the kind
+    spec = found[0] if found else None
+    tvm_config = dict(spec.to_tvm(dict(config)) if spec is not None and spec.to_tvm is not None else config)
     if isinstance(tvm_config.get("host"), Mapping):
         tvm_config["host"] = tvm_target(tvm_config["host"])
     try:
-        return Target(tvm_config)
+        target = Target(tvm_config)
+        if str(target.kind.name) != kind:  # mapped by to_tvm: the kind's own name rides in the keys
+            marked = [KIND_KEY_PREFIX + kind, *(k for k in target.keys if not str(k).startswith(KIND_KEY_PREFIX))]
+            target = Target({**tvm_config, "keys": marked})
+        return target
     except Exception as exc:
         raise TargetError(f"TVM rejects target {tvm_config!r}: {str(exc).strip().splitlines()[-1]}") from None
+
+
+def _tvm_kind_names() -> frozenset[str]:
+    """The target kinds TVM itself defines (``llvm``, ``c``, ``cuda``...)."""
+    from tvm.target import Target
+
+    return frozenset(str(k) for k in Target.list_kinds())

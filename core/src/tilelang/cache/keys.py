@@ -198,6 +198,17 @@ def _attributes(namespace: Mapping[str, Any], names: set[str], _depth: int) -> d
     return found
 
 
+def _is_self(value: Any, func: Any) -> bool:
+    """Whether `value` is `func` or its decorated form (a ``@tilelang.jit`` kernel's global names the wrapper, and
+    an attribute such as ``T.gemm`` puts that name among those the function may read)."""
+    if value is func:
+        return True
+    if isinstance(value, (types.ModuleType, type)):  # a module's lazy attributes must not be resolved here
+        return False
+    own = getattr(value, "__dict__", None) or {}
+    return own.get("fn") is func or own.get("__wrapped__") is func
+
+
 def _read_key(value: Any, names: set[str], _depth: int) -> Any:
     """`value` as read by a function whose code names `names`: a user module or class by the entries it holds
     under those names (``helpers.tile(...)``, ``Config.BLOCK``, recursively), anything else by `canonical`."""
@@ -278,13 +289,13 @@ def function_fingerprint(func: Any, _depth: int = 0) -> Any:
         except ValueError:  # empty cell
             closure[name] = ["empty"]
             continue
-        closure[name] = _read_key(value, names, _depth + 1) if value is not func else ["self"]
+        closure[name] = ["self"] if _is_self(value, func) else _read_key(value, names, _depth + 1)
     globals_used = {}
     func_globals = getattr(func, "__globals__", {})
     for name in sorted(names):
         if name in func_globals:
             value = func_globals[name]
-            globals_used[name] = _read_key(value, names, _depth + 1) if value is not func else ["self"]
+            globals_used[name] = ["self"] if _is_self(value, func) else _read_key(value, names, _depth + 1)
     return {
         "module": func.__module__, "qualname": func.__qualname__, "source": _source_of(code),
         "defaults": canonical(func.__defaults__, _depth + 1),

@@ -113,11 +113,9 @@ def lower(func: Any, target: Any = None, target_host: Any = None,
     those halves themselves; this project's execution backends take them from the artifact). `runtime_only` is
     accepted for the reference's signature; parameter descriptions are always produced.
     """
-    from tvm.target import Target
-
     from tilelang.backend import hooks
     from tilelang.backend.host_codegen import apply_host_codegen_hooks, resolve_host_codegen
-    from tilelang.backend.target import determine_target
+    from tilelang.backend.target import determine_target, tvm_target
     from tilelang.engine.callback import apply_postproc
     from tilelang.transform import pipeline
     from tilelang.transform import utils as C
@@ -126,14 +124,14 @@ def lower(func: Any, target: Any = None, target_host: Any = None,
     config = determine_target("auto" if target is None else target)
     host_spec = target_host if target_host is not None else config.get("host")
     device_config = {k: v for k, v in config.items() if k != "host"}
-    tgt = Target(device_config)
+    tgt = tvm_target(device_config)  # a kind TVM lacks reaches it as its TargetKind.to_tvm says
     on_host = int(tgt.get_target_device_type()) == 1  # kDLCPU: the kernel itself is host code
     if host_spec is None:
         host_config = dict(device_config) if on_host else {"kind": "llvm"}
     else:
         host_config = determine_target(host_spec) if not isinstance(host_spec, dict) or "kind" not in host_spec \
             else dict(host_spec)
-    th = Target(host_config)
+    th = tvm_target(host_config)
     mod, name, prim = _as_module(func)
     configs = normalize_pass_configs(pass_configs)
 

@@ -116,11 +116,10 @@ def _param_align(prim: Any, target: dict[str, Any]) -> dict[str, int]:
     pipeline's `HostChecks` re-declared with their element's alignment: any torch tensor fits. Device kernels
     keep the program's declaration (their vector loads may assume it); a misaligned tensor is then copied.
     """
-    from tvm.target import Target
-
+    from tilelang.backend.target import tvm_target
     from tilelang.transform.plan_shared_memory import dtype_bytes
 
-    on_host = int(Target({k: v for k, v in target.items() if k != "host"}).get_target_device_type()) == 1
+    on_host = int(tvm_target({k: v for k, v in target.items() if k != "host"}).get_target_device_type()) == 1
     found = {}
     for p in prim.params:
         ty = getattr(p, "ty", None)

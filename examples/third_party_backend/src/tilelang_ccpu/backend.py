@@ -8,8 +8,10 @@ from tilelang.backend import (
     Backend,
     TargetKind,
     ToolStatus,
+    host_launch_pass,
     register_lazy_device_codegen,
     register_lazy_execution_backends,
+    register_pass,
     register_target_kind,
 )
 
@@ -25,12 +27,14 @@ def _to_tvm(config: dict) -> dict:
 
 
 def register() -> None:
-    """Register the ``ccpu`` kind, its device codegen and execution backend (import paths only)."""
+    """Register the ``ccpu`` kind, its device codegen and execution backend (import paths only), and core's host
+    launch lowering (the kernel is host code: its block grid runs as a loop on this machine's cores)."""
     register_target_kind(TargetKind("ccpu", normalize=_normalize, to_tvm=_to_tvm,
                                     description="portable C built by the system compiler",
                                     pipeline_options={"has_threads": False, "vectorize": False}))
     register_lazy_device_codegen("ccpu", "tilelang_ccpu.codegen:CCPU_CODEGEN")
     register_lazy_execution_backends("ccpu", "tilelang_ccpu.execution_backend:EXECUTION_BACKENDS")
+    register_pass("ccpu", host_launch_pass("ccpu.lower_launch"))
 
 
 def toolchain() -> list[ToolStatus]:

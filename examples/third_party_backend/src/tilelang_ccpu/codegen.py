@@ -7,7 +7,7 @@ import shlex
 import tempfile
 from typing import Any
 
-from tilelang.backend import DeviceCodegen
+from tilelang.backend import DeviceBuild, DeviceCodegen
 
 
 def build_shared_library(source_module: Any, cflags: str) -> tuple[Any, bytes]:
@@ -22,12 +22,14 @@ def build_shared_library(source_module: Any, cflags: str) -> tuple[Any, bytes]:
         return tvm.runtime.load_module(path), data
 
 
-def _build(mod: Any, target: Any) -> Any:
-    import tvm_ffi
+def _build(mod: Any, target: Any) -> DeviceBuild:
+    from tilelang.backend.c_source import build
 
-    source_module = tvm_ffi.get_global_func("target.build.c")(mod, target)
-    loaded, _ = build_shared_library(source_module, "-O3 -march=native")
-    return loaded
+    # TVM's C codegen, its output made compilable (C prelude: half, vector types, libm calls, INFINITY / NAN)
+    source_module = build(mod, target)
+    loaded, data = build_shared_library(source_module, "-O3 -march=native")
+    # the library's bytes go into the artifact: the kernel cache and the autotuner's compile workers ship them
+    return DeviceBuild(rt_mod=loaded, files={"kernel.so": data}, source=str(source_module.inspect_source()))
 
 
 CCPU_CODEGEN = DeviceCodegen("ccpu", build=_build)

@@ -39,7 +39,7 @@ def _build_llvm(mod: Any, target: Any) -> Any:
 
 
 def _build_c(mod: Any, target: Any) -> Any:
-    from tilelang_cpu.c_source import build
+    from tilelang.backend.c_source import build
 
     return build(mod, target)
 

@@ -1,4 +1,5 @@
-"""The ``c`` target: TVM's C host codegen output made into C (C++) the system compiler accepts.
+"""For backends whose kernels are C built by TVM's C codegen (the CPU backend's ``c`` target, a third party's C
+backend): that output made into C (C++) the system compiler accepts. `build(mod, target)` does all of it.
 
 - Math intrinsics TVM lowers for LLVM but not for C (``fabs``, ``exp2``, ``fma``, ``popcount``) become calls of
   the C library (``fabsf`` / ``fabs``, ...; 16-bit floats compute in float) before codegen (`legalize_intrinsics`).
