@@ -283,3 +283,73 @@ def test_eager_exact_signature_memo_is_bounded(monkeypatch):
         x, y = torch.randn(m, 8), torch.randn(m, 8)
         torch.testing.assert_close(fn(x, y, 1.0), x + y)
     assert len(fn._kernels) == 3 and made == ["eager_dyn_axpy"]
+
+
+@tilelang.jit(out_idx=[-1], target="cpu")
+def _factory_defined_in_with(M, N, block_M=8):
+    import contextlib
+
+    import tilelang.language as T
+
+    with contextlib.nullcontext():
+
+        @T.prim_func
+        def add(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+            with T.Kernel(T.ceildiv(M, block_M), is_cpu=True) as bx:
+                for i, j in T.Parallel(block_M, N):
+                    C[bx * block_M + i, j] = A[bx * block_M + i, j] + B[bx * block_M + i, j]
+
+    return add
+
+
+@tilelang.jit(out_idx=[-1], target="cpu")
+def _factory_built_in_with(M, N, block_M=8):
+    import warnings
+
+    with warnings.catch_warnings():
+        prim = kernels.add_factory(M, N, block_M)
+    return prim
+
+
+def test_lazy_factory_whose_body_starts_with_a_with_statement():
+    for factory in (_factory_defined_in_with, _factory_built_in_with):
+        assert factory.mode == "lazy", factory
+        kernel = factory(32, 8)
+        assert isinstance(kernel, tilelang.JITKernel)
+        a, b = torch.randn(32, 8), torch.randn(32, 8)
+        torch.testing.assert_close(kernel(a, b), a + b)
+    assert kernels.eager_scale_add.mode == "eager"  # the eager form is still told apart
+    a, b = torch.randn(16, 8), torch.randn(16, 8)
+    torch.testing.assert_close(kernels.eager_scale_add(a, b), 2.0 * a + b)
+
+
+def test_pass_configs_and_compile_flags_are_checked_at_the_entry_points():
+    prim = kernels.add_factory(8, 8)
+    with pytest.raises(TypeError, match=r"pass_configs must be a dict .* got a set \{'tl.disable_vectorize'\} "
+                                        r"\(did you forget ': True'\?\)"):
+        tilelang.compile(prim, target="cpu", pass_configs={"tl.disable_vectorize"})
+    with pytest.raises(TypeError, match=r"pass_configs must be a dict .* got a set"):
+        tilelang.jit(target="cpu", pass_configs={"tl.disable_vectorize"})(kernels.add_factory)
+    with pytest.raises(TypeError, match=r"pass_configs must be a dict .* got a list"):
+        tilelang.compile(prim, target="cpu", pass_configs=["tl.disable_vectorize"])
+    with pytest.raises(TypeError, match=r"pass_configs must be a dict .* got a str 'tl.disable_vectorize'"):
+        tilelang.compile(prim, target="cpu", pass_configs="tl.disable_vectorize")
+    with pytest.raises(TypeError, match=r"pass_configs keys must be option names \(str or tilelang.PassConfigKey\), "
+                                        r"got the int 1"):
+        tilelang.compile(prim, target="cpu", pass_configs={1: True})
+    with pytest.raises(TypeError, match=r"compile_flags must be a str or a list/tuple of str, got a dict"):
+        tilelang.compile(prim, target="cpu", compile_flags={"-O3": True})
+    with pytest.raises(TypeError, match=r"compile_flags\[1\] must be a str, got an int: 3"):
+        tilelang.jit(target="cpu", compile_flags=["-O3", 3])(kernels.add_factory)
+    with pytest.raises(TypeError, match=r"compile_flags must be .* got an int"):
+        tilelang.par_compile([prim], target="cpu", compile_flags=3)
+    with pytest.raises(TypeError, match=r"pass_configs must be a dict .* got a set"):
+        tilelang.lower(prim, target="cpu", pass_configs={"tl.disable_vectorize"})
+    with pytest.raises(TypeError, match=r"pass_configs must be a dict .* got a set"):
+        kernels.tuned_add.tuner.set_compile_args(pass_configs={"tl.disable_vectorize"})
+    # the valid forms: a dict (str or PassConfigKey keys), None; flags as a str, list or tuple
+    a, b = torch.randn(8, 8), torch.randn(8, 8)
+    for configs, flags in [({tilelang.PassConfigKey.TL_DISABLE_VECTORIZE: True}, "-O2"),
+                           ({"tl.disable_vectorize": True}, ["-O2"]), (None, ("-O2", "-g")), ({}, None)]:
+        kernel = tilelang.compile(prim, out_idx=-1, target="cpu", pass_configs=configs, compile_flags=flags)
+        torch.testing.assert_close(kernel(a, b), a + b)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 import torch
 from irwalk import ints
@@ -101,5 +103,44 @@ def test_is_eager_function():
 
         return main
 
+    def factory_in_with(M):  # a factory whose first statement is a `with` (issue 30)
+        with contextlib.nullcontext():
+            @T.prim_func
+            def main(A: T.Tensor((M,), T.float32)):
+                with T.Kernel(1) as _:
+                    A[0] = 0.0
+
+        return main
+
+    def factory_calling_in_with(M):
+        with contextlib.nullcontext():
+            prim = lazy_factory(M)
+        return prim
+
+    def factory_with_branches(M, zero: bool):
+        if zero:
+            @T.prim_func
+            def main(A: T.Tensor((M,), T.float32)):
+                with T.Kernel(1) as _:
+                    A[0] = 0.0
+        else:
+            @T.prim_func
+            def main(A: T.Tensor((M,), T.float32)):
+                with T.Kernel(1) as _:
+                    A[0] = 1.0
+        return main
+
+    def eager_in_place(A):
+        A: T.Tensor((16,), T.float32)
+        for i in T.serial(16):
+            A[i] = 0.0
+
+    def eager_nested_with(A):
+        with contextlib.nullcontext(), T.Kernel(1) as _:
+            A[0] = 0.0
+
     assert is_eager_function(matmul_relu) and is_eager_function(dynamic_rows)
+    assert is_eager_function(eager_in_place) and is_eager_function(eager_nested_with)
     assert not is_eager_function(lazy_factory)
+    for factory in (factory_in_with, factory_calling_in_with, factory_with_branches):
+        assert not is_eager_function(factory), factory.__name__

@@ -89,7 +89,7 @@ class AutoTuner:
     def compile_args(self, args: CompileArgs) -> None:
         self.set_compile_args(out_idx=args.out_idx, execution_backend=args.execution_backend, target=args.target,
                               target_host=args.target_host, verbose=args.verbose,
-                              pass_configs=dict(args.pass_configs or {}), compile_flags=args.compile_flags)
+                              pass_configs=args.pass_configs, compile_flags=args.compile_flags)
 
     @property
     def profile_args(self) -> ProfileArgs:
@@ -122,11 +122,10 @@ class AutoTuner:
         return cls(kernel, configs)
 
     def set_compile_args(self, **options: Any) -> AutoTuner:
-        """Override the jit options (out_idx, target, execution_backend, pass_configs, ...)."""
+        """Override the jit options (out_idx, target, execution_backend, pass_configs, ...); checked as
+        ``tilelang.jit``'s (`CompileOptions`)."""
         from dataclasses import replace
 
-        if "pass_configs" in options and options["pass_configs"] is None:
-            options["pass_configs"] = {}
         mode = self.jit_impl.mode
         self.jit_impl = JITImpl(self.jit_impl.fn, replace(self.jit_impl.options, **options))
         self.jit_impl.mode = mode

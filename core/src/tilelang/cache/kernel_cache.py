@@ -71,7 +71,7 @@ class KernelCache:
         from tilelang.cache.keys import digest, program_text
         from tilelang.jit.compiler import CompileOptions
 
-        options = CompileOptions(out_idx, target, target_host, execution_backend, pass_configs or {}, compile_flags)
+        options = CompileOptions(out_idx, target, target_host, execution_backend, pass_configs, compile_flags)
         resolved = options.resolved_target()
         out = tuple(out_idx) if isinstance(out_idx, (list, tuple)) else (out_idx,)
         return digest("program", program_text(func), options.fingerprint(resolved), list(out),
@@ -99,7 +99,7 @@ class KernelCache:
             from tilelang.backend.target import determine_target
 
             target = determine_target(backend_context.target)
-        options = CompileOptions(out_idx=out_idx, target=target, pass_configs=pass_configs or {},
+        options = CompileOptions(out_idx=out_idx, target=target, pass_configs=pass_configs,
                                  compile_flags=compile_flags)
         try:
             return kernel_from_cache(key, options, options.resolved_target(), prim_func=func)

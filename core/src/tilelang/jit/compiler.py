@@ -25,6 +25,7 @@ from tilelang.errors import ExecutionBackendUnavailable, TargetError, surface_us
 from tilelang.frontend.lazy import LazyPrimFunc, unwrap_prim_func
 from tilelang.jit.diagnostics import jit_phase, log_slow_compile
 from tilelang.jit.kernel import JITKernel
+from tilelang.transform.config import check_compile_flags, check_pass_configs
 
 __all__ = ["CompileOptions", "compile", "par_compile", "kernel_from_cache", "own_out_idx"]
 
@@ -32,8 +33,9 @@ logger = logging.getLogger("tilelang.jit")
 _compilation_logger = logging.getLogger("tilelang.jit.compilation")  # see tilelang.log: TILELANG_PRINT_ON_COMPILATION
 
 
-def _plain_configs(configs: dict[Any, Any] | None) -> dict[str, Any]:
-    return {(k.value if isinstance(k, enum.Enum) else str(k)): v for k, v in (configs or {}).items()}
+def _plain_configs(configs: Any) -> dict[str, Any]:
+    """String keys; `configs` checked first (`check_pass_configs`: a TypeError names a non-dict or a bad key)."""
+    return {(k.value if isinstance(k, enum.Enum) else str(k)): v for k, v in check_pass_configs(configs).items()}
 
 
 @dataclass(frozen=True)
@@ -48,10 +50,9 @@ class CompileOptions:
     compile_flags: Any = None
     verbose: bool = False
 
-    def __post_init__(self) -> None:
+    def __post_init__(self) -> None:  # every entry point's options pass here: the argument types are checked
         object.__setattr__(self, "pass_configs", _plain_configs(self.pass_configs))
-        if isinstance(self.compile_flags, str):
-            object.__setattr__(self, "compile_flags", [self.compile_flags])
+        object.__setattr__(self, "compile_flags", check_compile_flags(self.compile_flags))
 
     def with_out_idx(self, out_idx: Any) -> CompileOptions:
         return replace(self, out_idx=out_idx)
@@ -243,7 +244,7 @@ def compile(func: Any, out_idx: int | Sequence[int] | None = None, execution_bac
     """
     if type(func) is not LazyPrimFunc or func.is_built:  # an unbuilt kernel: checked if it must be parsed
         out_idx = own_out_idx(unwrap_prim_func(func), out_idx)
-    options = CompileOptions(out_idx, target, target_host, execution_backend, pass_configs or {}, compile_flags,
+    options = CompileOptions(out_idx, target, target_host, execution_backend, pass_configs, compile_flags,
                              verbose)
     return compile_with(func, options)
 
@@ -255,7 +256,7 @@ def par_compile(funcs: Iterable[Any], out_idx: int | Sequence[int] | None = None
     """`compile` every PrimFunc in `funcs` on a thread pool (TVM's builders release the GIL); results in
     order. With `ignore_error`, a failed compile gives None (and is logged) instead of raising."""
     funcs = list(funcs)
-    options = CompileOptions(out_idx, target, target_host, execution_backend, pass_configs or {}, compile_flags,
+    options = CompileOptions(out_idx, target, target_host, execution_backend, pass_configs, compile_flags,
                              verbose)
     resolved = options.resolved_target()
     workers = max(1, min(num_workers or env.usable_cores(), len(funcs) or 1))

@@ -344,7 +344,7 @@ def jit(func: Callable[..., Any] | None = None, *, out_idx: Any = None, target: 
     PrimFunc it compiles it right away and returns the `JITKernel`.
     """
     del debug_root_path  # accepted for reference compatibility
-    options = CompileOptions(out_idx, target, target_host, execution_backend, pass_configs or {}, compile_flags,
+    options = CompileOptions(out_idx, target, target_host, execution_backend, pass_configs, compile_flags,
                              verbose)
 
     def wrap(fn: Any) -> Any:

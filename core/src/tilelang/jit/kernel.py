@@ -12,7 +12,7 @@ from tilelang.artifact import CompiledArtifact, ParamInfo
 from tilelang.backend.execution import ExecutionBackend, resolve_execution_backend
 from tilelang.errors import ExecutionBackendUnavailable, TileLangError
 from tilelang.jit.arguments import make_caller, normalize_out_idx, param_alignment
-from tilelang.transform.config import warn_deprecated
+from tilelang.transform.config import check_compile_flags, check_pass_configs, warn_deprecated
 
 __all__ = ["JITKernel"]
 
@@ -57,9 +57,9 @@ class JITKernel:
         self.cache_key = cache_key
         self.from_cache = from_cache
         self.prim_func = prim_func
-        self.pass_configs = dict(pass_configs or {})
+        self.pass_configs = check_pass_configs(pass_configs)
         warn_deprecated(self.pass_configs)
-        self.compile_flags = compile_flags
+        self.compile_flags = check_compile_flags(compile_flags)
         self.config: dict[str, Any] | None = None
         self.latency: float | None = None
         self.ref_latency: float | None = None
@@ -85,9 +85,9 @@ class JITKernel:
         self.target = kwargs.get("target", "auto")
         self.target_host = kwargs.get("target_host")
         self.cache_key, self.from_cache, self.prim_func = None, False, kwargs.get("func")
-        self.pass_configs = dict(pass_configs or {})
+        self.pass_configs = check_pass_configs(pass_configs)
         warn_deprecated(self.pass_configs)
-        self.compile_flags = compile_flags
+        self.compile_flags = check_compile_flags(compile_flags)
         self.config = self.latency = self.ref_latency = None
         self._backend = self._launcher = None
         self._requested_backend = execution_backend
@@ -256,7 +256,7 @@ class JITKernel:
         """The kernel stored in the kernel cache under program key `cache_key` (or compiled from `func`)."""
         from tilelang.jit.compiler import CompileOptions, compile_with, kernel_from_cache
 
-        options = CompileOptions(out_idx, target, target_host, execution_backend, pass_configs or {}, compile_flags)
+        options = CompileOptions(out_idx, target, target_host, execution_backend, pass_configs, compile_flags)
         if cache_key is not None:
             kernel = kernel_from_cache(cache_key, options, options.resolved_target(), prim_func=func)
             if kernel is not None:

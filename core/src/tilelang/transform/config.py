@@ -115,10 +115,63 @@ def _check_key(name: str) -> None:
     raise KeyError(f"unknown pass config {name!r}{hint} (known: tilelang.PassConfigKey)")
 
 
+def _a(value: Any) -> str:
+    """``a set``, ``an int``: the article and type name of `value`, for messages."""
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
+def _shown(value: Any) -> str:
+    import reprlib
+
+    short = reprlib.Repr()
+    short.maxstring, short.maxother = 60, 60
+    return short.repr(value)
+
+
+def check_pass_configs(configs: Any, arg: str = "pass_configs") -> dict[Any, Any]:
+    """`configs` (a mapping of option names to values, or None) as a dict; anything else, or a key that is not an
+    option name (a str or `PassConfigKey`), is a TypeError naming `arg` and what was given."""
+    from collections.abc import Mapping
+
+    if configs is None:
+        return {}
+    if not isinstance(configs, Mapping):
+        hint = ""
+        if isinstance(configs, (set, frozenset)) and all(isinstance(k, str) for k in configs):
+            hint = " (did you forget ': True'?)"
+        elif isinstance(configs, str) or (isinstance(configs, (list, tuple))
+                                          and all(isinstance(k, str) for k in configs)):
+            first = configs if isinstance(configs, str) else (configs[0] if configs else "tl.disable_vectorize")
+            hint = f" (e.g. {{{first!r}: True}})"
+        raise TypeError(f"{arg} must be a dict mapping option names to values, got {_a(configs)} "
+                        f"{_shown(configs)}{hint}")
+    for key in configs:
+        if not isinstance(key, str) and not (isinstance(key, enum.Enum) and isinstance(key.value, str)):
+            raise TypeError(f"{arg} keys must be option names (str or tilelang.PassConfigKey), got the "
+                            f"{type(key).__name__} {_shown(key)} (in {_shown(dict(configs))})")
+    return dict(configs)
+
+
+def check_compile_flags(flags: Any, arg: str = "compile_flags") -> list[str] | None:
+    """`flags` (None, a str, or a list/tuple of str) as a list (None kept); anything else is a TypeError naming
+    `arg` and, for a bad element, its index and type."""
+    if flags is None:
+        return None
+    if isinstance(flags, str):
+        return [flags]
+    if not isinstance(flags, (list, tuple)):
+        raise TypeError(f"{arg} must be a str or a list/tuple of str, got {_a(flags)} {_shown(flags)}")
+    for i, flag in enumerate(flags):
+        if not isinstance(flag, str):
+            raise TypeError(f"{arg}[{i}] must be a str, got {_a(flag)}: {_shown(flag)} (in {_shown(flags)})")
+    return list(flags)
+
+
 def normalize_pass_configs(configs: dict[Any, Any] | None) -> dict[str, Any]:
     """String keys, checked (`_check_key`); ``tir.*`` spellings of the reference map to TVM 0.27's ``tirx.*``."""
     out: dict[str, Any] = {}
-    for key, value in (configs or {}).items():
+    for key, value in check_pass_configs(configs).items():
         name = key.value if isinstance(key, PassConfigKey) else str(key)
         if name.startswith("tir."):
             name = "tirx." + name[4:]
