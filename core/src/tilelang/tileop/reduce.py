@@ -42,6 +42,44 @@ def _isnan(x: Any) -> Any:
     return tirx.isnan(x if dtype in ("float16", "float32", "float64") else tirx.Cast("float32", x))
 
 
+def isnan_by_bits(x: Any) -> Any:
+    """``x`` (float16 / float32, any lanes) is NaN, read from its float32 bits: exponent all ones, mantissa not
+    zero. For backends whose shader compilers may assume no NaN (WGSL, Metal's fast math) and fold ``x != x``."""
+    dtype = x.ty.dtype
+    lanes = int(dtype.lanes)
+
+    def of(name: str) -> str:
+        return name if lanes == 1 else f"{name}x{lanes}"
+
+    def u32(v: int) -> Any:
+        c = tirx.IntImm("uint32", v)
+        return c if lanes == 1 else tirx.Broadcast(c, lanes)
+
+    if int(dtype.bits) != 32:
+        x = tirx.Cast(of("float32"), x)  # a NaN stays a NaN when widened
+    return tirx.bitwise_and(tirx.reinterpret(of("uint32"), x), u32(0x7FFFFFFF)) > u32(0x7F800000)
+
+
+def nan_tests_by_bits(body: Any) -> Any:
+    """`body` with every NaN test (``isnan(x)``, and ``x != x``, which TVM lowers it to) of a float16 / float32
+    ``x`` made by `isnan_by_bits`."""
+    import tvm_ffi
+    from tvm.ir import Call, Op
+
+    isnan_op = Op.get("tirx.isnan")
+
+    def small_float(e: Any) -> bool:
+        return str(e.ty.dtype).startswith("float") and int(e.ty.dtype.bits) in (16, 32)
+
+    def on_ne(ne: Any) -> Any:
+        return isnan_by_bits(ne.a) if small_float(ne.a) and tvm_ffi.structural_equal(ne.a, ne.b) else ne
+
+    def on_call(call: Any) -> Any:
+        return isnan_by_bits(call.args[0]) if call.op.same_as(isnan_op) and small_float(call.args[0]) else call
+
+    return tvm_ffi.structural_map(body, [(tirx.NE, on_ne), (Call, on_call)])
+
+
 def nan_max(acc: Any, x: Any) -> Any:
     """``max(acc, x)`` that is NaN when either operand is (``Max`` itself for integers).
 
