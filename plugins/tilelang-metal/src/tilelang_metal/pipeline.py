@@ -57,6 +57,12 @@ def _legalize_bf16_casts(target: object) -> object:
     return LegalizeBf16Casts(target)
 
 
+def _legalize_nan_tests(target: object) -> object:
+    from tilelang_metal.passes.legalize_nan_tests import LegalizeNanTests
+
+    return LegalizeNanTests(target)
+
+
 PASSES = [
     PipelinePass("metal.mlx_swizzle", "pre_layout", _mlx_swizzle),
     PipelinePass("metal.simdgroup_accumulators", "pre_layout", _simdgroup_accumulators),
@@ -66,4 +72,5 @@ PASSES = [
     PipelinePass("metal.alias_threadgroup_tiles", "post_barriers", _alias_threadgroup_tiles),
     PipelinePass("metal.mlx_block_indices", "device_module", _mlx_block_indices),
     PipelinePass("metal.legalize_bf16_casts", "device_module", _legalize_bf16_casts),
+    PipelinePass("metal.legalize_nan_tests", "device_module", _legalize_nan_tests),
 ]
