@@ -220,7 +220,8 @@ def shfl_xor(v: np.ndarray, lane_mask: int) -> np.ndarray:
 
 
 def warp_butterfly(v: np.ndarray, width: int, op: Callable) -> np.ndarray:
-    """The plugin's tl_warp_sum/max/min: ``for m = width/2 .. 1: v = op(v, shfl_xor(v, m))`` in fp32."""
+    """The plugin's tl_warp_sum/max/min: ``for m = width/2 .. 1: v = op(v, shfl_xor(v, m))`` in fp32 (max / min
+    keep NaN: ``np.maximum`` / ``np.minimum``)."""
     v = np.asarray(v, np.float32)
     m = width >> 1
     while m > 0:
@@ -482,7 +483,7 @@ _MATH = {
     "exp10": lambda x: np.power(10.0, x), "round": np.round, "trunc": np.trunc,
     "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
     "fmaxf": np.fmax, "fminf": np.fmin, "fmax": np.fmax, "fmin": np.fmin, "pow": np.power, "powf": np.power,
-    "hexp2": np.exp2, "hexp": np.exp,
+    "hexp2": np.exp2, "hexp": np.exp, "__habs": np.abs, "isnan": np.isnan,
 }
 
 
@@ -1524,10 +1525,10 @@ class Emulator(DialectHelpers):
         return self._warp_reduce(a, np.add)
 
     def _x_tl_warp_max(self, a: list, dt: DType, e: Any) -> np.ndarray:
-        return self._warp_reduce(a, np.fmax)
+        return self._warp_reduce(a, np.maximum)  # NaN-propagating, as the header's tl_max_nan
 
     def _x_tl_warp_min(self, a: list, dt: DType, e: Any) -> np.ndarray:
-        return self._warp_reduce(a, np.fmin)
+        return self._warp_reduce(a, np.minimum)
 
     def _atomic(self, a: list, dt: DType, op: Any) -> np.ndarray:
         """Atomic read-modify-write, applied thread by thread in thread order; returns the old values."""

@@ -74,3 +74,27 @@ def test_host_module_keeps_bf16_storage_legalized():
     script = artifact.host_mod.script()
     assert 'A = T.Buffer((256, 256), "uint16"' in script and not re.search(r'Buffer\([^\n]*"bfloat16"', script)
     assert "bfloat" in artifact.kernel_source
+
+
+def _cast_kernel(src: str, dst: str):
+    import tilelang.language as T
+
+    @T.prim_func
+    def cast_1x1(A: T.Tensor((1, 1), src), B: T.Tensor((1, 1), dst)):
+        with T.Kernel(1, threads=1):
+            B[0, 0] = T.cast(A[0, 0], dst)
+
+    return cast_1x1
+
+
+@pytest.mark.parametrize("src, dst", [("float16", "bfloat16"), ("bfloat16", "float16"), ("int32", "bfloat16"),
+                                      ("bfloat16", "int8"), ("float32", "bfloat16")])
+def test_bf16_casts_lower_to_checked_msl(src, dst, clang22):
+    """MSL refuses a C-style cast between ``half`` and ``bfloat`` (a fuzz finding, issue 30): it goes through
+    ``float``; casts from and to the other types stay direct."""
+    msl = tilelang.lower(_cast_kernel(src, dst), target="metal").kernel_source
+    if {src, dst} == {"float16", "bfloat16"}:
+        msl_dst = "bfloat" if dst == "bfloat16" else "half"
+        assert f"(({msl_dst})((float)" in msl, msl
+    result = check_msl(msl, name=f"cast_{src}_{dst}.metal", clang=clang22)
+    assert result.ok, result.diagnostics

@@ -176,31 +176,34 @@ def reduce(buffer: Any, out: Any, reduce_type: str, dim: int = -1, clear: bool =
 
 def reduce_max(buffer: Any, out: Any, dim: int = -1, clear: bool = True, batch: int = 1,
                annotations: dict | None = None) -> None:
-    """``out = max(buffer)`` along `dim` (``clear=False`` folds into `out`'s values)."""
+    """``out = max(buffer)`` along `dim` (``clear=False`` folds into `out`'s values).
+
+    A NaN in a row (or in `out` under ``clear=False``) gives NaN, as ``torch.amax`` does.
+    """
     reduce(buffer, out, "max", dim, clear)
 
 
 def reduce_min(buffer: Any, out: Any, dim: int = -1, clear: bool = True, batch: int = 1,
                annotations: dict | None = None) -> None:
-    """``out = min(buffer)`` along `dim`."""
+    """``out = min(buffer)`` along `dim`; a NaN in a row gives NaN, as ``torch.amin`` does."""
     reduce(buffer, out, "min", dim, clear)
 
 
 def reduce_sum(buffer: Any, out: Any, dim: int = -1, clear: bool = True, batch: int = 1,
                annotations: dict | None = None) -> None:
-    """``out = sum(buffer)`` along `dim`."""
+    """``out = sum(buffer)`` along `dim` (a NaN in a row gives NaN)."""
     reduce(buffer, out, "sum", dim, clear)
 
 
 def reduce_abssum(buffer: Any, out: Any, dim: int = -1, batch: int = 1, annotations: dict | None = None, *,
                   clear: bool = True) -> None:
-    """``out = sum(|buffer|)`` along `dim`."""
+    """``out = sum(|buffer|)`` along `dim` (a NaN in a row gives NaN)."""
     reduce(buffer, out, "abssum", dim, clear)
 
 
 def reduce_absmax(buffer: Any, out: Any, dim: int = -1, clear: bool = True, batch: int = 1,
                   annotations: dict | None = None) -> None:
-    """``out = max(|buffer|)`` along `dim`."""
+    """``out = max(|buffer|)`` along `dim`; a NaN in a row gives NaN, as ``torch.amax(abs(x))`` does."""
     reduce(buffer, out, "absmax", dim, clear)
 
 

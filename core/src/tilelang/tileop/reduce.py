@@ -1,7 +1,9 @@
 """Generic ``tl.reduce``: a parallel nest over the kept dimensions, a serial fold along the reduced one.
 
 Kinds ``sum max min abssum absmax bitand bitor bitxor``; ``clear`` starts from the kind's identity, otherwise
-the fold continues from the destination's values. A partitioned-fragment source is staged through shared memory first.
+the fold continues from the destination's values. Floating-point ``max`` / ``min`` / ``absmax`` propagate NaN as
+``torch.amax`` / ``torch.amin`` do (a row holding a NaN reduces to NaN; `nan_max` / `nan_min`); sums propagate it
+by arithmetic. A partitioned-fragment source is staged through shared memory first.
 """
 
 from __future__ import annotations
@@ -30,20 +32,86 @@ def identity_value(kind: str, dtype: str) -> Any:
     raise ValueError(kind)
 
 
+def _is_float(dtype: Any) -> bool:
+    return str(dtype).startswith(("float", "bfloat"))
+
+
+def _isnan(x: Any) -> Any:
+    # not ``x != x``: TVM's simplifier folds that to false
+    dtype = str(x.ty.dtype)
+    return tirx.isnan(x if dtype in ("float16", "float32", "float64") else tirx.Cast("float32", x))
+
+
+def isnan_by_bits(x: Any) -> Any:
+    """``x`` (float16 / float32, any lanes) is NaN, read from its float32 bits: exponent all ones, mantissa not
+    zero. For backends whose shader compilers may assume no NaN (WGSL, Metal's fast math) and fold ``x != x``."""
+    dtype = x.ty.dtype
+    lanes = int(dtype.lanes)
+
+    def of(name: str) -> str:
+        return name if lanes == 1 else f"{name}x{lanes}"
+
+    def u32(v: int) -> Any:
+        c = tirx.IntImm("uint32", v)
+        return c if lanes == 1 else tirx.Broadcast(c, lanes)
+
+    if int(dtype.bits) != 32:
+        x = tirx.Cast(of("float32"), x)  # a NaN stays a NaN when widened
+    return tirx.bitwise_and(tirx.reinterpret(of("uint32"), x), u32(0x7FFFFFFF)) > u32(0x7F800000)
+
+
+def nan_tests_by_bits(body: Any) -> Any:
+    """`body` with every NaN test (``isnan(x)``, and ``x != x``, which TVM lowers it to) of a float16 / float32
+    ``x`` made by `isnan_by_bits`."""
+    import tvm_ffi
+    from tvm.ir import Call, Op
+
+    isnan_op = Op.get("tirx.isnan")
+
+    def small_float(e: Any) -> bool:
+        return str(e.ty.dtype).startswith("float") and int(e.ty.dtype.bits) in (16, 32)
+
+    def on_ne(ne: Any) -> Any:
+        return isnan_by_bits(ne.a) if small_float(ne.a) and tvm_ffi.structural_equal(ne.a, ne.b) else ne
+
+    def on_call(call: Any) -> Any:
+        return isnan_by_bits(call.args[0]) if call.op.same_as(isnan_op) and small_float(call.args[0]) else call
+
+    return tvm_ffi.structural_map(body, [(tirx.NE, on_ne), (Call, on_call)])
+
+
+def nan_max(acc: Any, x: Any) -> Any:
+    """``max(acc, x)`` that is NaN when either operand is (``Max`` itself for integers).
+
+    Backends lower ``Max`` to ``fmax`` / ``max`` or ``a > b ? a : b``, all of which drop a NaN operand.
+    """
+    if not _is_float(x.ty.dtype):
+        return tirx.Max(acc, x)
+    return tirx.Select(tirx.Or(x > acc, _isnan(x)), x, acc)  # a NaN `acc` fails both tests and is kept
+
+
+def nan_min(acc: Any, x: Any) -> Any:
+    """``min(acc, x)`` that is NaN when either operand is (``Min`` itself for integers)."""
+    if not _is_float(x.ty.dtype):
+        return tirx.Min(acc, x)
+    return tirx.Select(tirx.Or(x < acc, _isnan(x)), x, acc)
+
+
 def combine(kind: str, acc: Any, x: Any) -> Any:
+    """`acc` folded with `x` under reduction `kind` (float max / min propagate NaN, see `nan_max`)."""
     if kind in ("abssum", "absmax"):
         x = tirx.abs(x)
     if kind in ("sum", "abssum"):
         return acc + x
     if kind in ("max", "absmax"):
-        return tirx.Max(acc, x)
+        return nan_max(acc, x)
     if kind == "bitand":
         return tirx.bitwise_and(acc, x)
     if kind == "bitor":
         return tirx.bitwise_or(acc, x)
     if kind == "bitxor":
         return tirx.bitwise_xor(acc, x)
-    return tirx.Min(acc, x)
+    return nan_min(acc, x)
 
 
 def lower_reduce(ctx: Any) -> Any:

@@ -51,6 +51,18 @@ def _mlx_block_indices(target: object) -> object:
     return MlxBlockIndices(target)
 
 
+def _legalize_bf16_casts(target: object) -> object:
+    from tilelang_metal.passes.legalize_bf16_casts import LegalizeBf16Casts
+
+    return LegalizeBf16Casts(target)
+
+
+def _legalize_nan_tests(target: object) -> object:
+    from tilelang_metal.passes.legalize_nan_tests import LegalizeNanTests
+
+    return LegalizeNanTests(target)
+
+
 PASSES = [
     PipelinePass("metal.mlx_swizzle", "pre_layout", _mlx_swizzle),
     PipelinePass("metal.simdgroup_accumulators", "pre_layout", _simdgroup_accumulators),
@@ -59,4 +71,6 @@ PASSES = [
     PipelinePass("metal.pack_half_vectors", "post_barriers", _pack_half_vectors),
     PipelinePass("metal.alias_threadgroup_tiles", "post_barriers", _alias_threadgroup_tiles),
     PipelinePass("metal.mlx_block_indices", "device_module", _mlx_block_indices),
+    PipelinePass("metal.legalize_bf16_casts", "device_module", _legalize_bf16_casts),
+    PipelinePass("metal.legalize_nan_tests", "device_module", _legalize_nan_tests),
 ]

@@ -102,12 +102,15 @@ __device__ __forceinline__ float tl_warp_sum(float v, int width) {
   for (int m = width >> 1; m > 0; m >>= 1) v += tl_shfl_xor(v, m);
   return v;
 }
+// max / min keeping a NaN of either operand (torch.amax / amin semantics; fmaxf / fminf drop it)
+__host__ __device__ __forceinline__ float tl_max_nan(float a, float b) { return (b > a || isnan(b)) ? b : a; }
+__host__ __device__ __forceinline__ float tl_min_nan(float a, float b) { return (b < a || isnan(b)) ? b : a; }
 __device__ __forceinline__ float tl_warp_max(float v, int width) {
-  for (int m = width >> 1; m > 0; m >>= 1) v = fmaxf(v, tl_shfl_xor(v, m));
+  for (int m = width >> 1; m > 0; m >>= 1) v = tl_max_nan(v, tl_shfl_xor(v, m));
   return v;
 }
 __device__ __forceinline__ float tl_warp_min(float v, int width) {
-  for (int m = width >> 1; m > 0; m >>= 1) v = fminf(v, tl_shfl_xor(v, m));
+  for (int m = width >> 1; m > 0; m >>= 1) v = tl_min_nan(v, tl_shfl_xor(v, m));
   return v;
 }
 

@@ -7,7 +7,9 @@ registry and in TVM; `tilelang_metal.pipeline.PASSES` lists them in the order th
 - ``legalize_scopes`` (``post_storage``): every allocation gets a scope the Metal codegen can declare;
 - ``pack_half_vectors`` (``post_barriers``): 16-bit vectors move as packed ``uint`` vectors;
 - ``alias_threadgroup_tiles`` (``post_barriers``): one threadgroup allocation per kernel, tiles alias into it;
-- ``mlx_block_indices`` (``device_module``): an MLX-swizzled kernel written in logical block indices.
+- ``mlx_block_indices`` (``device_module``): an MLX-swizzled kernel written in logical block indices;
+- ``legalize_bf16_casts`` (``device_module``): ``bfloat16`` <-> ``float16`` casts go through ``float32``;
+- ``legalize_nan_tests`` (``device_module``): NaN tests read the bits (fast math may fold ``x != x``).
 
 (`tilelang_metal.transform` holds the reference TileLang's Metal pass names, kept for its users.)
 """

@@ -1,6 +1,9 @@
 """``tl.reduce`` on Apple GPUs: one simdgroup per output row, lanes fold strided columns, then ``simd_sum`` /
 ``simd_max`` / ``simd_min`` combine the 32 partial results.
 
+Floating-point max / min keep NaN as torch does: the lanes fold with core's `nan_max` / `nan_min`, and as
+``simd_max`` / ``simd_min`` may drop a NaN, a simdgroup with a NaN partial (``simd_any``) takes ``simd_sum``'s NaN.
+
 Rows are dealt to the block's simdgroups round-robin; lane 0 writes each row's result to a threadgroup
 vector, and a parallel nest over the destination merges it in (so the destination keeps the thread layout
 layout inference chose). A partitioned-fragment source is staged through threadgroup memory first: whole when
@@ -17,7 +20,7 @@ from tvm import tirx
 
 from tilelang.backend.tile_ops import TileOpImpl
 from tilelang.layout import unravel
-from tilelang.tileop.reduce import identity_value
+from tilelang.tileop.reduce import identity_value, nan_max, nan_min
 from tilelang.tileop.utils import cast
 from tilelang.transform import utils as C
 from tilelang.transform.plan_shared_memory import dtype_bytes
@@ -32,7 +35,7 @@ STAGE_BUDGET = 16 * 1024  # most bytes of one staged chunk of a partitioned sour
 def _fold(kind: str, acc: Any, x: Any) -> Any:
     if kind in ("sum", "abssum"):
         return acc + x
-    return tirx.Max(acc, x) if kind in ("max", "absmax") else tirx.Min(acc, x)
+    return nan_max(acc, x) if kind in ("max", "absmax") else nan_min(acc, x)
 
 
 def _dim(ctx: Any, nd: int) -> int:
@@ -112,7 +115,11 @@ def lower_reduce(ctx: Any) -> Any:
     step = tirx.BufferStore(acc, _fold(kind, tirx.BufferLoad(acc, [0]), element(local_row, col)), [0])
     if width % SIMD_WIDTH:
         step = tirx.IfThenElse(col < width, step, None)
-    total = tirx.call_extern(dtype, SIMD_FUNCTIONS[kind], tirx.BufferLoad(acc, [0]))
+    partial_acc = tirx.BufferLoad(acc, [0])
+    total = tirx.call_extern(dtype, SIMD_FUNCTIONS[kind], partial_acc)
+    if kind in ("max", "min", "absmax") and dtype.startswith("float"):  # any NaN partial: the sum is NaN
+        any_nan = tirx.call_extern("bool", "simd_any", tirx.isnan(partial_acc))
+        total = tirx.Select(any_nan, tirx.call_extern(dtype, "simd_sum", partial_acc), total)
     per_row = C.seq([
         tirx.BufferStore(acc, identity_value(kind, dtype), [0]),
         tirx.For(s, 0, -(-width // SIMD_WIDTH), tirx.ForKind.SERIAL, step),

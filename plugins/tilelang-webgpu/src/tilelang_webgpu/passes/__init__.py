@@ -9,6 +9,6 @@ WGSL codegen cannot emit:
 - ``hoist_gemm_accumulators`` (``post_storage``): the GEMM accumulator stays in registers across K tiles;
 - ``unroll_register_loops`` (``post_storage``): short loops over a thread's registers are unrolled;
 - ``check_workgroup_memory`` (``device_module``): workgroup arrays must fit the target's limit;
-- ``legalize_float_literals`` (``device_module``): infinities and NaNs as bitcasts;
+- ``legalize_float_literals`` (``device_module``): infinities and NaNs as bitcasts, NaN tests as bit tests;
 - ``mark_vector_globals`` (``device_module``): buffers whose 4-lane accesses are aligned are read as ``vec4``.
 """

@@ -25,6 +25,10 @@ the subgroup's result at column ``subgroup_id`` and the tree folds only the ``ce
 (at most ``ceil(T / 4)``, WebGPU's smallest subgroup size being 4), so it is correct for any subgroup size,
 including a last subgroup that the workgroup does not fill (the count comes from ``subgroup_size``, not from the
 ``num_subgroups`` builtin, which lavapipe reports without that partial subgroup).
+
+Floating-point max / min keep NaN as torch does (core's `nan_max` / `nan_min` in the folds); a subgroup with a
+NaN partial (``subgroupAny``) takes ``subgroupAdd``'s result, a NaN, as ``subgroupMax`` / ``subgroupMin`` may
+drop it.
 """
 
 from __future__ import annotations
@@ -197,7 +201,11 @@ def lower_reduce(ctx: Any) -> Any:
         rows_b = range(b * batch // group, (b + 1) * batch // group)
         if subgroups:
             for r in rows_b:  # all invocations run the subgroup op (uniform control flow), then leaders store
-                op = tirx.call_pure_extern(dtype, _SUBGROUP_OPS[tree_kind], tirx.BufferLoad(part, [r]))
+                own = tirx.BufferLoad(part, [r])
+                op = tirx.call_pure_extern(dtype, _SUBGROUP_OPS[tree_kind], own)
+                if tree_kind != "sum":  # subgroupMax / subgroupMin may drop a NaN: then take subgroupAdd's NaN
+                    any_nan = tirx.call_pure_extern("bool", "subgroupAny", tirx.isnan(own))
+                    op = tirx.Select(any_nan, tirx.call_pure_extern(dtype, "subgroupAdd", own), op)
                 stmts.append(tirx.BufferStore(part, op, [r]))
                 stmts.append(tirx.IfThenElse(leader, tirx.BufferStore(scratch, tirx.BufferLoad(part, [r]),
                                                                       [r % batch, sg_id]), None))
