@@ -6,7 +6,8 @@
 - nvrtc:        core + tilelang-cuda[nvrtc] only, no nvcc on PATH, no CUDA_HOME: CUDA from pip wheels (NVRTC) builds
                 the corpus to cubins for sm_80 and sm_90a.
 - third-party:  core + examples/third_party_backend only (a backend published without touching core): core's test
-                corpus through tilelang.compile, @tilelang.jit and the autotuner on its `ccpu` target.
+                corpus through tilelang.compile, @tilelang.jit and the autotuner on its `ccpu` target; then a
+                backend scaffolded by `tilelang backend new demo` installed and its tests run.
 - lint:         ruff.
 - demo:         core + cpu; runs the README quickstart kernel end to end.
 - conformance:  every distribution (regular installs) in a fresh venv; the reference TileLang's own test suite
@@ -150,13 +151,19 @@ def nvrtc(session: nox.Session) -> None:
 def third_party(session: nox.Session) -> None:
     """A backend published outside this repository's core/ and plugins/, installed with tilelang-core alone (no
     backend of this repository): core's test corpus compiled for it through tilelang.compile, @tilelang.jit and
-    the autotuner, run, and compared with torch."""
+    the autotuner, run, and compared with torch; then the same for a backend `tilelang backend new` writes."""
     _install(session, "./core", "./examples/third_party_backend")
     session.run("python", "-c", "import importlib.util as u; assert u.find_spec('tilelang_cpu') is None, "
                 "'tilelang-cpu is installed'")
     tests_dir = os.path.abspath("examples/third_party_backend/tests")
     with session.chdir(session.create_tmp()):
         session.run(*PYTEST, *PARALLEL, tests_dir, *session.posargs, env=_env(session))
+        # a backend scaffolded by `tilelang backend new` installs and passes its own tests (the same corpus)
+        demo = os.path.join(os.path.abspath(session.create_tmp()), "tilelang-demo")
+        shutil.rmtree(demo, ignore_errors=True)
+        session.run("tilelang", "backend", "new", "demo", "--dir", demo)
+        session.install(demo)
+        session.run(*PYTEST, *PARALLEL, os.path.join(demo, "tests"), *session.posargs, env=_env(session))
 
 
 @nox.session

@@ -175,6 +175,13 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
             "effective settings.",
             ("tilelang env", "tilelang env | grep CACHE", "tilelang env --report > report.txt",
              "tilelang env --json")),
+    "backend": ("Tools for backend authors.", ("tilelang backend new mychip",)),
+    "backend new": ("Write a new backend distribution, tilelang-NAME, serving target kind NAME: its entry point, a "
+                    "manifest that compiles kernels to C with the system compiler and runs them on torch CPU tensors "
+                    "(a working starting point to make your own), and tests that run every kernel of TileLang's "
+                    "test corpus through tilelang.compile, @tilelang.jit and the autotuner against torch.",
+                    ("tilelang backend new mychip",
+                     "tilelang backend new mychip --dir /tmp/tilelang-mychip --description 'My chip'")),
     "cache": ("Inspect (info) or empty (clear) the on-disk kernel cache under TILELANG_CACHE_DIR.",
               ("tilelang cache info", "tilelang cache clear --target cuda --older-than 30d --dry-run",
                "tilelang cache clear --yes")),
@@ -229,6 +236,26 @@ def describe_commands(sub: Any, prefix: str = "") -> None:
         parser.formatter_class = argparse.RawDescriptionHelpFormatter
 
 
+def _backend(args: argparse.Namespace) -> int:
+    """``tilelang backend new NAME``."""
+    if args.backend_command != "new":
+        args.backend_parser.print_help()
+        return 2
+    from tilelang.backend.scaffold import ScaffoldError, new_backend
+
+    try:
+        files = new_backend(args.name, args.dir, description=args.description)
+    except ScaffoldError as exc:
+        print(f"tilelang backend new: {exc}", file=sys.stderr)
+        return 2
+    root = files[0].parent
+    print(f"wrote tilelang-{args.name} in {root}:")
+    for path in files:
+        print(f"  {path.relative_to(root)}")
+    print(f'next: pip install -e "{root}[test]" && pytest {root / "tests"}')
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``tilelang`` console script."""
     parser = argparse.ArgumentParser(prog="tilelang", description="TileLang: tile kernels with pluggable backends.",
@@ -246,7 +273,14 @@ def main(argv: list[str] | None = None) -> int:
     from tilelang.cache.commands import add_cache_command
     from tilelang.tools._commands import add_tool_commands
 
-    tools = {**add_tool_commands(sub), **add_cache_command(sub), "env": _env}
+    backend_cmd = sub.add_parser("backend", help="tools for backend authors: `backend new NAME` scaffolds a backend")
+    backend_actions = backend_cmd.add_subparsers(dest="backend_command")
+    new = backend_actions.add_parser("new", help="write a new backend distribution that installs and passes its tests")
+    new.add_argument("name", help="the target kind (a lowercase identifier); the distribution is tilelang-NAME")
+    new.add_argument("--dir", default=None, metavar="PATH", help="where to write it (default ./tilelang-NAME)")
+    new.add_argument("--description", default=None, help="one line for the package metadata and the README")
+    backend_cmd.set_defaults(backend_parser=backend_cmd)
+    tools = {**add_tool_commands(sub), **add_cache_command(sub), "env": _env, "backend": _backend}
     describe_commands(sub)
     args = parser.parse_args(argv)
     if args.command in tools:

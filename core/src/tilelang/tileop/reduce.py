@@ -80,6 +80,31 @@ def nan_tests_by_bits(body: Any) -> Any:
     return tvm_ffi.structural_map(body, [(tirx.NE, on_ne), (Call, on_call)])
 
 
+def _has_effects(x: Any) -> bool:
+    """Whether evaluating `x` does more than compute a value (a warp shuffle, an opaque extern call): such an
+    operand must be evaluated once, by every lane, not once per use inside a short-circuiting test."""
+    import tvm
+
+    from tilelang.transform import utils as C
+
+    def effectful(call: Any) -> bool:
+        op = call.op
+        if not isinstance(op, tvm.ir.Op):
+            return True
+        kind = op.get_attr("TCallEffectKind")
+        return kind is None or int(kind) > 1  # above kPure
+
+    return bool(C.collect(x, tvm.ir.Call, effectful))
+
+
+def _nan_keeping(acc: Any, x: Any, wins: Any) -> Any:
+    """``wins(x, acc) or isnan(x) ? x : acc``, with an effectful `x` bound once (`_has_effects`)."""
+    if not _has_effects(x):
+        return tirx.Select(tirx.Or(wins(x, acc), _isnan(x)), x, acc)
+    v = tirx.Var("fold_x", x.ty.dtype)
+    return tirx.Let(v, x, tirx.Select(tirx.Or(wins(v, acc), _isnan(v)), v, acc))
+
+
 def nan_max(acc: Any, x: Any) -> Any:
     """``max(acc, x)`` that is NaN when either operand is (``Max`` itself for integers).
 
@@ -87,14 +112,14 @@ def nan_max(acc: Any, x: Any) -> Any:
     """
     if not _is_float(x.ty.dtype):
         return tirx.Max(acc, x)
-    return tirx.Select(tirx.Or(x > acc, _isnan(x)), x, acc)  # a NaN `acc` fails both tests and is kept
+    return _nan_keeping(acc, x, lambda a, b: a > b)  # a NaN `acc` fails both tests and is kept
 
 
 def nan_min(acc: Any, x: Any) -> Any:
     """``min(acc, x)`` that is NaN when either operand is (``Min`` itself for integers)."""
     if not _is_float(x.ty.dtype):
         return tirx.Min(acc, x)
-    return tirx.Select(tirx.Or(x < acc, _isnan(x)), x, acc)
+    return _nan_keeping(acc, x, lambda a, b: a < b)
 
 
 def combine(kind: str, acc: Any, x: Any) -> Any:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-
 from tilelang.backend import (
     Backend,
     TargetKind,
@@ -14,6 +12,7 @@ from tilelang.backend import (
     register_pass,
     register_target_kind,
 )
+from tilelang.backend.c_library import c_compiler
 
 
 def _normalize(config: dict) -> dict:
@@ -39,7 +38,7 @@ def register() -> None:
 
 def toolchain() -> list[ToolStatus]:
     """The system C compiler."""
-    cc = shutil.which("cc") or shutil.which("gcc")
+    cc = c_compiler()
     return [ToolStatus("C compiler", cc is not None, cc or "not found: install gcc")]
 
 
