@@ -77,6 +77,7 @@ def _run(tmp_path, code: str, **env: str) -> dict:
     return json.loads(out.stdout.splitlines()[-1])
 
 
+@pytest.mark.backend("cpu")  # the script lowers and compiles for the CPU
 def test_a_deferred_kernel_acts_as_its_prim_func(tmp_path):
     out = _run(tmp_path, DEFERRED)
     assert out["type"] == "LazyPrimFunc" and out["tvm_after_decorating"] is False
