@@ -91,7 +91,8 @@ def test_unknown_cpu_config_names_the_closest_key() -> None:
         _compile({"tl.cpu.gemm_microtile": "6x16"})
     assert set(CONFIG_KEYS) == {"tl.cpu.gemm_micro_tile", "tl.cpu.gemm_pack_b", "tl.cpu.gemm_k_block",
                                 "tl.cpu.gemm_prepack_limit", "tl.cpu.gemm_prefetch", "tl.cpu.elide_copies",
-                                "tl.cpu.row_streaming", "tl.cpu.fast_exp", "tl.cpu.vector_reduce"}
+                                "tl.cpu.row_streaming", "tl.cpu.fast_exp", "tl.cpu.vector_reduce",
+                                "tl.cpu.gemm_avx512_bf16"}
 
 
 @pytest.mark.parametrize("key", CONFIG_KEYS)

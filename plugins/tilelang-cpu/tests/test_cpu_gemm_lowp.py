@@ -84,8 +84,11 @@ def chosen(tile_op_choices: Any) -> list[str]:
     return tile_op_choices("tl.gemm")
 
 
-def _asm(ck: Any, target: Any) -> str:
-    return str(tilelang.lower(ck.func, target=target).rt_mod.inspect_source("asm"))
+def _asm(ck: Any, target: Any, configs: dict[str, Any] | None = None) -> str:
+    return str(tilelang.lower(ck.func, target=target, pass_configs=configs).rt_mod.inspect_source("asm"))
+
+
+BF16_DOT = {"tl.cpu.gemm_avx512_bf16": True}  # the AVX512-BF16 path is opt-in
 
 
 # ------------------------------------------------------------------------------------------------ selection
@@ -125,6 +128,7 @@ INT8 = dict(M=128, N=128, K=128, block_M=64, block_N=64, block_K=64, dtype="int8
     (BF16, {"mcpu": "sapphirerapids"}, ["tdpbf16ps", "ldtilecfg", "tilerelease"], ["vdpbf16ps"]),
     (BF16, {"mcpu": "sapphirerapids", "mattr": ["-amx-tile"]}, ["vdpbf16ps"], ["tdpbf16ps", "ldtilecfg"]),
     (BF16, {"mcpu": "znver4"}, ["vdpbf16ps"], ["tdpbf16ps"]),
+    (BF16, {"mcpu": "znver4", "off": True}, ["vfmadd231ps"], ["dpbf16ps"]),  # without the opt-in
     (BF16, {"mcpu": "skylake-avx512"}, ["vfmadd231ps"], ["dpbf16ps"]),
     (BF16, {"mcpu": "haswell"}, ["vfmadd231ps"], ["dpbf16ps", "zmm"]),
     (INT8, {"mcpu": "sapphirerapids"}, ["tdpbssd", "ldtilecfg"], ["vpdpbusd"]),
@@ -138,7 +142,8 @@ INT8 = dict(M=128, N=128, K=128, block_M=64, block_N=64, block_K=64, dtype="int8
 def test_assembly_holds_the_targets_instruction(kw: dict, config: dict, present: list[str],
                                                 absent: list[str]) -> None:
     """Checked on the generated assembly for each CPU, whatever the host (SDE is not installable here)."""
-    asm = _asm(gemm(**kw), {"kind": "llvm", **config})
+    off = config.pop("off", False) if "off" in config else False
+    asm = _asm(gemm(**kw), {"kind": "llvm", **config}, None if off else BF16_DOT)
     for pattern in present:
         assert re.search(pattern, asm), pattern
     for pattern in absent:
@@ -238,7 +243,7 @@ def test_jit_quickstart_form_in_bf16(chosen: list[str]) -> None:
 def test_avx512_bf16_matches_torch(chosen: list[str], shape: tuple[int, ...]) -> None:
     m, n, k, bm, bn, bk = shape
     _check(gemm(M=m, N=n, K=k, block_M=bm, block_N=bn, block_K=bk, dtype="bfloat16", out_dtype="float32"),
-           NO_AMX, chosen, "cpu_dot_product")
+           NO_AMX, chosen, "cpu_dot_product", configs=BF16_DOT)
 
 
 @needs_vnni_512
@@ -260,7 +265,7 @@ def test_avx_vnni_int8_is_exact(chosen: list[str]) -> None:
 @pytest.mark.parametrize(("ta", "tb"), [(True, False), (False, True)])
 def test_avx512_bf16_transposed(chosen: list[str], ta: bool, tb: bool) -> None:
     _check(gemm(**{**BF16, "M": 130, "N": 70, "K": 101, "trans_A": ta, "trans_B": tb}), NO_AMX, chosen,
-           "cpu_dot_product")
+           "cpu_dot_product", configs=BF16_DOT)
 
 
 # ------------------------------------------------------------------------------------------------ AMX permission

@@ -22,6 +22,9 @@ are part of the kernel cache key:
                                (`tilelang_cpu.passes.vector_exp`; default true; false: libm calls)
 ``tl.cpu.vector_reduce``       row reductions with vector partial sums (`tilelang_cpu.tileops.reduce`; default
                                true; false: the generic lowering)
+``tl.cpu.gemm_avx512_bf16``    bf16 GEMMs on AVX512-BF16 without AMX through ``vdpbf16ps`` (default false: the
+                               fp32 micro-kernel; the dot path fails to lower some kernels, e.g. the reference's
+                               deepseek_v4 sparse attention P @ V, and is slower than torch on Intel hosts)
 =============================  ========================================================================
 """
 
@@ -41,8 +44,9 @@ ELIDE_COPIES = "tl.cpu.elide_copies"
 ROW_STREAMING = "tl.cpu.row_streaming"
 FAST_EXP = "tl.cpu.fast_exp"
 VECTOR_REDUCE = "tl.cpu.vector_reduce"
+AVX512_BF16 = "tl.cpu.gemm_avx512_bf16"
 CONFIG_KEYS = (MICRO_TILE, PACK_B, K_BLOCK, PREPACK_LIMIT, PREFETCH, ELIDE_COPIES, ROW_STREAMING, FAST_EXP,
-               VECTOR_REDUCE)
+               VECTOR_REDUCE, AVX512_BF16)
 _B_SLICE_BYTES = 64 << 10  # a K-step slice of one B panel: half of a small (512 KiB) L2's share per core
 TILE_K_BLOCK = 2048  # K per gemm call on AMX tiles: a block's A and B slices (128 x 2048 x 2 bytes each) stay in L2
 

@@ -93,8 +93,10 @@ def dot_kind(target: Any, a_dtype: str, b_dtype: str, c_dtype: str) -> DotKind |
     if a_dtype != b_dtype or str(kind_of(target)) != "llvm":
         return None
     units = dot_units(target)
-    if (a_dtype, c_dtype) == ("bfloat16", "float32"):
-        return BF16_512 if units.avx512_bf16 else None
+    if (a_dtype, c_dtype) == ("bfloat16", "float32"):  # opt-in: tl.cpu.gemm_avx512_bf16 (gemm_plan)
+        from tilelang_cpu.gemm_plan import AVX512_BF16, config
+
+        return BF16_512 if units.avx512_bf16 and config(AVX512_BF16, False) else None
     if (a_dtype, c_dtype) == ("int8", "int32"):
         if units.vnni == 512:
             return VNNI_512
