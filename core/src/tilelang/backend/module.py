@@ -316,13 +316,6 @@ def _pipeline_for(kind: str) -> PassPipeline:
         return pipeline
 
 
-def _tvm_kinds() -> set[str]:
-    import tvm  # noqa: F401 (registers TVM's global functions)
-    import tvm_ffi
-
-    return {str(k) for k in tvm_ffi.get_global_func("target.ListTargetKinds")()}
-
-
 def _derive_installed(*, only: str | None = None, kind: str | None = None) -> None:
     """Build and register the BackendModule of each loaded plugin not registered yet."""
     from tilelang.backend import plugins
@@ -349,9 +342,9 @@ def _module_of(manifest: Any) -> BackendModule | None:
     from tilelang.backend.execution import _EXECUTION
     from tilelang.backend.execution_backend import spec_for
     from tilelang.backend.host_codegen import _HOST_HOOKS, STANDARD_HOST_CODEGENS
-    from tilelang.backend.target import target_kind_spec
+    from tilelang.backend.target import target_kind_spec, tvm_kind_names
 
-    known = _tvm_kinds()
+    known = tvm_kind_names()
     kinds, codegens, specs, hooks = [], {}, [], {}
     for kind in manifest.target_kinds:
         if kind not in known and target_kind_spec(kind).to_tvm is None:

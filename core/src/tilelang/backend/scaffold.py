@@ -151,9 +151,9 @@ def _check_name(name: str) -> None:
     if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or keyword.iskeyword(name):
         raise ScaffoldError(f"backend name {name!r} must be a lowercase Python identifier (letters, digits, _), "
                             "e.g. 'mychip'")
-    from tvm.target import Target
+    from tilelang.backend.target import tvm_kind_names
 
-    if name in {str(k) for k in Target.list_kinds()}:
+    if name in tvm_kind_names():
         raise ScaffoldError(f"{name!r} is one of TVM's own target kinds: choose a name of your own")
     from tilelang.backend import plugins
 

@@ -13,6 +13,7 @@ The reference's registries are here too: `register_target_detector` / `auto_dete
 
 from __future__ import annotations
 
+import functools
 import shlex
 import sys
 import threading
@@ -347,7 +348,7 @@ def tvm_target(config: TargetSpec) -> Any:
         return config if isinstance(config, Target) else tvm_target(normalize_target(config))
     kind = str(config["kind"])
     found = _KINDS.get(kind)
-    if not found and kind not in _tvm_kind_names():
+    if not found and kind not in tvm_kind_names():
         target_kind_spec(kind)  # names the distribution that serves the kind
     spec = found[0] if found else None
     tvm_config = dict(spec.to_tvm(dict(config)) if spec is not None and spec.to_tvm is not None else config)
@@ -363,7 +364,8 @@ def tvm_target(config: TargetSpec) -> Any:
         raise TargetError(f"TVM rejects target {tvm_config!r}: {str(exc).strip().splitlines()[-1]}") from None
 
 
-def _tvm_kind_names() -> frozenset[str]:
+@functools.cache
+def tvm_kind_names() -> frozenset[str]:
     """The target kinds TVM itself defines (``llvm``, ``c``, ``cuda``...)."""
     from tvm.target import Target
 
