@@ -109,3 +109,32 @@ def test_kind_of_accepts_every_spelling():
 def test_target_kind_validates_its_name():
     with pytest.raises(TypeError, match="identifier"):
         TargetKind("not a kind")
+
+
+# ------------------------------------------------------------------------------------ split_targets: one resolution
+def test_split_targets_resolves_device_and_host_once(kinds):
+    import pickle
+
+    from tilelang.backend import TargetPair, split_targets
+
+    register_target_kind(TargetKind("hostish", to_tvm=lambda c: {**c, "kind": "c"}))
+    pair = split_targets("gpu1")
+    assert pair.device == {"kind": "gpu1", "arch": "v1"} and pair.host == {"kind": "llvm"} and not pair.on_host
+    assert split_targets("hostish").host == {"kind": "hostish"} and split_targets("hostish").on_host
+    assert split_targets("gpu1", {"kind": "c"}).host == {"kind": "c"}
+    assert split_targets({"kind": "gpu1", "host": {"kind": "c"}}).host == {"kind": "c"}
+    assert split_targets(pair) is pair  # already resolved: handed down as is
+    assert split_targets("auto").device == {"kind": "gpu2", "arch": "found"}
+    back = pickle.loads(pickle.dumps(pair))  # compile workers get the configs, not TVM objects
+    assert (back.device, back.host, back._tvm) == (pair.device, pair.host, {})
+    assert TargetPair.from_config(pair.config()).device == pair.device
+    with pytest.raises(TargetError, match="not a resolved target pair"):
+        TargetPair.from_config({"kind": "gpu1"})
+
+
+def test_on_host_is_decided_without_tvm(kinds, monkeypatch):
+    from tilelang.backend import split_targets
+
+    register_target_kind(TargetKind("hostish", to_tvm=lambda c: {**c, "kind": "c"}))
+    monkeypatch.setattr(target_module, "tvm_target", lambda *_: pytest.fail("TVM target built for on_host"))
+    assert split_targets("hostish").on_host and not split_targets("gpu1").on_host

@@ -51,8 +51,8 @@ def test_cpu_numpy_backed_offset_view_reduction():
 def test_kernel_declaring_64_byte_alignment_gets_aligned_copies():
     """A program declaring 64-byte aligned parameters for a device target keeps the declaration; on the CPU
     path a hand-declared 64-byte kernel (core's jit artifacts) runs on copies: see test_arguments.py."""
-    from tilelang.jit.compiler import _param_align
+    from tilelang.engine.request import CompileRequest
 
     prim = corpus.elementwise_add().func
-    assert set(_param_align(prim, {"kind": "cuda", "arch": "sm_80"}).values()) == {64}
-    assert set(_param_align(prim, {"kind": "llvm"}).values()) == {4}
+    assert set(CompileRequest.create({"kind": "cuda", "arch": "sm_80"}).param_align(prim).values()) == {64}
+    assert set(CompileRequest.create({"kind": "llvm"}).param_align(prim).values()) == {4}

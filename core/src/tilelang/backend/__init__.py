@@ -59,6 +59,7 @@ from tilelang.backend.passes import (
 from tilelang.backend.plugins import BackendLoadWarning
 from tilelang.backend.target import (
     TargetKind,
+    TargetPair,
     auto_detect_target,
     determine_target,
     kind_of,
@@ -68,6 +69,7 @@ from tilelang.backend.target import (
     register_target_detector,
     register_target_kind,
     register_target_normalizer,
+    split_targets,
 )
 from tilelang.backend.tile_ops import (
     ANY_TARGET,
@@ -86,7 +88,8 @@ __all__ = [
     "ExecutionBackend",
     "HostCodegen", "HostCodegenFunc", "HostCodegenHook", "HostCodegenHookFunc", "PipelinePass", "TargetKind",
     "TargetPredicate", "TileOpImpl", "ToolStatus", "allowed_host_codegens_for_target", "apply_host_codegen_hooks",
-    "determine_target", "device_codegens_for", "execution_backends_for", "global_func_host_codegen", "hookimpl",
+    "determine_target", "split_targets", "TargetPair", "device_codegens_for", "execution_backends_for",
+    "global_func_host_codegen", "hookimpl",
     "host_launch_pass",
     "kind_of", "normalize_target", "passes_at", "plugin_manager", "register_device_codegen",
     "register_execution_backends", "register_host_codegen", "register_host_codegen_hook",

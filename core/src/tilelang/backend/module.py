@@ -279,18 +279,11 @@ def create_backend_context(target: Any = "auto", target_host: Any = None,
     """Resolve a user's target, host target and execution backend into one `BackendContext`."""
     from tvm.target import Target
 
-    from tilelang.backend.target import determine_target
+    from tilelang.backend.target import split_targets
 
-    device = determine_target(target, return_object=True)
-    if target_host is None:
-        from tilelang.backend.target import tvm_target
-
-        config = determine_target(target)
-        target_host = config.get("host") or (config if int(device.get_target_device_type()) == 1 else "llvm")
-        host = tvm_target(target_host) if isinstance(target_host, dict) else Target(target_host)
-    else:
-        host = target_host if isinstance(target_host, Target) else determine_target(target_host, return_object=True)
-    device = Target(device, host)
+    pair = split_targets(target, target_host)
+    host = target_host if isinstance(target_host, Target) else pair.tvm_host
+    device = Target(pair.tvm_device, host)
     module = _resolve_module(device)
     spec = module.resolve_execution_backend(execution_backend, device)
     return BackendContext(module=module, target=device, target_host=host, execution_backend=spec)

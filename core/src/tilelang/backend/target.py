@@ -31,7 +31,8 @@ TargetNormalizer = Callable[[Any], Any]
 
 __all__ = [
     "TargetKind", "register_target_kind", "register_lazy_target_kind", "target_kind_spec", "normalize_target",
-    "determine_target", "kind_of", "detect_targets", "tvm_target", "register_target_detector",
+    "determine_target", "split_targets", "TargetPair", "kind_of", "detect_targets", "tvm_target",
+    "register_target_detector",
     "register_target_normalizer", "list_target_detectors", "auto_detect_target", "TargetDetectorSpec",
     "TargetNormalizerSpec",
 ]
@@ -335,6 +336,92 @@ def determine_target(target: TargetSpec = "auto", return_object: bool = False) -
     except TargetError as exc:
         raise InvalidTargetError(f"Target {target!r} is not supported: {exc}. Pass a valid target config "
                                  "dict.") from None
+
+
+@dataclass(frozen=True, eq=False)
+class TargetPair:
+    """A user's target resolved once: the device config, the host config and (built on first use, TVM imported
+    then) their TVM targets. `split_targets` makes it; everything below the API takes it instead of resolving
+    the user's spelling again. Pickles as its two configs (a compile worker rebuilds the TVM targets)."""
+
+    device: TargetConfig  # normalised, without "host"
+    host: TargetConfig
+    _tvm: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def kind(self) -> str:
+        return str(self.device["kind"])
+
+    @property
+    def tvm_device(self) -> Any:
+        """The device ``tvm.target.Target`` (no host attached)."""
+        if "device" not in self._tvm:
+            self._tvm["device"] = tvm_target(self.device)
+        return self._tvm["device"]
+
+    @property
+    def tvm_host(self) -> Any:
+        if "host" not in self._tvm:
+            self._tvm["host"] = tvm_target(self.host)
+        return self._tvm["host"]
+
+    @property
+    def on_host(self) -> bool:
+        """Whether the kernel itself is host code (a CPU kind: TVM's device type kDLCPU)."""
+        return _runs_on_host(self.device)
+
+    @classmethod
+    def from_config(cls, config: TargetConfig) -> TargetPair:
+        """The pair of a config `split_targets` resolved (its ``config()``), without resolving anything again."""
+        if "host" not in config:
+            raise TargetError(f"{config!r} is not a resolved target pair (it has no 'host'); use split_targets")
+        return cls(device={k: v for k, v in config.items() if k != "host"}, host=dict(config["host"]))
+
+    def config(self) -> TargetConfig:
+        """The device config with its host (``{"kind": ..., "host": {...}}``), as `determine_target` spells it."""
+        return {**self.device, "host": dict(self.host)}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"device": self.device, "host": self.host}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        object.__setattr__(self, "device", state["device"])
+        object.__setattr__(self, "host", state["host"])
+        object.__setattr__(self, "_tvm", {})
+
+
+# TVM's target kinds whose code runs on the host CPU (device type kDLCPU)
+_HOST_TVM_KINDS = frozenset({"llvm", "c"})
+
+
+def _runs_on_host(device: TargetConfig) -> bool:
+    """Whether a kernel of `device` is host code: its kind as TVM sees it (after ``to_tvm``) is a CPU kind. Decided
+    without importing TVM (a warm cache hit resolves its target too)."""
+    found = _KINDS.get(str(device["kind"]))
+    spec = found[0] if found else None
+    seen = spec.to_tvm(dict(device)) if spec is not None and spec.to_tvm is not None else device
+    return str(seen["kind"]) in _HOST_TVM_KINDS
+
+
+def split_targets(target: TargetSpec = "auto", target_host: TargetSpec = None) -> TargetPair:
+    """Resolve a user's `target` (and optional `target_host`) once into a `TargetPair`.
+
+    The host is, in order: `target_host`; the device config's own ``"host"``; the device itself when the kernel
+    runs on the host (CPU kinds); otherwise ``{"kind": "llvm"}``. ``"auto"`` resolves as in `determine_target`.
+    """
+    if isinstance(target, TargetPair):
+        if target_host is None:
+            return target
+        target = target.device
+    config = determine_target(target)
+    device = {k: v for k, v in config.items() if k != "host"}
+    host: Any = target_host if target_host is not None else config.get("host")
+    if host is None:
+        host = dict(device) if _runs_on_host(device) else {"kind": "llvm"}
+    elif not (isinstance(host, Mapping) and "kind" in host and not _is_auto(host.get("kind"))):
+        host = determine_target(host)
+    host = {k: v for k, v in _plain(dict(host)).items() if k != "host"}
+    return TargetPair(device=device, host=host)
 
 
 def tvm_target(config: TargetSpec) -> Any:

@@ -94,12 +94,10 @@ class KernelCache:
         """The kernel stored under program key `key`, or None (a damaged entry is removed and is a miss)."""
         from tilelang.jit.compiler import CompileOptions, kernel_from_cache
 
-        target = "auto"
+        target, host = "auto", None
         if backend_context is not None:
-            from tilelang.backend.target import determine_target
-
-            target = determine_target(backend_context.target)
-        options = CompileOptions(out_idx=out_idx, target=target, pass_configs=pass_configs,
+            target, host = backend_context.target, backend_context.target_host
+        options = CompileOptions(out_idx=out_idx, target=target, target_host=host, pass_configs=pass_configs,
                                  compile_flags=compile_flags)
         try:
             return kernel_from_cache(key, options, options.resolved_target(), prim_func=func)

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from tilelang.artifact import CompiledArtifact, ParamInfo
+from tilelang.engine.request import CompileRequest
 from tilelang.errors import LoweringError, TileLangError, surface_user_errors
 
 
@@ -102,7 +103,8 @@ def _inspect(rt_mod: Any, fmt: str) -> str:
 @surface_user_errors
 def lower(func: Any, target: Any = None, target_host: Any = None,
           pass_configs: dict[str, Any] | None = None, *, runtime_only: bool = False,
-          enable_host_codegen: bool = True, enable_device_compile: bool = True) -> CompiledArtifact:
+          enable_host_codegen: bool = True, enable_device_compile: bool = True,
+          request: CompileRequest | None = None) -> CompiledArtifact:
     """Compile `func` (a PrimFunc or a one-function IRModule) for `target` (``"auto"``/None: see
     `tilelang.backend.determine_target`; an enclosing ``with tvm.target.Target(...)`` sets the default).
 
@@ -115,25 +117,19 @@ def lower(func: Any, target: Any = None, target_host: Any = None,
     """
     from tilelang.backend import hooks
     from tilelang.backend.host_codegen import apply_host_codegen_hooks, resolve_host_codegen
-    from tilelang.backend.target import determine_target, tvm_target
     from tilelang.engine.callback import apply_postproc
     from tilelang.transform import pipeline
     from tilelang.transform import utils as C
-    from tilelang.transform.config import normalize_pass_configs, tl_configs
+    from tilelang.transform.config import tl_configs
 
-    config = determine_target("auto" if target is None else target)
-    host_spec = target_host if target_host is not None else config.get("host")
-    device_config = {k: v for k, v in config.items() if k != "host"}
-    tgt = tvm_target(device_config)  # a kind TVM lacks reaches it as its TargetKind.to_tvm says
-    on_host = int(tgt.get_target_device_type()) == 1  # kDLCPU: the kernel itself is host code
-    if host_spec is None:
-        host_config = dict(device_config) if on_host else {"kind": "llvm"}
-    else:
-        host_config = determine_target(host_spec) if not isinstance(host_spec, dict) or "kind" not in host_spec \
-            else dict(host_spec)
-    th = tvm_target(host_config)
+    if request is None:
+        request = CompileRequest.create("auto" if target is None else target, target_host, pass_configs)
+    elif target is not None or target_host is not None or pass_configs is not None:
+        raise TypeError("tilelang.lower: give either request= or target/target_host/pass_configs, not both")
+    device_config, host_config = request.targets.device, request.targets.host
+    tgt, th = request.targets.tvm_device, request.targets.tvm_host  # built through each kind's to_tvm
     mod, name, prim = _as_module(func)
-    configs = normalize_pass_configs(pass_configs)
+    configs = request.pass_configs
 
     C.take_pending_error()
     with compile_session(name, configs), pipeline.pass_context(configs, context=f"kernel={name}"):
@@ -167,7 +163,7 @@ def lower(func: Any, target: Any = None, target_host: Any = None,
             pending = C.take_pending_error()
             if pending is not None:
                 raise pending from None
-            raise LoweringError(f"{name}: lowering for {config.get('kind')} failed: {C.short_error(exc)}",
+            raise LoweringError(f"{name}: lowering for {device_config.get('kind')} failed: {C.short_error(exc)}",
                                 location=C.source_location(prim)) from None
 
     if enable_device_compile and codegen.finalize is not None:  # binaries of the final source (its own errors)
@@ -182,6 +178,7 @@ def lower(func: Any, target: Any = None, target_host: Any = None,
     if shared:
         metadata["shared_bytes"] = shared
     metadata["device_functions"] = [str(gv.name_hint) for gv in (device_mod or host_mod).functions.keys()]
+    metadata["param_align"] = request.param_align(prim)
     metadata.update(built.metadata)
     params = param_infos(prim)
     plan = None
@@ -190,7 +187,7 @@ def lower(func: Any, target: Any = None, target_host: Any = None,
 
         plan = build_launch_plan(device_mod, host_mod, params)
     artifact = CompiledArtifact(
-        name=name, target=_plain(config), target_host=_plain(host_config), params=params,
+        name=name, target=_plain(device_config), target_host=_plain(host_config), params=params,
         kernel_source=source, host_source=host_source, device_mod=device_mod if device_mod is not None else host_mod,
         host_mod=host_mod, rt_mod=rt_mod, files=dict(built.files), metadata=json.loads(json.dumps(metadata)),
         launch_plan=plan,

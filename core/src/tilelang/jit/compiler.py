@@ -6,7 +6,6 @@ its `fingerprint` is the non-program part of every cache key.
 
 from __future__ import annotations
 
-import enum
 import logging
 import time
 from collections.abc import Iterable, Sequence
@@ -17,25 +16,21 @@ from typing import Any
 from tilelang import env
 from tilelang.artifact import CompiledArtifact
 from tilelang.backend.execution import resolve_execution_backend
-from tilelang.backend.target import determine_target, kind_of
+from tilelang.backend.target import TargetPair, kind_of, split_targets
 from tilelang.cache.environment import prime_plugin_discovery
 from tilelang.cache.keys import canonical, digest, program_text, sources_digest, target_fingerprint, versions
 from tilelang.cache.manager import kernel_cache
+from tilelang.engine.request import CompileRequest
 from tilelang.errors import ExecutionBackendUnavailable, TargetError, surface_user_errors
 from tilelang.frontend.lazy import LazyPrimFunc, unwrap_prim_func
 from tilelang.jit.diagnostics import jit_phase, log_slow_compile
 from tilelang.jit.kernel import JITKernel
-from tilelang.transform.config import check_compile_flags, check_pass_configs
+from tilelang.transform.config import check_compile_flags, normalize_pass_configs
 
 __all__ = ["CompileOptions", "compile", "par_compile", "kernel_from_cache", "own_out_idx"]
 
 logger = logging.getLogger("tilelang.jit")
 _compilation_logger = logging.getLogger("tilelang.jit.compilation")  # see tilelang.log: TILELANG_PRINT_ON_COMPILATION
-
-
-def _plain_configs(configs: Any) -> dict[str, Any]:
-    """String keys; `configs` checked first (`check_pass_configs`: a TypeError names a non-dict or a bad key)."""
-    return {(k.value if isinstance(k, enum.Enum) else str(k)): v for k, v in check_pass_configs(configs).items()}
 
 
 @dataclass(frozen=True)
@@ -51,17 +46,23 @@ class CompileOptions:
     verbose: bool = False
 
     def __post_init__(self) -> None:  # every entry point's options pass here: the argument types are checked
-        object.__setattr__(self, "pass_configs", _plain_configs(self.pass_configs))
+        object.__setattr__(self, "pass_configs", normalize_pass_configs(self.pass_configs))
         object.__setattr__(self, "compile_flags", check_compile_flags(self.compile_flags))
 
     def with_out_idx(self, out_idx: Any) -> CompileOptions:
         return replace(self, out_idx=out_idx)
 
     def resolved_target(self) -> dict[str, Any]:
-        """The normalised target config (``"auto"`` resolved now: env var, ``with Target``, detection)."""
+        """The target pair's config, resolved now (``"auto"``: env var, ``with Target``, detection; the host:
+        `target_host`, the target's own, or the device itself for CPU kinds): ``{..., "host": {...}}``."""
         if kernel_cache.enabled:
             prime_plugin_discovery()
-        return determine_target(self.target)
+        return split_targets(self.target, self.target_host).config()
+
+    def request(self, target: dict[str, Any] | None = None) -> CompileRequest:
+        """The `CompileRequest` of these options for `target` (a `resolved_target` config: not resolved again)."""
+        pair = TargetPair.from_config(target if target is not None else self.resolved_target())
+        return CompileRequest.create(pair, None, self.pass_configs, self.compile_flags)
 
     def fingerprint(self, target: dict[str, Any]) -> list[Any]:
         """Everything but the program that shapes the compiled code."""
@@ -110,35 +111,10 @@ def _name_of(prim: Any) -> str:
     return str(getattr(prim, "__name__", "main"))
 
 
-def _param_align(prim: Any, target: dict[str, Any]) -> dict[str, int]:
-    """Each buffer parameter's data alignment that the compiled code assumes of the pointer it is given.
-
-    Kernels that run on the host (CPU targets) are built from the lowered function, whose parameters the core
-    pipeline's `HostChecks` re-declared with their element's alignment: any torch tensor fits. Device kernels
-    keep the program's declaration (their vector loads may assume it); a misaligned tensor is then copied.
-    """
-    from tilelang.backend.target import tvm_target
-    from tilelang.transform.plan_shared_memory import dtype_bytes
-
-    on_host = int(tvm_target({k: v for k, v in target.items() if k != "host"}).get_target_device_type()) == 1
-    found = {}
-    for p in prim.params:
-        ty = getattr(p, "ty", None)
-        align = getattr(ty, "data_alignment", None)
-        if align is not None:
-            found[str(p.name)] = min(int(align), dtype_bytes(str(ty.dtype))) if on_host else int(align)
-    return found
-
-
 def _lower(prim: Any, target: dict[str, Any], options: CompileOptions) -> CompiledArtifact:
     from tilelang.engine import lower
-    from tilelang.transform.config import with_compile_flags
 
-    configs = with_compile_flags(options.pass_configs, options.compile_flags)  # where device compilers read them
-    artifact = lower(prim, target=target, target_host=options.target_host, pass_configs=configs or None)
-    if "param_align" not in artifact.metadata:
-        artifact.metadata["param_align"] = _param_align(prim, target)
-    return artifact
+    return lower(prim, request=options.request(target))
 
 
 def own_out_idx(func: Any, out_idx: Any) -> Any:

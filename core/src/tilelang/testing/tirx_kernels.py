@@ -50,22 +50,19 @@ def build_through_registry(func: Any, target: Any) -> tuple[Any, list[Any]]:
     TileLang target config (its kind may be one TVM does not know); TVM gets ``tvm_target(config)``.
     """
     import tvm
-    from tvm.target import Target
     from tvm.tirx.build import split_host_device_mods
 
     from tilelang.backend import (
         apply_host_codegen_hooks,
-        determine_target,
         resolve_device_codegen,
         resolve_host_codegen,
+        split_targets,
     )
-    from tilelang.backend.target import tvm_target
 
-    config = determine_target(target)
-    target = tvm_target(config)
-    is_cpu = target.get_target_device_type() == 1  # kDLCPU
-    target_host = target if is_cpu else (target.host or Target({"kind": "llvm"}))
-    target = target.with_host(target_host)
+    pair = split_targets(target)
+    config, is_cpu = pair.device, pair.on_host
+    target_host = pair.tvm_device if is_cpu else pair.tvm_host
+    target = pair.tvm_device.with_host(target_host)
     mod = tvm.IRModule.from_expr(func) if isinstance(func, tvm.tirx.PrimFunc) else func
     mod = tvm.tirx.transform.BindTarget(target)(mod)
     pipeline, finalize_host, finalize_device = tvm.tirx.get_default_tir_pipeline(target)

@@ -178,8 +178,6 @@ def normalize_pass_configs(configs: dict[Any, Any] | None) -> dict[str, Any]:
         _check_key(name)
         name = _ALIASES.get(name, name)
         out[name] = value
-    if out.get("tl.disable_vectorize"):
-        out.setdefault("tirx.disable_vectorize", True)
     return out
 
 
@@ -199,7 +197,10 @@ def with_compile_flags(configs: dict[str, Any] | None, compile_flags: Any) -> di
 def tvm_pass_configs(configs: dict[str, Any]) -> dict[str, Any]:
     """The subset of `configs` that TVM's PassContext understands (it rejects unknown keys)."""
     known = _tvm_config_keys()
-    return {k: v for k, v in configs.items() if k in known}
+    out = {k: v for k, v in configs.items() if k in known}
+    if configs.get("tl.disable_vectorize"):  # TVM's own vectoriser obeys the tl key too
+        out.setdefault("tirx.disable_vectorize", True)
+    return out
 
 
 _TVM_KEYS: frozenset[str] | None = None

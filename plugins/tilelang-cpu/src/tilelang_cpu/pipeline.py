@@ -70,11 +70,10 @@ PASSES = (
 def _cpu_target(target: Any) -> Any:
     from tvm.target import Target
 
-    from tilelang.backend.target import determine_target
+    from tilelang.backend.target import split_targets
 
     if not isinstance(target, Target):
-        config = determine_target(target)
-        target = Target({k: v for k, v in config.items() if k != "host"})
+        target = split_targets(target).tvm_device
     if str(target.kind.name) not in ("llvm", "c"):
         raise ValueError(f"CPUPassPipelineBody lowers for CPU targets (llvm, c, cpu), not {target.kind.name!r}")
     return target

@@ -48,13 +48,14 @@ def WebGPUPassPipelineBody(mod: Any, target: Any) -> Any:
     (`tilelang.lower` does both)."""
     from tvm.target import Target
 
-    from tilelang.backend.target import determine_target
+    from tilelang.backend.target import split_targets
     from tilelang.transform.pipeline import lower_tile_program
 
-    if not isinstance(target, Target):
-        config = determine_target(target)
-        target = Target({k: v for k, v in config.items() if k != "host"})
+    if isinstance(target, Target):
+        host = target.host if target.host is not None else Target({"kind": "llvm"})
+    else:
+        pair = split_targets(target)
+        target, host = pair.tvm_device, pair.tvm_host
     if str(target.kind.name) != "webgpu":
         raise ValueError(f"WebGPUPassPipelineBody lowers for the webgpu target, not {target.kind.name!r}")
-    host = target.host if target.host is not None else Target({"kind": "llvm"})
     return lower_tile_program(mod, target, host)

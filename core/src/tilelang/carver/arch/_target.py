@@ -28,11 +28,11 @@ def resolve_target(target: Any) -> Any:
         return target
     if target is None:
         raise TypeError("the carver needs a target (a kind such as 'cuda', a dict or a tvm.target.Target), got None")
-    from tilelang.backend.target import determine_target
+    from tilelang.backend.target import split_targets
     from tilelang.errors import BackendNotInstalled
 
     try:
-        return determine_target(target, return_object=True)
+        return split_targets(target).tvm_device
     except BackendNotInstalled:
         from tvm.target import Target
 

@@ -279,7 +279,7 @@ def _as_module(func_or_mod: Any) -> Any:
 def _as_target(target: Any) -> Any:
     if target is None:
         return None
-    from tilelang.backend.target import determine_target
+    from tilelang.backend.target import split_targets
 
-    return determine_target(target, return_object=True)
+    return split_targets(target).tvm_device
 
