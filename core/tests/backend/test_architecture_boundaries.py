@@ -67,3 +67,34 @@ def test_plugin_codegen_products_go_through_the_device_codegen(plugin: Path) -> 
                for node in ast.walk(ast.parse(path.read_text(), str(path)))
                if isinstance(node, ast.FunctionDef) and node.name in PER_KIND_HOOKS]
     assert defined == []
+
+
+# ------------------------------------------------------------------- third parties: the SDK and public packages only
+PUBLIC = {line.strip() for line in (ROOT / "docs" / "public_modules.txt").read_text().splitlines()
+          if line.strip() and not line.startswith("#")}
+SDK_MODULES = {"tilelang.backend.sdk", "tilelang.testing.backend_suite"}
+
+
+def _outside_sdk(root: Path) -> list[str]:
+    """Imports of `tilelang` modules in `root` other than the SDK and the public packages (``from pkg import x``
+    counts as ``pkg``)."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module] if isinstance(node, ast.ImportFrom) and node.module and node.level == 0
+                     else [])
+            found += [f"{path.relative_to(root)}:{node.lineno}: {m}" for m in names
+                      if m.split(".")[0] == "tilelang" and m not in PUBLIC | SDK_MODULES]
+    return found
+
+
+def test_the_example_third_party_backend_uses_the_sdk_only() -> None:
+    assert _outside_sdk(ROOT / "examples" / "third_party_backend" / "src") == []
+
+
+def test_a_scaffolded_backend_uses_the_sdk_only(tmp_path: Path) -> None:
+    from tilelang.backend.scaffold import new_backend
+
+    new_backend("archdemo", tmp_path / "tilelang-archdemo")
+    assert _outside_sdk(tmp_path / "tilelang-archdemo") == []

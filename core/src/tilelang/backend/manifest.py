@@ -45,6 +45,8 @@ class Backend:
       built.
     - ``supports_target``: for a backend that shares a target kind with another (a variant such as CuTeDSL on
       ``cuda``), the predicate on a ``tvm.target.Target`` telling which targets are its own.
+    - ``sdk_version``: the backend SDK version (``"MAJOR.MINOR"``, `tilelang.backend.sdk.SDK_VERSION`) the
+      backend was written for; core refuses to load it when its own SDK cannot serve that version.
     """
 
     name: str
@@ -55,6 +57,7 @@ class Backend:
     description: str = ""
     callbacks: tuple[tuple[str, str], ...] = ()
     supports_target: Callable[[Any], bool] | None = None
+    sdk_version: str | None = None
 
     def __post_init__(self) -> None:
         def fail(rule: str) -> None:
@@ -83,6 +86,13 @@ class Backend:
                 fail("callbacks must map global function names to 'module:attr' import paths")
         if self.supports_target is not None and not callable(self.supports_target):
             fail("supports_target must be callable or None")
+        if self.sdk_version is not None:
+            from tilelang.backend.sdk import _parse
+
+            try:
+                _parse(self.sdk_version, "sdk_version")
+            except ValueError as exc:
+                fail(str(exc))
 
     def toolchain_report(self) -> list[ToolStatus]:
         """The toolchain health lines; a failing check becomes a not-ok line instead of an exception."""

@@ -188,6 +188,10 @@ def _load_entry(ep: EntryPointInfo) -> LoadState:
     try:
         backend = validate_manifest(ep.load(), f"{ep.kind} = {ep.value!r} of {ep.distribution}")
         owner = backend.name
+        if backend.sdk_version is not None:
+            from tilelang.backend.sdk import check_sdk_version
+
+            check_sdk_version(backend.sdk_version, f"{backend.name} ({ep.distribution} {ep.version})")
         if ep.kind not in backend.target_kinds:
             raise BackendLoadError(
                 f"entry point {ep.kind!r} names backend {backend.name!r}, whose target_kinds "

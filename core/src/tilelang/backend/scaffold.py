@@ -77,17 +77,19 @@ codegen, built by the system compiler into a shared library, called with torch C
 
 from __future__ import annotations
 
-from tilelang.backend import (
+from tilelang.backend.sdk import (
     Backend,
+    SharedLibraryBackend,
     TargetKind,
     ToolStatus,
+    c_compiler,
+    c_library_codegen,
     host_launch_pass,
     register_device_codegen,
     register_execution_backends,
     register_pass,
     register_target_kind,
 )
-from tilelang.backend.c_library import SharedLibraryBackend, c_compiler, c_library_codegen
 
 CFLAGS = "-O3 -march=native"
 
@@ -109,6 +111,7 @@ def toolchain() -> list[ToolStatus]:
 
 
 BACKEND = Backend(name="{name}", target_kinds=("{name}",), register=register, toolchain=toolchain,
+                  sdk_version="1.0",
                   description="{description}")
 '''
 
@@ -120,7 +123,7 @@ from __future__ import annotations
 
 import pytest
 
-from tilelang.backend import determine_target, plugins
+from tilelang.backend import plugins, split_targets
 from tilelang.testing.backend_suite import CORPUS_NAMES, check_autotune, check_compile, check_jit
 
 TARGET = "{name}"
@@ -128,7 +131,7 @@ TARGET = "{name}"
 
 def test_entry_point_is_discovered():
     assert [ep.value for ep in plugins.entry_points() if ep.kind == TARGET] == ["tilelang_{name}.backend:BACKEND"]
-    assert determine_target(TARGET)["kind"] == TARGET
+    assert split_targets(TARGET).kind == TARGET
 
 
 @pytest.mark.parametrize("name", CORPUS_NAMES)

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from tilelang.backend import (
+from tilelang.backend.sdk import (
     Backend,
     TargetKind,
     ToolStatus,
+    c_compiler,
     host_launch_pass,
     register_lazy_device_codegen,
     register_lazy_execution_backends,
     register_pass,
     register_target_kind,
 )
-from tilelang.backend.c_library import c_compiler
 
 
 def _normalize(config: dict) -> dict:
@@ -43,4 +43,5 @@ def toolchain() -> list[ToolStatus]:
 
 
 BACKEND = Backend(name="ccpu", target_kinds=("ccpu",), register=register, toolchain=toolchain,
+                  sdk_version="1.0",
                   description="Example third-party backend: C source compiled with cc -O3 -march=native.")

@@ -3,6 +3,6 @@
 
 from __future__ import annotations
 
-from tilelang.backend.c_library import c_library_codegen
+from tilelang.backend.sdk import c_library_codegen
 
 CCPU_CODEGEN = c_library_codegen("ccpu", cflags="-O3 -march=native")

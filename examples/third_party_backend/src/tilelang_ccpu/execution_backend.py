@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from tilelang.backend.c_library import SharedLibraryBackend
+from tilelang.backend.sdk import SharedLibraryBackend
 
 EXECUTION_BACKENDS = [SharedLibraryBackend()]

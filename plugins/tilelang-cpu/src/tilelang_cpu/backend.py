@@ -73,4 +73,5 @@ BACKEND = Backend(
     register=register,
     toolchain=toolchain,
     description="Runs every tile program on the host CPU (LLVM, or C via the system compiler).",
+    sdk_version="1.0",
 )

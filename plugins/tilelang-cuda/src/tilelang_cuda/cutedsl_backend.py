@@ -33,5 +33,6 @@ def register() -> None:
 
 
 BACKEND = Backend(name="cutedsl", target_kinds=("cutedsl", "cuda"), register=register,
+                  sdk_version="1.0",
                   supports_target=is_cutedsl_target,
                   description="CuTeDSL variant of the CUDA backend (its code generator is not offered).")

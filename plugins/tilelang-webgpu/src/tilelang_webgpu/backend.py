@@ -71,4 +71,5 @@ def toolchain() -> list[ToolStatus]:
 
 
 BACKEND = Backend(name="webgpu", target_kinds=("webgpu",), register=register, toolchain=toolchain,
+                  sdk_version="1.0",
                   description="WGSL via TVM's WebGPU codegen, executed through wgpu.")
