@@ -87,3 +87,14 @@ def test_dynamic_shared_barrier_becomes_a_threadgroup_barrier(clang22):
     msl = tilelang.lower(main, target="metal").kernel_source
     assert msl.count("threadgroup_barrier(mem_flags::mem_threadgroup)") == 1
     assert check_msl(msl, name="barrier.metal", clang=clang22).ok
+
+
+def test_tiles_sharing_storage_are_reported_as_one_span():
+    msl = """kernel void k(device float* a [[buffer(0)]]) {
+  threadgroup uchar buf_shmem[12288];
+  threadgroup half* Q_shared = (threadgroup half*)((threadgroup half*)(&(buf_shmem[0])));
+  threadgroup half* K_shared = (threadgroup half*)((threadgroup half*)(&(buf_shmem[8192])));
+  threadgroup half* P_shared = (threadgroup half*)((threadgroup half*)(&(buf_shmem[8192])));
+}
+"""
+    assert threadgroup_usage(msl) == {"k": {"Q_shared": 8192, "K_shared/P_shared": 4096}}
