@@ -482,9 +482,11 @@ def test_pack_half_vectors_leaves_what_is_not_a_16bit_copy(before):
 
 # ------------------------------------------------------------------------------ metal.alias_threadgroup_tiles
 def test_alias_threadgroup_tiles_merges_tiles_into_one_array_of_typed_aliases():
-    """Three tiles (2048, 40 and 16 bytes) at 16-byte aligned offsets 0, 2048 and 2096 of one 2112-byte
-    ``buf_shmem``; each tile becomes a pointer of its own type into it and a buffer declared on that pointer.
-    The register allocated between them stays where it is."""
+    """Three tiles (2048, 40 and 16 bytes) in one ``buf_shmem``; each tile becomes a pointer of its own type into
+    it and a buffer declared on that pointer. ``A_shared`` and ``Red`` are live together (offsets 0 and 2048);
+    ``Idx`` is first written after the last read of ``A_shared``, so it takes ``A_shared``'s bytes (offset 0,
+    2096 bytes in all) behind a barrier (other threads may still be reading ``A_shared``). The register allocated
+    between them stays where it is."""
 
     @S.prim_func(check_well_formed=False)
     def before(A: S.Buffer((1024,), "float16"), B: S.Buffer((128,), "float32")):
@@ -502,7 +504,7 @@ def test_alias_threadgroup_tiles_merges_tiles_into_one_array_of_typed_aliases():
     @S.prim_func(check_well_formed=False)
     def expected(A: S.Buffer((1024,), "float16"), B: S.Buffer((128,), "float32")):
         tx = S.launch_thread("threadIdx.x", 128)
-        buf_shmem = S.alloc_buffer((2112,), "uint8", scope="shared")
+        buf_shmem = S.alloc_buffer((2096,), "uint8", scope="shared")
         A_ptr: S.let[S.handle("float16", "shared")] = S.reinterpret(S.handle("float16", "shared").ty,
                                                                      S.address_of(buf_shmem[0]))
         A_shared = S.decl_buffer((1024,), "float16", data=A_ptr, scope="shared")
@@ -511,10 +513,11 @@ def test_alias_threadgroup_tiles_merges_tiles_into_one_array_of_typed_aliases():
                                                                        S.address_of(buf_shmem[2048]))
         Red = S.decl_buffer((10,), "float32", data=Red_ptr, scope="shared")
         Idx_ptr: S.let[S.handle("int32", "shared")] = S.reinterpret(S.handle("int32", "shared").ty,
-                                                                     S.address_of(buf_shmem[2096]))
+                                                                     S.address_of(buf_shmem[0]))
         Idx = S.decl_buffer((4,), "int32", data=Idx_ptr, scope="shared")
         A_shared[tx] = A[tx]
         Red[tx % 10] = S.Cast("float32", A_shared[tx])
+        S.evaluate(S.call_intrin("int32", "tirx.tvm_storage_sync", "shared"))
         Idx[tx % 4] = tx
         R[0] = Red[Idx[tx % 4]]
         B[tx] = R[0]

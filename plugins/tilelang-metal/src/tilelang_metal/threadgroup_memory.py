@@ -5,8 +5,9 @@ same in ``max_shared_memory_per_block``). A kernel that declares more fails only
 created on a Mac, so `check_threadgroup_memory` refuses it at lowering time, naming every buffer and its size.
 The MSL is the truth here: it is what runs, after TVM's StorageRewrite has let buffers whose lifetimes do not
 overlap share memory (the survivor keeps one name and the largest size). A kernel whose tiles are typed
-aliases into one threadgroup array (`tilelang_metal.passes.alias_threadgroup_tiles`) is reported per alias: each owns
-the bytes from its offset to the next alias (or the array's end).
+aliases into one threadgroup array (`tilelang_metal.passes.alias_threadgroup_tiles`) is reported per offset: the
+aliases that start there (``"K_shared/P_shared"`` when tiles share storage) own the bytes up to the next offset
+(or the array's end).
 """
 
 from __future__ import annotations
@@ -49,15 +50,20 @@ def threadgroup_usage(msl: str) -> dict[str, dict[str, int]]:
 
 
 def _split_aliased(arrays: dict[str, int], aliases: list[tuple[str, str, int]]) -> dict[str, int]:
-    """`arrays` with each array that typed aliases point into replaced by the aliases and their byte spans."""
+    """`arrays` with each array that typed aliases point into replaced by its byte spans: one per offset, named
+    by the aliases starting there (in declaration order, joined by ``/``)."""
     out: dict[str, int] = {}
     for array, size in arrays.items():
-        mine = sorted((off, alias) for alias, base, off in aliases if base == array)
-        if not mine:
+        at: dict[int, list[str]] = {}
+        for alias, base, off in aliases:
+            if base == array:
+                at.setdefault(off, []).append(alias)
+        if not at:
             out[array] = size
             continue
-        for n, (off, alias) in enumerate(mine):
-            out[alias] = (mine[n + 1][0] if n + 1 < len(mine) else size) - off
+        offsets = sorted(at)
+        for n, off in enumerate(offsets):
+            out["/".join(at[off])] = (offsets[n + 1] if n + 1 < len(offsets) else size) - off
     return out
 
 

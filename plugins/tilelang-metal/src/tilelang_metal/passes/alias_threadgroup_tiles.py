@@ -1,14 +1,16 @@
 """``metal.alias_threadgroup_tiles`` (`AliasThreadgroupTiles`): one threadgroup allocation, tiles point into it.
 
-The threadgroup tiles of a kernel (allocated side by side, after storage planning) become one
-``threadgroup uchar buf_shmem[bytes]`` and, per tile, a pointer of the tile's own type into it::
+The threadgroup tiles of a kernel become one ``threadgroup uchar buf_shmem[bytes]`` and, per tile, a pointer of
+the tile's own type into it::
 
     threadgroup half* A_shared = (threadgroup half*)(... &buf_shmem[offset]);
 
 Every pointer carries its address space in its type (no unqualified ``(half*)`` casts for the Metal compiler to
-reject), the kernel declares its threadgroup memory once, and the size check sees one array. Tiles are placed at
-16-byte aligned offsets (``uint4`` vector copies and simdgroup loads). Kernels whose tiles are not allocated in
-one statement list, or have symbolic sizes, are left as they are.
+reject), the kernel declares its threadgroup memory once, and the size check sees one array. Offsets come from
+the tiles' liveness (`tilelang_metal.threadgroup_liveness`): tiles whose lifetimes never overlap share bytes (a
+flash attention's K tile and its P tile), each at a 16-byte aligned offset (``uint4`` vector copies and
+simdgroup loads), with a threadgroup barrier wherever a tile takes bytes another tile's threads may still read.
+Kernels whose tiles are not allocated in one statement list, or have symbolic sizes, are left as they are.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from typing import Any
 
 import tvm
 
-ALIGN = 16
 SCOPE = "shared"
 MERGED_NAME = "buf_shmem"
 
@@ -33,25 +34,34 @@ def _nbytes(buf: Any) -> int | None:
 
 
 def _alias_seq(seq: Any) -> Any | None:
-    """`seq` with its threadgroup allocations merged, or None when it has fewer than one to merge."""
+    """`seq` with its threadgroup allocations merged (offsets planned by liveness, barriers added where storage
+    is reused), or None when it has none or one of symbolic size."""
     from tvm import tirx
 
     from tilelang.transform import utils as C
+    from tilelang_metal.threadgroup_liveness import plan, rewrite
 
     allocs = [s for s in seq.seq if isinstance(s, tirx.AllocBuffer) and C.scope_of(s.buffer) == SCOPE]
     if not allocs:
         return None
-    offsets, total = [], 0
+    sizes = {}
     for alloc in allocs:
         size = _nbytes(alloc.buffer)
         if size is None:
             return None
-        offsets.append(total)
-        total += (size + ALIGN - 1) // ALIGN * ALIGN
-    merged = tirx.decl_buffer((total,), "uint8", name=MERGED_NAME, scope=SCOPE)
+        sizes[alloc.buffer] = size
+    layout = plan(seq, [a.buffer for a in allocs], sizes)
+    seq = rewrite(seq, layout)
+    extra = {}
+    for tile, decls in layout.declared:
+        extra.setdefault(tile, []).extend(decls)
+        sizes.update({d.buffer: sizes[tile] for d in decls if isinstance(d, tirx.AllocBuffer)})
+    seq = tirx.SeqStmt([x for s in seq.seq for x in ([s, *extra.get(s.buffer, [])] if isinstance(s, tirx.AllocBuffer)
+                                                      else [s])])
+    merged = tirx.decl_buffer((layout.total,), "uint8", name=MERGED_NAME, scope=SCOPE)
     remap, stmts, seen = {}, [], 0
     for stmt in seq.seq:
-        if not any(stmt.same_as(a) for a in allocs):
+        if not (isinstance(stmt, tirx.AllocBuffer) and stmt.buffer in sizes):
             stmts.append(stmt)
             continue
         buf = stmt.buffer
@@ -60,7 +70,7 @@ def _alias_seq(seq: Any) -> Any | None:
         dtype = str(buf.ty.dtype)
         ptr_ty = tvm.ir.PointerType(tvm.ir.PrimType(dtype), SCOPE)
         ptr = tirx.Var(str(buf.name), ptr_ty)
-        addr = tirx.address_of(tirx.BufferLoad(merged, [offsets[seen]]))
+        addr = tirx.address_of(tirx.BufferLoad(merged, [layout.offsets[buf]]))
         stmts.append(tirx.Bind(ptr, tvm.ir.Call(tvm.ir.Op.get("tirx.reinterpret"), [addr], ret_ty=ptr_ty)))
         view = tirx.decl_buffer(list(buf.ty.shape), dtype, name=str(buf.name), scope=SCOPE)
         stmts.append(tirx.DeclBuffer(view, data=ptr))
