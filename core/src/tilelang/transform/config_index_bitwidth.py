@@ -82,7 +82,8 @@ def _widened_buffer(buf: Any) -> Any:
                             offset_factor=int(ty.offset_factor))
 
 
-def _configured_bits(target: Any) -> int | None:
+def configured_bits(func: Any, target: Any) -> int | None:
+    """``tl.config_index_bitwidth`` (32 or 64), else the target's ``index_bits`` option, else None (per buffer)."""
     from tilelang.transform.config import current_tl_config
 
     bits = current_tl_config("tl.config_index_bitwidth", None)
@@ -90,9 +91,10 @@ def _configured_bits(target: Any) -> int | None:
         bits = C.pipeline_options(target).get("index_bits") if target is not None else None
     if bits is None:
         return None
-    if int(bits) not in (32, 64):
-        raise ValueError(f"tl.config_index_bitwidth must be 32 or 64, got {bits!r}")
-    return int(bits)
+    if isinstance(bits, bool) or not isinstance(bits, int) or bits not in (32, 64):
+        message = f"pass config tl.config_index_bitwidth must be 32 or 64, got {bits!r}"
+        raise ValueError(message) if func is None else C.lowering_error(func, message)
+    return bits
 
 
 def ConfigIndexBitwidth(target: Any = None) -> tvm.transform.Pass:
@@ -100,7 +102,7 @@ def ConfigIndexBitwidth(target: Any = None) -> tvm.transform.Pass:
 
     @C.prim_func_pass("tl.ConfigIndexBitwidth")
     def config_index_bitwidth(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
-        bits = _configured_bits(target)
+        bits = configured_bits(func, target)
         buffers = [p for p in func.params if tirx.is_buffer_var(p)]
         buffers += [a.buffer for a in C.allocations(func.body)]
         buffers += [d.buffer for d in C.collect(func.body, tirx.DeclBuffer)]

@@ -37,6 +37,7 @@ from tilelang.transform.apply_layouts import ApplyLayouts, AttachLayouts
 from tilelang.transform.check_semantics import CheckSemantics
 from tilelang.transform.config import PrintIRInstrument, print_ir_target
 from tilelang.transform.config_index_bitwidth import CheckDynamicExtents, ConfigIndexBitwidth
+from tilelang.transform.config_index_bitwidth import configured_bits as _configured_index_bits
 from tilelang.transform.finalize_tile_ir import FinalizeTileIR
 from tilelang.transform.host_checks import HostChecks
 from tilelang.transform.inject_software_pipeline import InjectSoftwarePipeline
@@ -78,10 +79,12 @@ def _tvm_legalize(target: Any) -> list[Any]:
         config.get("tirx.disable_vectorize", False))
     bf16 = [] if _native_bf16(target) else [tirx.transform.BF16ComputeLegalize()]
     bits = C.pipeline_options(target).get("vector_bits")
+    # ``tl.config_index_bitwidth: 64`` asks for 64-bit index arithmetic throughout: nothing is narrowed back
+    narrow = [] if _configured_index_bits(None, target) == 64 else [tirx.transform.NarrowDataType(32)]
     return [
         tirx.transform.FlattenBuffer(),
         *bf16,
-        tirx.transform.NarrowDataType(32),
+        *narrow,
         s_tir.transform.LoopPartition(),
         *([_cap_vector_width(int(bits))] if bits else []),
         tirx.transform.VectorizeLoop(vectorize),
