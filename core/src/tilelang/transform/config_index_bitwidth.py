@@ -100,6 +100,8 @@ def configured_bits(func: Any, target: Any) -> int | None:
 def ConfigIndexBitwidth(target: Any = None) -> tvm.transform.Pass:
     """Widen the offsets of the buffers that need 64 bits (see the module docstring)."""
 
+    from tilelang.transform.config import current_tl_config
+
     @C.prim_func_pass("tl.ConfigIndexBitwidth")
     def config_index_bitwidth(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
         bits = configured_bits(func, target)
@@ -113,8 +115,11 @@ def ConfigIndexBitwidth(target: Any = None) -> tvm.transform.Pass:
             if bits == 32:
                 for b in chosen:
                     if C.num_elements(b.ty.shape) is not None:
+                        why = "the pass config tl.config_index_bitwidth is 32" \
+                            if current_tl_config("tl.config_index_bitwidth", None) is not None \
+                            else f"target {target.kind.name!r} indexes in 32 bits (pipeline option index_bits)"
                         raise C.lowering_error(func, f"buffer {b.name} has {max_elements(b)} elements: its offsets "
-                                               "need 64 bits, but tl.config_index_bitwidth (or the target) is 32")
+                                               f"need 64 bits, but {why}")
                 chosen = []
         if not chosen:
             return func
