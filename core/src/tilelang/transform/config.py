@@ -95,7 +95,7 @@ ACTED_ON = frozenset({
     "tl.disable_shared_layouts", "tl.disable_tma_lower", "tl.enable_fast_math", "tl.device_compile_flags",
     "tl.pass_profile", "tl.pass_profile_threshold_ms", "tl.enable_dump_ir", "tl.dump_ir_path",
     "tirx.disable_vectorize", "tirx.disable_cse_tir", "tirx.enable_debug", "tirx.disable_assert",
-    "tirx.disable_storage_rewrite", "tirx.noalias",
+    "tirx.disable_storage_rewrite", "tirx.noalias", "tl.config_index_bitwidth",
 })
 # earlier spellings -> the reference's
 _ALIASES = {"tl.disable_safe_memory_access": "tl.disable_safe_memory_legalize"}

@@ -382,7 +382,8 @@ def LowerLaunchToHost(target: Any = None, *, name: str = "tl.lower_launch_to_hos
                 streamed = stream_rows(body, blocks, env.num_threads())
                 if streamed is not None:
                     return streamed
-            b = tirx.Var("block", "int32")
+            # an int64 grid (``T.dynamic(.., "int64")`` extents) needs an int64 block index
+            b = tirx.Var("block", "int32" if isinstance(total, int) else str(total.ty.dtype))
             idx = unravel(b, sizes)[::-1]
             body = C.substitute(body, {v: i for (v, _), i in zip(blocks, idx)})
             return tirx.For(b, 0, total, tirx.ForKind.PARALLEL if parallel else tirx.ForKind.SERIAL, body)

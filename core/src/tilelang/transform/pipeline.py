@@ -5,8 +5,9 @@ Order (``[point]`` = `tilelang.backend.passes` extension point where backends' p
     CheckSemantics AttachLayouts [pre_layout] RasterizeBlocks LayoutInference [post_layout] InjectSoftwarePipeline
     LowerTileOps LowerIntrinsics [post_tile_lowering] PartitionParallel LegalizeSafeMemoryAccess [post_parallel]
     ApplyLayouts [post_pipelining] PlanSharedMemory [post_storage]
-    FinalizeTileIR (TVM: FlattenBuffer, VectorizeLoop, StorageRewrite, simplification) InsertBarriers [post_barriers]
-    HostChecks, (TVM: MergeSharedMemoryAllocations, SplitHostDevice, MakePackedAPI)
+    FinalizeTileIR ConfigIndexBitwidth (TVM: FlattenBuffer, VectorizeLoop, StorageRewrite, simplification)
+    InsertBarriers [post_barriers]
+    HostChecks, (TVM: MergeSharedMemoryAllocations, SplitHostDevice, MakePackedAPI) CheckDynamicExtents
     split -> device module [device_module] + host module [host_module] -> TVM finalize passes
 
 Core never names a target: differences come from ``TargetKind.pipeline_options`` (``has_threads``,
@@ -35,6 +36,8 @@ from tilelang.transform import utils as C
 from tilelang.transform.apply_layouts import ApplyLayouts, AttachLayouts
 from tilelang.transform.check_semantics import CheckSemantics
 from tilelang.transform.config import PrintIRInstrument, print_ir_target
+from tilelang.transform.config_index_bitwidth import CheckDynamicExtents, ConfigIndexBitwidth
+from tilelang.transform.config_index_bitwidth import configured_bits as _configured_index_bits
 from tilelang.transform.finalize_tile_ir import FinalizeTileIR
 from tilelang.transform.host_checks import HostChecks
 from tilelang.transform.inject_software_pipeline import InjectSoftwarePipeline
@@ -76,10 +79,12 @@ def _tvm_legalize(target: Any) -> list[Any]:
         config.get("tirx.disable_vectorize", False))
     bf16 = [] if _native_bf16(target) else [tirx.transform.BF16ComputeLegalize()]
     bits = C.pipeline_options(target).get("vector_bits")
+    # ``tl.config_index_bitwidth: 64`` asks for 64-bit index arithmetic throughout: nothing is narrowed back
+    narrow = [] if _configured_index_bits(None, target) == 64 else [tirx.transform.NarrowDataType(32)]
     return [
         tirx.transform.FlattenBuffer(),
         *bf16,
-        tirx.transform.NarrowDataType(32),
+        *narrow,
         s_tir.transform.LoopPartition(),
         *([_cap_vector_width(int(bits))] if bits else []),
         tirx.transform.VectorizeLoop(vectorize),
@@ -191,6 +196,7 @@ def _lower_tile_program(mod: tvm.IRModule, target: Any, target_host: Any) -> tvm
         if point is not None:
             mod = _run(mod, passes_at(point, target))
     mod = FinalizeTileIR(target)(mod)
+    mod = ConfigIndexBitwidth(target)(mod)
     mod = _run(mod, _tvm_legalize(target))
     mod = InsertBarriers(target)(mod)
     mod = _run(mod, passes_at("post_barriers", target))
@@ -200,6 +206,7 @@ def _lower_tile_program(mod: tvm.IRModule, target: Any, target_host: Any) -> tvm
         s_tir.transform.MergeSharedMemoryAllocations(),
         tirx.transform.SplitHostDevice(),
         tirx.transform.MakePackedAPI(),
+        CheckDynamicExtents(target),
         tirx.transform.FP8StorageLegalize(),
     ]
     if not _native_bf16(target):  # native: only the host module's storage is legalized, in `split`

@@ -37,8 +37,10 @@ def _detect() -> dict | None:
 # not the default because a reduction's rows then span fewer threads, so the subgroup reductions
 # (`tilelang_webgpu.tileops.reduce`, W = T) no longer apply on GPUs with subgroups, and a kernel whose global accesses
 # are not provably aligned keeps scalar arrays with 4 accesses per thread (slower than the cyclic layout on llvmpipe).
+# Offsets stay 32-bit (``index_bits``, `tilelang.transform.config_index_bitwidth`): WGSL has no 64-bit integers and
+# a storage binding holds far fewer than 2**31 elements.
 PIPELINE_OPTIONS = {"has_threads": True, "static_shared_memory": True, "fragment_vector_lanes": 4,
-                    "fragment_vector_scope": "gemm", "webgpu_vector_globals": True}
+                    "fragment_vector_scope": "gemm", "webgpu_vector_globals": True, "index_bits": 32}
 
 
 def register() -> None:
