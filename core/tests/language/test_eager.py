@@ -48,6 +48,27 @@ def dynamic_rows(A):
     return B
 
 
+ROWS = T.dynamic("rows")
+
+
+def signature_annotated(A: T.Tensor((ROWS, 8), T.float32), s: T.float32):
+    B = T.empty((ROWS, 8), T.float32)
+    with T.Kernel(T.ceildiv(ROWS, 4)) as bx:
+        for i, j in T.Parallel(4, 8):
+            if bx * 4 + i < ROWS:
+                B[bx * 4 + i, j] = A[bx * 4 + i, j] * s
+    return B
+
+
+def test_tensor_annotations_in_the_signature_declare_the_parameter():
+    """``def f(A: T.Tensor(...))`` is ``A: T.Tensor(...)`` atop the body (issue 30: it was read as a torch tensor)."""
+    k = parse_eager(signature_annotated, torch.zeros(12, 8), 2.0)
+    assert k.inputs == ["A", "s"] and [str(p.name) for p in k.func.params] == ["A", "s", "B"]
+    assert k.func.params[0].ty.shape[0].same_as(k.func.params[2].ty.shape[0])
+    with pytest.raises(KernelTypeError, match="argument 'A' must have shape"):
+        parse_eager(signature_annotated, torch.zeros(12, 4), 2.0)
+
+
 def test_quickstart_specialised_per_shape():
     a, b = torch.zeros(256, 128, dtype=torch.float16), torch.zeros(128, 64, dtype=torch.float16)
     k = parse_eager(matmul_relu, a, b)

@@ -253,6 +253,7 @@ class EagerProgram:
         from tvm import tirx
 
         from tilelang.language.dtypes import dtype as DType
+        from tilelang.language.proxy import TensorSpec
 
         args = self.src.fdef.args
         ann_of = {a.arg: a.annotation for a in args.posonlyargs + args.args + args.kwonlyargs}
@@ -266,6 +267,8 @@ class EagerProgram:
                 if var is None:
                     var = scalars[name] = tirx.Var(name, str(ann))
                 interp.set_name(name, var)
+            elif isinstance(ann, TensorSpec):  # `def f(A: T.Tensor(...))`: as `A: T.Tensor(...)` atop the body
+                interp.declare_tensor(name, ann, ann_node)
             else:
                 interp.set_name(name, values[name])
 
