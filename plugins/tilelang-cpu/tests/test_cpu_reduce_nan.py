@@ -95,3 +95,15 @@ def test_integer_max_min_keep_the_plain_max() -> None:
     assert isinstance(combine("max", acc, x), tirx.Max)
     assert isinstance(combine("min", acc, x), tirx.Min)
     assert isinstance(combine("max", tirx.Var("f", "float32"), tirx.Var("g", "float32")), tirx.Select)
+
+
+@pytest.mark.parametrize("target", ["c", "llvm"])
+def test_cummax_keeps_nan_from_where_it_appears_like_torch(target: str) -> None:
+    @T.prim_func
+    def running_max(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=8):
+            T.cummax(A, B, dim=1)
+
+    a, b = _rows(torch.float32), torch.zeros(M, N)
+    tilelang.compile(running_max, target=target)(a, b)
+    torch.testing.assert_close(b, torch.cummax(a, dim=1).values, equal_nan=True)

@@ -12,7 +12,7 @@ from typing import Any
 from tvm import tirx
 
 from tilelang.backend.tile_ops import TileOpImpl
-from tilelang.tileop.reduce import identity_value
+from tilelang.tileop.reduce import identity_value, nan_max
 from tilelang.tileop.utils import cast
 from tilelang.transform import utils as C
 
@@ -52,7 +52,7 @@ def lower_cumsum(ctx: Any) -> Any:
         x = cast(dtype, tirx.BufferLoad(src.source, at(src, pos)))
         cur = tirx.BufferLoad(acc, [0])
         step = C.seq([
-            tirx.BufferStore(acc, cur + x if kind == "sum" else tirx.Max(cur, x), [0]),
+            tirx.BufferStore(acc, cur + x if kind == "sum" else nan_max(cur, x), [0]),  # NaN stays, as torch
             tirx.BufferStore(dst.source, tirx.BufferLoad(acc, [0]), at(dst, pos)),
         ])
         return C.seq([tirx.AllocBuffer(acc), tirx.BufferStore(acc, identity_value(kind, dtype), [0]),
