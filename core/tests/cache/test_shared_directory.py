@@ -147,19 +147,3 @@ def test_every_file_is_fsynced_before_publication(cache_dir, monkeypatch):
     assert Path(synced[0]).parent == cache_dir / "tmp"
     assert store.get_record("jit", "k1") == {"key": "abc"}
     assert _temporaries(cache_dir) == []
-
-
-def test_cuda_binary_cache_writes_atomically_and_marks_use(cache_dir):
-    from tilelang.cache.cuda_binary_cache import CUDABinaryCache
-
-    key = CUDABinaryCache.make_key(code="__global__ void k() {}", target_kind="cuda", target_arch="sm_90a",
-                                   target_code=["sm_90a"], compile_format="cubin")
-    CUDABinaryCache.save(key, "cubin", b"\x7fELF-cubin")
-    path = Path(CUDABinaryCache.get_path(key, "cubin"))
-    assert path.read_bytes() == b"\x7fELF-cubin" and path.is_relative_to(cache_dir)
-    assert _temporaries(cache_dir) == [] and [p.name for p in path.parent.iterdir()] == [path.name]
-    os.utime(path, (1_000_000, 1_000_000))
-    assert CUDABinaryCache.load(key, "cubin") == b"\x7fELF-cubin"
-    assert path.stat().st_mtime > time.time() - 60  # a hit is a use
-    path.unlink()  # evicted by someone else: a miss
-    assert CUDABinaryCache.load(key, "cubin") is None

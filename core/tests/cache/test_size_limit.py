@@ -72,20 +72,6 @@ def test_the_entry_just_written_is_never_evicted(cache_dir, monkeypatch):
     assert _keys(store) == {"c2" * 32} and dict(store.get("c2" * 32)) == _files("c")
 
 
-def test_binaries_count_towards_the_limit_and_are_evicted_too(cache_dir, monkeypatch):
-    from tilelang.cache.cuda_binary_cache import CUDABinaryCache
-
-    store = DiskStore()
-    CUDABinaryCache.save("f" * 64, "cubin", b"c" * 6000)
-    store.put("a3" * 32, _files("a"))
-    one = _entry_size(store, "a3" * 32)
-    monkeypatch.setenv("TILELANG_CACHE_MAX_BYTES", str(2 * 6000 + one + one // 2))  # two binaries, one entry
-    store.put("b3" * 32, _files("b"))
-    assert CUDABinaryCache.load("f" * 64, "cubin") is not None  # fits; and now used more recently than a3
-    CUDABinaryCache.save("e" * 64, "cubin", b"e" * 6000)  # over: a3, the least recently used, goes
-    assert _keys(store) == {"b3" * 32, "f" * 64 + ".cubin", "e" * 64 + ".cubin"}
-
-
 def test_a_reader_of_an_evicted_entry_sees_a_miss(cache_dir, monkeypatch):
     """Writers evict under a tiny limit while readers read: every read is the whole entry or a miss."""
     store = DiskStore()

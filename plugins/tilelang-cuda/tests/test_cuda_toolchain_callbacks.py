@@ -1,4 +1,4 @@
-"""The CUDA backend's toolchain surface: its TVM callbacks (nvcc through tilelang.contrib.nvcc, the on-disk
+"""The CUDA backend's toolchain surface: its TVM callbacks (nvcc through tilelang_cuda.contrib.nvcc, the on-disk
 CUDABinaryCache), target normalisation details, and the CuTeDSL variant backend."""
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ def test_backend_module_declares_and_registers_the_callbacks():
     import tvm  # noqa: F401 (get_backend reads TVM's target kinds)
     import tvm_ffi
 
-    from tilelang.contrib import nvcc
     from tilelang.cuda import backend as cuda_backend
+    from tilelang_cuda.contrib import nvcc
 
     assert cuda_backend.nvcc is nvcc
     module = get_backend("cuda")
@@ -121,8 +121,8 @@ def test_compile_callback_runs_nvcc(cache_dir):
 
 @needs_nvcc
 def test_the_plugin_compiles_through_contrib_nvcc(monkeypatch):
-    from tilelang.contrib import nvcc
     from tilelang_cuda import compiler
+    from tilelang_cuda.contrib import nvcc
 
     commands = []
     run = nvcc.run_nvcc
@@ -213,7 +213,7 @@ def test_target_predicates():
 # ---------------------------------------------------------------------------------------------- CuTeDSL variant
 @pytest.fixture
 def cutedsl_installed(monkeypatch):
-    from tilelang.jit.adapter.cutedsl import checks
+    from tilelang_cuda.adapters.cutedsl import checks
 
     monkeypatch.setattr(checks, "check_cutedsl_available", lambda: None)
 
@@ -231,7 +231,7 @@ def test_cutedsl_targets_normalise_to_marked_cuda_targets(cutedsl_installed):
 
 
 def test_cutedsl_target_without_the_dsl_names_the_package(monkeypatch):
-    from tilelang.jit.adapter.cutedsl import checks
+    from tilelang_cuda.adapters.cutedsl import checks
 
     def missing():
         raise ImportError("install via `pip install -U 'nvidia-cutlass-dsl>=4.7.0'`")
@@ -245,7 +245,7 @@ def test_cutedsl_backend_shares_the_cuda_pipeline_and_refuses_to_build(cutedsl_i
     from tvm.target import Target
 
     from tilelang.backend import resolve_device_codegen, resolve_execution_backend
-    from tilelang.jit.adapter.cutedsl.adapter import CuTeDSLCodegenUnavailable
+    from tilelang_cuda.adapters.cutedsl.adapter import CuTeDSLCodegenUnavailable
 
     cuda, cutedsl = get_backend("cuda"), get_backend("cutedsl")
     plain = Target({"kind": "cuda", "arch": "sm_90a"})
@@ -262,8 +262,8 @@ def test_cutedsl_backend_shares_the_cuda_pipeline_and_refuses_to_build(cutedsl_i
 
 
 def test_lowering_for_cutedsl_says_what_to_use_instead(cutedsl_installed):
-    from tilelang.jit.adapter.cutedsl.adapter import CuTeDSLCodegenUnavailable
     from tilelang.testing.tirx_kernels import vector_add_gpu
+    from tilelang_cuda.adapters.cutedsl.adapter import CuTeDSLCodegenUnavailable
 
     # core's lowering reports codegen failures as LoweringError, keeping the codegen's message
     with warnings.catch_warnings(), pytest.raises((CuTeDSLCodegenUnavailable, LoweringError), match="does not offer"):

@@ -1,5 +1,5 @@
 """The ROCm backend's ``tilelang_callback_hip_compile``: declared in the manifest, registered with TVM, and
-compiling HIP C++ for the target's mcpu through tilelang.contrib.hipcc."""
+compiling HIP C++ for the target's mcpu through tilelang_rocm.contrib.hipcc."""
 
 from __future__ import annotations
 
@@ -26,8 +26,8 @@ def test_callback_is_declared_and_registered():
 
 
 def test_callback_passes_the_mcpu_and_includes(monkeypatch):
-    from tilelang.contrib import hipcc
     from tilelang_rocm.compiler import tilelang_callback_hip_compile
+    from tilelang_rocm.contrib import hipcc
 
     seen = {}
     monkeypatch.setattr(hipcc, "compile_hip", lambda code, **kw: seen.update(kw) or bytearray(b"hsaco"))
@@ -43,8 +43,8 @@ def test_callback_builds_a_code_object(tmp_path, monkeypatch):
     """hipcc is stood in for by clang (AMDGPU object) + ld.lld (code object) when ROCm is not installed."""
     from tvm.target import Target
 
-    from tilelang.contrib import hip_resource_info, rocm
     from tilelang_rocm.compiler import tilelang_callback_hip_compile
+    from tilelang_rocm.contrib import hip_resource_info, rocm
 
     lld = next(iter(rocm.find_lld(required=False)), None)
     if lld is None:

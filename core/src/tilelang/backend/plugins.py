@@ -123,6 +123,47 @@ def package_for_alias(name: str) -> str | None:
     return None
 
 
+# ----------------------------------------------------------------------------- module aliases
+MODULE_ALIAS_GROUP = "tilelang.module_aliases"
+_module_aliases: dict[str, str] | None = None
+
+
+def module_aliases() -> dict[str, str]:
+    """Reference module paths that installed plugins provide, declared in entry-point group
+    ``tilelang.module_aliases`` (name: the path, e.g. ``tilelang.contrib.nvcc``; value: the plugin's module,
+    e.g. ``tilelang_cuda.contrib.nvcc``); metadata only, cached; the escape-hatch variables apply."""
+    global _module_aliases
+    with _lock:
+        if _module_aliases is not None:
+            return dict(_module_aliases)
+    from importlib import metadata
+
+    from tilelang.env import env
+
+    found: dict[str, str] = {}
+    if str(env.TILELANG_DISABLE_PLUGIN_AUTOLOAD or "").strip() in ("", "0"):
+        blocked = {b.strip() for b in str(env.TILELANG_BLOCK_PLUGINS or "").split(",") if b.strip()}
+        for ep in metadata.entry_points(group=MODULE_ALIAS_GROUP):
+            if ep.value.split(".")[0].removeprefix("tilelang_") not in blocked:
+                found.setdefault(ep.name, ep.value)
+    with _lock:
+        _module_aliases = found
+    return dict(found)
+
+
+def module_alias_for(fullname: str) -> str | None:
+    """The plugin module that reference path `fullname` stands for: the longest declared alias that is
+    `fullname` or a package above it, with the rest of the path appended (None when no plugin declares one)."""
+    aliases = module_aliases()
+    name = fullname
+    while name.startswith("tilelang."):
+        real = aliases.get(name)
+        if real is not None:
+            return real + fullname[len(name):]
+        name = name.rpartition(".")[0]
+    return None
+
+
 # ----------------------------------------------------------------------------- TVM global functions
 GLOBAL_FUNC_GROUP = "tilelang.global_funcs"
 _global_funcs_done = False
@@ -320,7 +361,7 @@ def raise_for_missing_kind(kind: str) -> None:
 
 def reset() -> None:
     """Forget discovery and load state (tests; registries are reset separately)."""
-    global _entry_points_cache
+    global _entry_points_cache, _module_aliases
     from tilelang.backend import target
 
     with target._detector_lock:
@@ -329,6 +370,7 @@ def reset() -> None:
         target._mirrored_detectors.clear()
     with _lock:
         _entry_points_cache = None
+        _module_aliases = None
         _states.clear()
         _kinds_done.clear()
         _kinds_loading.clear()

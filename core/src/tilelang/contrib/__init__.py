@@ -1,9 +1,9 @@
-"""Toolchain helpers of the reference TileLang: C/C++ (`cc`, `msvc`), CUDA (`nvcc`, `nvrtc`), ROCm (`hipcc`,
-`rocm`, `hip_resource_info`) and the CuTe DSL device helpers (`cutedsl`).
+"""Toolchain helpers of the reference TileLang. Core carries the host C/C++ ones (`cc`, `msvc`); the vendor
+toolchains are their backends' code, reached under the reference's paths through module aliases:
+``nvcc``, ``nvrtc`` and ``cutedsl`` come with tilelang-cuda, ``hipcc``, ``rocm`` and ``hip_resource_info``
+with tilelang-rocm (without it, importing one says what to install).
 
-They live in core so every backend shares one implementation (the CUDA plugin compiles through `nvcc`).
-Importing this package is cheap: submodules load on first use, and ``compile_cuda`` / ``compile_hip`` are
-resolved lazily from `nvcc` and `hipcc`.
+``compile_cuda`` / ``compile_hip`` are resolved lazily from ``tilelang.contrib.nvcc`` and ``tilelang.contrib.hipcc``.
 """
 
 from __future__ import annotations

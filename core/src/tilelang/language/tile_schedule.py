@@ -83,9 +83,9 @@ class PersistentTileScheduler(BaseTileScheduler):
 
         super().__init__(stateful=stateful, name=name)
         if num_workers is None:
-            from tilelang.carver.arch import driver
+            from tilelang.carver.arch.live import num_parallel_units
 
-            num_workers = driver.get_num_sms() // cluster_size
+            num_workers = num_parallel_units() // cluster_size
         self.num_workers = num_workers
         self.swizzle_size = swizzle_size
         self.cluster_size = cluster_size

@@ -6,7 +6,8 @@
 - `pass_timing`: the time of every pass of a compilation
 - `pass_visualizer`: a kernel's structure tree after each pass, as an interactive HTML page
 - `compile_only`: compile a kernel file for a target with no device present
-- `cuda.iket`: IKET event markers in generated CUDA (traces are collected by the external IKET profiler)
+- `cuda.iket`: IKET event markers in generated CUDA (comes with tilelang-cuda; the external IKET profiler
+  collects the traces)
 
 Everything but `plot_layout` and `Analyzer` (both light) is imported on first use. The command-line tools are
 also ``tilelang`` subcommands (``tilelang --help``).

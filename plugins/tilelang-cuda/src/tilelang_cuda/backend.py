@@ -12,8 +12,8 @@ from tilelang.backend import (
     register_lazy_tile_op_impls,
     register_target_kind,
 )
-from tilelang.contrib import nvcc  # noqa: F401 (the reference's ``tilelang.cuda.backend.nvcc``)
 from tilelang_cuda.compiler import tilelang_callback_cuda_compile, tilelang_callback_cuda_validate  # noqa: F401
+from tilelang_cuda.contrib import nvcc  # noqa: F401 (the reference's ``tilelang.cuda.backend.nvcc``)
 from tilelang_cuda.target import is_plain_cuda_target
 
 PIPELINE_OPTIONS = {

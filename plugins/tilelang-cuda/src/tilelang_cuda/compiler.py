@@ -1,6 +1,6 @@
 """CUDA C -> cubin + PTX with nvcc (preferred when there is one) or NVRTC, and the ptxas report.
 
-`compile_source` runs ONE nvcc call per kernel through `tilelang.contrib.nvcc` (``-cubin --keep`` keeps the
+`compile_source` runs ONE nvcc call per kernel through `tilelang_cuda.contrib.nvcc` (``-cubin --keep`` keeps the
 PTX; ``-Xptxas -v`` reports registers and shared memory) and memoises the result per process by (source, arch,
 compiler, flags). `compile_artifact` puts ``kernel.cubin`` / ``kernel.ptx`` into a `CompiledArtifact`'s files
 and the ptxas numbers into its metadata. ``TILELANG_CUDA_COMPILER=nvcc|nvrtc`` picks the compiler; where nvcc,
@@ -13,7 +13,7 @@ nvcc and NVRTC alike, fast math only under ``tl.enable_fast_math`` (`flags_from_
 
 The reference TileLang's TVM callbacks of this backend live here too (declared in the manifest, registered
 when `tilelang.backend.get_backend` builds its module): `tilelang_callback_cuda_compile` (nvcc to a cubin or
-fatbin, through `tilelang.cache.cuda_binary_cache.CUDABinaryCache`) and `tilelang_callback_cuda_validate`.
+fatbin, through `tilelang_cuda.cuda_binary_cache.CUDABinaryCache`) and `tilelang_callback_cuda_validate`.
 """
 
 from __future__ import annotations
@@ -137,10 +137,10 @@ def _std(flags: list[str], spelling: str) -> list[str]:
 
 
 def _nvcc(source: str, arch: str, flags: list[str]) -> CudaBinary:
-    """One nvcc run through `tilelang.contrib.nvcc` (``--keep`` leaves the PTX in a scratch directory); a failure
+    """One nvcc run through `tilelang_cuda.contrib.nvcc` (``--keep`` leaves the PTX in a scratch directory); a failure
     that a trivial kernel shares (`toolkit.nvcc_problem`) is `NvccUnusable`."""
-    from tilelang.contrib import nvcc
     from tilelang_cuda import toolkit
+    from tilelang_cuda.contrib import nvcc
 
     path = toolkit.find_nvcc()
     if path is None:
@@ -348,9 +348,9 @@ def tilelang_callback_cuda_compile(code: str, target: Any, pass_config: dict[str
     target's ``code`` lists several SMs. Pass configs: ``tl.enable_fast_math``,
     ``tl.ptxas_register_usage_level``, ``tl.device_compile_flags``. Binaries are kept in `CUDABinaryCache`
     keyed by source, target and every compiler option, so a hit skips nvcc."""
-    from tilelang.cache.cuda_binary_cache import CUDABinaryCache
-    from tilelang.contrib import nvcc
     from tilelang.env import env
+    from tilelang_cuda.contrib import nvcc
+    from tilelang_cuda.cuda_binary_cache import CUDABinaryCache
 
     arch, codes = nvcc.get_target_arch_and_code(target)
     code_list = nvcc.get_target_code_list(codes)

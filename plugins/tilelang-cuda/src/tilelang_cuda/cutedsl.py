@@ -18,7 +18,7 @@ __all__ = ["CUTEDSL_CODEGEN", "CuTeDSLExecutionBackend", "EXECUTION_BACKENDS"]
 
 
 def _cutedsl_missing() -> str | None:
-    from tilelang.jit.adapter.cutedsl.checks import check_cutedsl_available
+    from tilelang_cuda.adapters.cutedsl.checks import check_cutedsl_available
 
     try:
         check_cutedsl_available()
@@ -28,7 +28,7 @@ def _cutedsl_missing() -> str | None:
 
 
 def _build_cutedsl(mod: Any, target: Any) -> NoReturn:
-    from tilelang.jit.adapter.cutedsl.adapter import CODEGEN_UNAVAILABLE, CuTeDSLCodegenUnavailable
+    from tilelang_cuda.adapters.cutedsl.adapter import CODEGEN_UNAVAILABLE, CuTeDSLCodegenUnavailable
 
     raise CuTeDSLCodegenUnavailable(CODEGEN_UNAVAILABLE)
 

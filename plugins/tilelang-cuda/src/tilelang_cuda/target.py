@@ -35,7 +35,7 @@ def _detect_torch_cuda_arch() -> str | None:
         return None
     if not torch.cuda.is_available() or getattr(torch.version, "hip", None):
         return None
-    from tilelang.contrib import nvcc
+    from tilelang_cuda.contrib import nvcc
 
     try:
         device = torch.cuda.current_device()
@@ -46,8 +46,8 @@ def _detect_torch_cuda_arch() -> str | None:
 
 
 def check_cuda_availability() -> bool:
-    """Whether a CUDA toolkit is found (`tilelang.contrib.nvcc.find_cuda_path`)."""
-    from tilelang.contrib import nvcc
+    """Whether a CUDA toolkit is found (`tilelang_cuda.contrib.nvcc.find_cuda_path`)."""
+    from tilelang_cuda.contrib import nvcc
 
     try:
         nvcc.find_cuda_path()
@@ -64,7 +64,7 @@ def detect() -> dict | None:
 
 # ---------------------------------------------------------------------------------------------- normalisation
 def _check_code(code: Any) -> list[str]:
-    from tilelang.contrib import nvcc
+    from tilelang_cuda.contrib import nvcc
 
     try:
         return nvcc.get_target_code_list(code)
@@ -120,7 +120,7 @@ def _with_cutedsl_key(config: dict) -> dict:
 
 def normalize_cutedsl(config: dict) -> dict:
     """The ``cutedsl`` kind: needs the CuTe DSL installed; becomes a cuda config with the ``cutedsl`` key."""
-    from tilelang.jit.adapter.cutedsl import checks
+    from tilelang_cuda.adapters.cutedsl import checks
 
     try:
         checks.check_cutedsl_available()

@@ -88,7 +88,7 @@ def nvcc_problem(path: str) -> str | None:
     """Why nvcc at `path` cannot compile here, from compiling a trivial kernel to a cubin (once per process and
     path): nvcc's own message, or None when it works."""
     if path not in _PROBES:
-        from tilelang.contrib import nvcc
+        from tilelang_cuda.contrib import nvcc
 
         try:
             nvcc.run_nvcc(_PROBE_SOURCE, "cubin", arch=["-arch=sm_80"], nvcc=path)

@@ -6,7 +6,7 @@ ld.lld-linked code object), ``files["kernel.ll"]`` (LLVM IR), ``kernel_source`` 
 bytes and the wavefront size, read from the assembly's ``.amdhsa`` metadata.
 
 `tilelang_callback_hip_compile` is the reference TileLang's hipcc callback (HIP C++ -> hsaco through
-`tilelang.contrib.hipcc`), declared in the manifest and registered with TVM by `tilelang.backend.get_backend`.
+`tilelang_rocm.contrib.hipcc`), declared in the manifest and registered with TVM by `tilelang.backend.get_backend`.
 """
 
 from __future__ import annotations
@@ -85,10 +85,10 @@ def _mcpu(target: Any) -> str | None:
 
 
 def tilelang_callback_hip_compile(code: str, target: Any) -> bytearray:
-    """Compile HIP C++ `code` into an hsaco for `target`'s ``mcpu`` with hipcc (`tilelang.contrib.hipcc`),
+    """Compile HIP C++ `code` into an hsaco for `target`'s ``mcpu`` with hipcc (`tilelang_rocm.contrib.hipcc`),
     adding TileLang's template and Composable Kernel include directories when they are configured."""
-    from tilelang.contrib import hipcc
     from tilelang.env import env
+    from tilelang_rocm.contrib import hipcc
 
     options = ["-std=c++17"]
     for directory in (env.TILELANG_TEMPLATE_PATH, env.COMPOSABLE_KERNEL_INCLUDE_DIR):

@@ -8,7 +8,7 @@ from typing import Any
 from tilelang.carver.arch._devices import DeviceSpec, default_device, lookup_device
 from tilelang.carver.arch._target import resolve_target, target_attr
 from tilelang.carver.arch.arch_base import TileDevice
-from tilelang.carver.arch.driver import cuda_driver
+from tilelang.carver.arch.live import cuda_device_properties
 
 __all__ = [
     "is_cuda_arch", "is_volta_arch", "is_ampere_arch", "is_ada_arch", "is_hopper_arch",
@@ -102,7 +102,7 @@ class CUDA(TileDevice):
         self.platform = "CUDA"
         self.device: Any = None
         self.spec: DeviceSpec | None = None
-        prop = None if device is not None else cuda_driver.get_cuda_device_properties()
+        prop = None if device is not None else cuda_device_properties()
         if prop is not None and _is_hip_torch():
             prop = None  # a ROCm build of torch answers torch.cuda for an AMD GPU
         if prop is not None:
@@ -135,16 +135,11 @@ class CUDA(TileDevice):
         self.compute_max_core = int(prop.multi_processor_count)
         self.warp_size = int(getattr(prop, "warp_size", 32))
         self.compute_capability = f"{prop.major}{prop.minor}"
-        self.l2_cache_size_bytes = int(getattr(prop, "L2_cache_size", 0))
-        if not self.l2_cache_size_bytes:
-            try:
-                self.l2_cache_size_bytes = int(cuda_driver.get_persisting_l2_cache_max_size())
-            except RuntimeError:
-                self.l2_cache_size_bytes = 0
         try:
             self.spec = lookup_device(self.name, "CUDA")
         except ValueError:
             self.spec = None
+        self.l2_cache_size_bytes = int(getattr(prop, "L2_cache_size", 0)) or (self.spec.l2_bytes if self.spec else 0)
         try:
             import tvm
 

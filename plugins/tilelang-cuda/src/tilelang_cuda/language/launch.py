@@ -60,7 +60,7 @@ def CUDASourceCodeKernel(*blocks: Any, threads: Any = None, source_code_or_path:
     """The reference's launch of a hand-written CUDA kernel (inline source or a ``.cu`` path) from a TileLang
     program. Not offered by the tilelang-cuda backend, whose device code is always generated from the program:
     calling it raises NotImplementedError (write the kernel in TileLang, or load the ``.cu`` with
-    ``tilelang.contrib.nvcc`` and launch it yourself)."""
+    ``tilelang_cuda.contrib.nvcc`` and launch it yourself)."""
     raise NotImplementedError("T.CUDASourceCodeKernel (launching user CUDA source) is not implemented by the "
                               "tilelang-cuda backend; write the kernel in TileLang or build the .cu with "
-                              "tilelang.contrib.nvcc")
+                              "tilelang_cuda.contrib.nvcc")

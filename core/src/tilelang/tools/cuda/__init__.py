@@ -1,1 +1,0 @@
-"""CUDA-specific developer tools (`iket`: IKET profiling events in generated CUDA)."""

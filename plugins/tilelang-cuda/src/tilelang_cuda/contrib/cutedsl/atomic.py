@@ -1,0 +1,18 @@
+"""Atomic operations (add, max, min, load, store) on global and shared memory.
+
+CuTe DSL device helpers of the reference TileLang; here stand-ins that raise
+`CuTeDSLHelperUnavailable` explaining what is missing (see `tilelang_cuda.contrib.cutedsl`).
+"""
+
+from __future__ import annotations
+
+from tilelang_cuda.contrib.cutedsl._unavailable import helpers
+
+_FUNCTIONS = [
+    'AtomicAdd', 'AtomicAddRet', 'AtomicAddx2', 'AtomicAddx4', 'AtomicMax', 'AtomicMaxRet', 'AtomicMin',
+    'AtomicMinRet', 'AtomicLoad', 'AtomicStore',
+]
+
+globals().update(helpers(__name__, _FUNCTIONS))
+
+__all__ = [*_FUNCTIONS]

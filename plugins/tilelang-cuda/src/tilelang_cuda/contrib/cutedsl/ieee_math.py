@@ -1,0 +1,17 @@
+"""IEEE-rounded float arithmetic (add, sub, mul, fma, rcp, sqrt, div) with an explicit rounding mode.
+
+CuTe DSL device helpers of the reference TileLang; here stand-ins that raise
+`CuTeDSLHelperUnavailable` explaining what is missing (see `tilelang_cuda.contrib.cutedsl`).
+"""
+
+from __future__ import annotations
+
+from tilelang_cuda.contrib.cutedsl._unavailable import helpers
+
+_FUNCTIONS = [
+    'ieee_fadd', 'ieee_fsub', 'ieee_fmul', 'ieee_fmaf', 'ieee_frcp', 'ieee_fsqrt', 'ieee_fdiv',
+]
+
+globals().update(helpers(__name__, _FUNCTIONS))
+
+__all__ = [*_FUNCTIONS]

@@ -1,0 +1,18 @@
+"""Fast math on scalars and tensors (exp, exp2, log, trigonometry, rsqrt, min/max, half conversions).
+
+CuTe DSL device helpers of the reference TileLang; here stand-ins that raise
+`CuTeDSLHelperUnavailable` explaining what is missing (see `tilelang_cuda.contrib.cutedsl`).
+"""
+
+from __future__ import annotations
+
+from tilelang_cuda.contrib.cutedsl._unavailable import helpers
+
+_FUNCTIONS = [
+    'abs2', 'exp', 'exp2', 'exp10', 'log', 'log1p', 'log2', 'log10', 'tan', 'cos', 'sin', 'sqrt', 'rsqrt', 'fabsf',
+    'max2', 'min2', 'copysignf', 'divf', 'isfinite', '__habs', '__float2half_rz', 'tanh',
+]
+
+globals().update(helpers(__name__, _FUNCTIONS))
+
+__all__ = [*_FUNCTIONS]

@@ -1,0 +1,21 @@
+"""Block and warp reductions, cumulative sums / maxima, and named barriers.
+
+CuTe DSL device helpers of the reference TileLang; here stand-ins that raise
+`CuTeDSLHelperUnavailable` explaining what is missing (see `tilelang_cuda.contrib.cutedsl`).
+"""
+
+from __future__ import annotations
+
+from tilelang_cuda.contrib.cutedsl._unavailable import helpers
+
+_FUNCTIONS = [
+    'min', 'max', 'bar_sync', 'bar_sync_ptx',
+]
+_CLASSES = [
+    'SumOp', 'MaxOp', 'MinOp', 'BitAndOp', 'BitOrOp', 'BitXorOp', 'CumSum1D', 'CumSum2D', 'CumMax1D', 'CumMax2D',
+    'NamedBarrier', 'AllReduce',
+]
+
+globals().update(helpers(__name__, _FUNCTIONS, _CLASSES))
+
+__all__ = [*_FUNCTIONS, *_CLASSES]

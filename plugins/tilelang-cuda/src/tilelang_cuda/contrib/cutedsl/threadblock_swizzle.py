@@ -1,0 +1,30 @@
+"""Block-index swizzles (rasterizations) that walk the grid in panels for better L2 reuse.
+
+CuTe DSL device helpers of the reference TileLang; here stand-ins that raise
+`CuTeDSLHelperUnavailable` explaining what is missing (see `tilelang_cuda.contrib.cutedsl`). `dim3` is a plain value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tilelang_cuda.contrib.cutedsl._unavailable import helpers
+
+
+@dataclass(frozen=True)
+class dim3:
+    """A three-dimensional CUDA index (thread, block or grid)."""
+
+    x: int
+    y: int
+    z: int
+
+
+_FUNCTIONS = [
+    'ThreadIdx', 'BlockIdx', 'GridDim', 'rasterization2DRow', 'rasterization2DColumn',
+    'rasterization2DRowWithCluster', 'rasterization2DColumnWithCluster',
+]
+
+globals().update(helpers(__name__, _FUNCTIONS))
+
+__all__ = ['dim3', *_FUNCTIONS]

@@ -1,0 +1,23 @@
+"""Bit casts, tensor construction and offsets, warp election, partial barriers, register reallocation.
+
+CuTe DSL device helpers of the reference TileLang; here stand-ins that raise
+`CuTeDSLHelperUnavailable` explaining what is missing (see `tilelang_cuda.contrib.cutedsl`).
+"""
+
+from __future__ import annotations
+
+from tilelang_cuda.contrib.cutedsl._unavailable import helpers, module_getattr
+
+BYTES_PER_TENSORMAP = 128  # a CUtensorMap
+BYTES_PER_POINTER = 8
+
+_FUNCTIONS = [
+    'Float4E2M1FN_unpack', 'bitcast', 'recast_ptr', 'cast_tensor', 'as_tensor_ssa', 'as_rmem_tensor',
+    'make_filled_tensor', 'make_tensor_at_offset', 'handle_add_byte_offset', 'shuffle_elect', 'sync_thread_partial',
+    'warpgroup_reg_alloc', 'warpgroup_reg_dealloc', 'pack_half2',
+]
+
+globals().update(helpers(__name__, _FUNCTIONS))
+__getattr__ = module_getattr(__name__, ['type_map'])
+
+__all__ = ['BYTES_PER_TENSORMAP', 'BYTES_PER_POINTER', *_FUNCTIONS]  # type_map: attribute access only
