@@ -38,7 +38,7 @@ CODEGEN_UNAVAILABLE = ("building a CuTeDSL kernel needs the reference TileLang's
 
 def cutedsl_target(target: Any) -> Any:
     """`target` as a CUDA ``tvm.target.Target`` carrying the ``cutedsl`` key (``{"kind": "cutedsl", ...}`` dicts
-    become ``{"kind": "cuda", ..., "keys": [..., "cutedsl"]}``); other targets go through `determine_target`."""
+    become ``{"kind": "cuda", ..., "keys": [..., "cutedsl"]}``); other targets go through `split_targets`."""
     from tvm.target import Target
 
     if isinstance(target, dict) and target.get("kind") == "cutedsl":
@@ -47,9 +47,9 @@ def cutedsl_target(target: Any) -> Any:
         return Target(config)
     if isinstance(target, Target):
         return target
-    from tilelang.backend.target import determine_target
+    from tilelang.backend.target import split_targets
 
-    return determine_target(target, return_object=True)
+    return split_targets(target).tvm_device
 
 
 def _prim_func_of(mod: Any) -> Any:

@@ -57,7 +57,7 @@ class NVRTCKernelAdapter(BaseKernelAdapter):
                  host_mod: Any = None, device_mod: Any = None, device_kernel_source: str | None = None,
                  verbose: bool = False, pass_configs: dict[str, Any] | None = None,
                  compile_flags: list[str] | None = None):
-        from tilelang.backend.target import determine_target
+        from tilelang.backend.target import split_targets
 
         check_nvrtc_available()
         self.params = params
@@ -65,7 +65,7 @@ class NVRTCKernelAdapter(BaseKernelAdapter):
         self.device_kernel_source = device_kernel_source
         self.ir_module = _as_module(func_or_mod)
         self._cache_params()
-        self.target = determine_target(target, return_object=True)
+        self.target = split_targets(target).tvm_device
         self.verbose = verbose
         wrapper = TLNVRTCSourceWrapper(self.ir_module, device_kernel_source, self.target, device_mod, host_mod,
                                        pass_configs, arg_names=self._argument_names())
@@ -87,7 +87,7 @@ class NVRTCKernelAdapter(BaseKernelAdapter):
                       verbose: bool = False, pass_configs: dict[str, Any] | None = None,
                       compile_flags: list[str] | None = None) -> NVRTCKernelAdapter:
         """Rebuild an adapter from a cached cubin (`kernel_lib_path`, its launcher beside it) and sources."""
-        from tilelang.backend.target import determine_target
+        from tilelang.backend.target import split_targets
 
         adapter = cls.__new__(cls)
         adapter.params = params
@@ -97,7 +97,7 @@ class NVRTCKernelAdapter(BaseKernelAdapter):
         adapter._set_cached_text_source("device_kernel_source", "_device_kernel_source_path", device_kernel_source)
         adapter.ir_module = _as_module(func_or_mod)
         adapter._cache_params()
-        adapter.target = determine_target(target, return_object=True)
+        adapter.target = split_targets(target).tvm_device
         adapter.verbose = verbose
         adapter.lib_generator = NVRTCLibraryGenerator(adapter.target, verbose)
         adapter.lib_generator.assign_compile_flags(compile_flags)
