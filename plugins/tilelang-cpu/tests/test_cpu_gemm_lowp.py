@@ -88,7 +88,7 @@ def _asm(ck: Any, target: Any, configs: dict[str, Any] | None = None) -> str:
     return str(tilelang.lower(ck.func, target=target, pass_configs=configs).rt_mod.inspect_source("asm"))
 
 
-BF16_DOT = {"tl.cpu.gemm_avx512_bf16": True}  # the AVX512-BF16 path is opt-in
+BF16_FMA = {"tl.cpu.gemm_avx512_bf16": False}  # opts out of the AVX512-BF16 path: the fp32 micro-kernel
 
 
 # ------------------------------------------------------------------------------------------------ selection
@@ -128,7 +128,7 @@ INT8 = dict(M=128, N=128, K=128, block_M=64, block_N=64, block_K=64, dtype="int8
     (BF16, {"mcpu": "sapphirerapids"}, ["tdpbf16ps", "ldtilecfg", "tilerelease"], ["vdpbf16ps"]),
     (BF16, {"mcpu": "sapphirerapids", "mattr": ["-amx-tile"]}, ["vdpbf16ps"], ["tdpbf16ps", "ldtilecfg"]),
     (BF16, {"mcpu": "znver4"}, ["vdpbf16ps"], ["tdpbf16ps"]),
-    (BF16, {"mcpu": "znver4", "off": True}, ["vfmadd231ps"], ["dpbf16ps"]),  # without the opt-in
+    (BF16, {"mcpu": "znver4", "off": True}, ["vfmadd231ps"], ["dpbf16ps"]),  # opted out
     (BF16, {"mcpu": "skylake-avx512"}, ["vfmadd231ps"], ["dpbf16ps"]),
     (BF16, {"mcpu": "haswell"}, ["vfmadd231ps"], ["dpbf16ps", "zmm"]),
     (INT8, {"mcpu": "sapphirerapids"}, ["tdpbssd", "ldtilecfg"], ["vpdpbusd"]),
@@ -142,8 +142,9 @@ INT8 = dict(M=128, N=128, K=128, block_M=64, block_N=64, block_K=64, dtype="int8
 def test_assembly_holds_the_targets_instruction(kw: dict, config: dict, present: list[str],
                                                 absent: list[str]) -> None:
     """Checked on the generated assembly for each CPU, whatever the host (SDE is not installable here)."""
-    off = config.pop("off", False) if "off" in config else False
-    asm = _asm(gemm(**kw), {"kind": "llvm", **config}, None if off else BF16_DOT)
+    config = dict(config)
+    configs = BF16_FMA if config.pop("off", False) else None
+    asm = _asm(gemm(**kw), {"kind": "llvm", **config}, configs)
     for pattern in present:
         assert re.search(pattern, asm), pattern
     for pattern in absent:
@@ -243,7 +244,7 @@ def test_jit_quickstart_form_in_bf16(chosen: list[str]) -> None:
 def test_avx512_bf16_matches_torch(chosen: list[str], shape: tuple[int, ...]) -> None:
     m, n, k, bm, bn, bk = shape
     _check(gemm(M=m, N=n, K=k, block_M=bm, block_N=bn, block_K=bk, dtype="bfloat16", out_dtype="float32"),
-           NO_AMX, chosen, "cpu_dot_product", configs=BF16_DOT)
+           NO_AMX, chosen, "cpu_dot_product")
 
 
 @needs_vnni_512
@@ -265,7 +266,90 @@ def test_avx_vnni_int8_is_exact(chosen: list[str]) -> None:
 @pytest.mark.parametrize(("ta", "tb"), [(True, False), (False, True)])
 def test_avx512_bf16_transposed(chosen: list[str], ta: bool, tb: bool) -> None:
     _check(gemm(**{**BF16, "M": 130, "N": 70, "K": 101, "trans_A": ta, "trans_B": tb}), NO_AMX, chosen,
-           "cpu_dot_product", configs=BF16_DOT)
+           "cpu_dot_product")
+
+
+def _sparse_attention_block(H: int, BI: int, D: int, n_kv: int, scale: float) -> Any:
+    """One block of the reference's deepseek_v4 sparse attention: KV rows gathered by index into shared memory,
+    S = Q K^T, a row max (`reduce_max`) and exp2, P (bf16, shared) @ V accumulated in an fp32 fragment."""
+
+    @T.prim_func
+    def block(Q: T.Tensor((H, D), T.bfloat16), KV: T.Tensor((n_kv, D), T.bfloat16),
+              Idx: T.Tensor((BI,), T.int32), Out: T.Tensor((H, D), T.float32)):
+        with T.Kernel(1, threads=128):
+            Q_shared = T.alloc_shared((H, D), T.bfloat16)
+            KV_shared = T.alloc_shared((BI, D), T.bfloat16)
+            S_shared = T.alloc_shared((H, BI), T.bfloat16)
+            acc_s = T.alloc_fragment((H, BI), T.float32)
+            acc_o = T.alloc_fragment((H, D), T.float32)
+            row_max = T.alloc_fragment((H,), T.float32)
+            T.copy(Q, Q_shared)
+            for i, d in T.Parallel(BI, D):
+                KV_shared[i, d] = KV[Idx[i], d]
+            T.fill(acc_o, 0)
+            T.clear(acc_s)
+            T.gemm(Q_shared, KV_shared, acc_s, transpose_B=True)
+            T.reduce_max(acc_s, row_max, dim=1)
+            for i, j in T.Parallel(H, BI):
+                acc_s[i, j] = T.exp2(acc_s[i, j] * scale - row_max[i] * scale)
+            T.copy(acc_s, S_shared)
+            T.gemm(S_shared, KV_shared, acc_o)
+            T.copy(acc_o, Out)
+
+    return block
+
+
+@needs_avx512_bf16
+def test_avx512_bf16_sparse_attention_p_at_v(chosen: list[str]) -> None:
+    """The P @ V of the reference's sparse attention examples: a row reduction before the dot-product gemm left a
+    freed fp32 buffer that TVM's StorageRewrite handed to the gemm's vector accumulators ("index_lanes ==
+    value_dtype.lanes() (1 vs. 16)"); by default (no pass config) both gemms take vdpbf16ps."""
+    H, BI, D, n_kv, scale = 64, 64, 128, 256, 0.125
+    kernel = tilelang.compile(_sparse_attention_block(H, BI, D, n_kv, scale), target=NO_AMX)
+    g = torch.Generator().manual_seed(0)
+    q, kv = torch.randn(H, D, generator=g).bfloat16(), torch.randn(n_kv, D, generator=g).bfloat16()
+    idx = torch.randperm(n_kv, generator=g)[:BI].int()
+    out = torch.empty(H, D)
+    kernel(q, kv, idx, out)
+    v = kv[idx.long()].double()
+    s = q.double() @ v.T
+    p = torch.exp2((s - s.amax(1, keepdim=True)) * scale).bfloat16().double()
+    torch.testing.assert_close(out.double(), p @ v, atol=2e-2, rtol=1e-2)
+    assert chosen == ["cpu_dot_product", "cpu_dot_product"]
+
+
+@needs_vnni_512
+def test_avx512_vnni_after_a_row_reduction(chosen: list[str]) -> None:
+    """The int8 path's column sums and accumulators after a row reduction (a freed fp32 buffer to reuse)."""
+    M = N = K = 64
+
+    @T.prim_func
+    def reduce_then_gemm(X: T.Tensor((M, K), T.float32), A: T.Tensor((M, K), T.int8), B: T.Tensor((K, N), T.int8),
+                         C: T.Tensor((M, N), T.int32), R: T.Tensor((M,), T.float32)):
+        with T.Kernel(1, threads=128):
+            x = T.alloc_fragment((M, K), T.float32)
+            r = T.alloc_fragment((M,), T.float32)
+            A_shared = T.alloc_shared((M, K), T.int8)
+            B_shared = T.alloc_shared((K, N), T.int8)
+            acc = T.alloc_fragment((M, N), T.int32)
+            T.copy(X, x)
+            T.reduce_sum(x, r, dim=1)
+            T.copy(r, R)
+            T.copy(A, A_shared)
+            T.copy(B, B_shared)
+            T.clear(acc)
+            T.gemm(A_shared, B_shared, acc)
+            T.copy(acc, C)
+
+    kernel = tilelang.compile(reduce_then_gemm, target=NO_AMX)
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(M, K, generator=g)
+    a, b = (torch.randint(-128, 128, (64, 64), generator=g, dtype=torch.int8) for _ in range(2))
+    c, r = torch.empty(M, N, dtype=torch.int32), torch.empty(M)
+    kernel(x, a, b, c, r)
+    assert torch.equal(c.long(), a.long() @ b.long())
+    torch.testing.assert_close(r, x.sum(1), atol=1e-4, rtol=1e-5)
+    assert chosen == ["cpu_dot_product"]
 
 
 # ------------------------------------------------------------------------------------------------ AMX permission

@@ -22,9 +22,9 @@ are part of the kernel cache key:
                                (`tilelang_cpu.passes.vector_exp`; default true; false: libm calls)
 ``tl.cpu.vector_reduce``       row reductions with vector partial sums (`tilelang_cpu.tileops.reduce`; default
                                true; false: the generic lowering)
-``tl.cpu.gemm_avx512_bf16``    bf16 GEMMs on AVX512-BF16 without AMX through ``vdpbf16ps`` (default false: the
-                               fp32 micro-kernel; the dot path fails to lower some kernels, e.g. the reference's
-                               deepseek_v4 sparse attention P @ V, and is slower than torch on Intel hosts)
+``tl.cpu.gemm_avx512_bf16``    bf16 GEMMs on AVX512-BF16 without AMX through ``vdpbf16ps`` (default true where
+                               the target has it; false: the fp32 micro-kernel, faster on Intel CPUs that issue
+                               ``vdpbf16ps`` at half the FMA rate)
 =============================  ========================================================================
 """
 

@@ -31,7 +31,7 @@ width go through a small stack row (no masked loads in TVM's IR).
 
 The choice follows the features, as everywhere: where a CPU issues ``vdpbf16ps`` at half the FMA rate (measured on
 Emerald Rapids with AMX switched off) this path is slower than the fp32 micro-kernel, and ``mattr=["-avx512bf16"]``
-selects that one.
+(or the pass config ``tl.cpu.gemm_avx512_bf16=False``) selects that one.
 
 LLVM 22 declares these intrinsics on ``<32 x bfloat>`` / ``<N x i8>`` operands, which TIR cannot carry to LLVM
 (TVM's bf16 legalization widens every ``bfloat16`` value to fp32, and its LLVM codegen has no ``bfloat`` vector
@@ -93,10 +93,10 @@ def dot_kind(target: Any, a_dtype: str, b_dtype: str, c_dtype: str) -> DotKind |
     if a_dtype != b_dtype or str(kind_of(target)) != "llvm":
         return None
     units = dot_units(target)
-    if (a_dtype, c_dtype) == ("bfloat16", "float32"):  # opt-in: tl.cpu.gemm_avx512_bf16 (gemm_plan)
+    if (a_dtype, c_dtype) == ("bfloat16", "float32"):  # tl.cpu.gemm_avx512_bf16=False opts out
         from tilelang_cpu.gemm_plan import AVX512_BF16, config
 
-        return BF16_512 if units.avx512_bf16 and config(AVX512_BF16, False) else None
+        return BF16_512 if units.avx512_bf16 and config(AVX512_BF16, True) else None
     if (a_dtype, c_dtype) == ("int8", "int32"):
         if units.vnni == 512:
             return VNNI_512
@@ -120,6 +120,29 @@ def _applies(ctx: Any) -> bool:
         return False
     a, b, c = (str(r.source.ty.dtype) for r in regions)
     return dot_kind(ctx.target, a, b, c) is not None and row_stride(regions[2].source) is not None
+
+
+def _register(kind: DotKind, name: str) -> Any:
+    """A one-vector buffer for an accumulator (or a column-sum or stack row), in ``local`` scope and of scalar
+    lanes read as a whole through a ramp. TVM's StorageRewrite hands a freed ``global`` buffer of any dtype (a row
+    reduction's partial sums, say) to a later ``global`` allocation of a fitting size, and then rejects a
+    ``float32x16`` element read with a scalar index on the merged fp32 buffer; ``local`` buffers are never merged
+    (LLVM keeps them in registers)."""
+    from tvm import tirx
+
+    return tirx.decl_buffer([kind.lanes], kind.acc, name=name, scope="local")
+
+
+def _all(lanes: int) -> list[Any]:
+    from tvm import tirx
+
+    return [tirx.Ramp(tirx.const(0, "int32"), 1, lanes)]
+
+
+def _whole(buf: Any) -> Any:
+    from tvm import tirx
+
+    return tirx.BufferLoad(buf, _all(int(buf.shape[0])))
 
 
 def _call(kind: DotKind, acc: Any, a: Any, b: Any) -> Any:
@@ -154,7 +177,6 @@ def lower_gemm_dot(ctx: Any) -> Any:
     words = tirx.decl_buffer([C.as_int(packed.buffer.ty.shape[0]) // g], "int32", name=f"{packed.buffer.name}_words")
     a_bits, a_decls = bits_view(a.source)
     stmts = [*pre_a, *pre_b, *packed.stmts, tirx.DeclBuffer(words, data=packed.buffer.data), *a_decls]
-    vec = f"{kind.acc}x{lanes}"
     in_bits = 32 // g
     groups, rest = divmod(k, g)
 
@@ -181,9 +203,8 @@ def lower_gemm_dot(ctx: Any) -> Any:
 
     def micro(i0: Any, col0: Any, rows: int, width: int, sums: list[Any] | None) -> Any:
         nv = -(-width // lanes)
-        accs = [[tirx.decl_buffer([1], vec, name=f"acc{r}_{v}", scope="global") for v in range(nv)]
-                for r in range(rows)]
-        row_tmp = tirx.decl_buffer([lanes], kind.acc, name="c_row", scope="global")
+        accs = [[_register(kind, f"acc{r}_{v}") for v in range(nv)] for r in range(rows)]
+        row_tmp = _register(kind, "c_row")
         init, store = [], []
         for r in range(rows):
             for v in range(nv):
@@ -197,17 +218,17 @@ def lower_gemm_dot(ctx: Any) -> Any:
                     init.append(loop(t, lanes, serial, tirx.BufferStore(row_tmp, tirx.if_then_else(
                         t < valid, tirx.BufferLoad(c.source, c_index(i0 + r, col + t)), tirx.const(0, kind.acc)),
                         [t])))
-                    value = tirx.BufferLoad(row_tmp, [tirx.Ramp(0, 1, lanes)])
+                    value = _whole(row_tmp)
                 if sums is not None:
-                    value = value - tirx.shift_left(tirx.BufferLoad(sums[v], [0]), tirx.Broadcast(
+                    value = value - tirx.shift_left(_whole(sums[v]), tirx.Broadcast(
                         tirx.const(7, "int32"), lanes))
-                init.append(tirx.BufferStore(accs[r][v], value, [0]))
+                init.append(tirx.BufferStore(accs[r][v], value, _all(lanes)))
                 if valid == lanes:
-                    store.append(tirx.BufferStore(c.source, tirx.BufferLoad(accs[r][v], [0]),
+                    store.append(tirx.BufferStore(c.source, _whole(accs[r][v]),
                                                   c_index(i0 + r, tirx.Ramp(col, 1, lanes))))
                 else:
                     t = tirx.Var("t", "int32")
-                    store += [tirx.BufferStore(row_tmp, tirx.BufferLoad(accs[r][v], [0]), [tirx.Ramp(0, 1, lanes)]),
+                    store += [tirx.BufferStore(row_tmp, _whole(accs[r][v]), _all(lanes)),
                               loop(t, valid, serial, tirx.BufferStore(c.source, tirx.BufferLoad(row_tmp, [t]),
                                                                        c_index(i0 + r, col + t)))]
 
@@ -216,8 +237,8 @@ def lower_gemm_dot(ctx: Any) -> Any:
             for r in range(rows):
                 word = a_word(i0 + r, q, count)
                 for v in range(nv):
-                    ops.append(tirx.BufferStore(accs[r][v], _call(kind, tirx.BufferLoad(accs[r][v], [0]), word,
-                                                                  b_vec(col0, q, v)), [0]))
+                    ops.append(tirx.BufferStore(accs[r][v], _call(kind, _whole(accs[r][v]), word,
+                                                                  b_vec(col0, q, v)), _all(lanes)))
             return C.seq(ops)
 
         q = tirx.Var("q", "int32")
@@ -230,12 +251,12 @@ def lower_gemm_dot(ctx: Any) -> Any:
     def column_sums(col0: Any, width: int) -> tuple[list[Any], Any]:
         """Buffers holding 128-free column sums of the panel at `col0` (one int32 vector per B vector)."""
         nv = -(-width // lanes)
-        sums = [tirx.decl_buffer([1], vec, name=f"colsum{v}", scope="global") for v in range(nv)]
+        sums = [_register(kind, f"colsum{v}") for v in range(nv)]
         ones = tirx.Broadcast(tirx.const(0x01010101, "int32"), lanes)
         q = tirx.Var("q", "int32")
-        body = [tirx.BufferStore(s, _call(kind, tirx.BufferLoad(s, [0]), ones, b_vec(col0, q, v)), [0])
+        body = [tirx.BufferStore(s, _call(kind, _whole(s), ones, b_vec(col0, q, v)), _all(lanes))
                 for v, s in enumerate(sums)]
-        zero = [tirx.BufferStore(s, tirx.Broadcast(tirx.const(0, "int32"), lanes), [0]) for s in sums]
+        zero = [tirx.BufferStore(s, tirx.Broadcast(tirx.const(0, "int32"), lanes), _all(lanes)) for s in sums]
         k_pad = layout.k_pad(k)
         # vpdpbusd treats the ones as unsigned and B as signed: exact sums of B's bytes
         return sums, C.seq([*(tirx.AllocBuffer(s) for s in sums), *zero,
