@@ -17,7 +17,7 @@ its HGMMA / HMMA) of the less unrolled side's body, and a producer loop's are di
 (``SYNCS.PHASECHK``). The instruction mix is that of the loop bodies as they are.
 
     python benchmarks/sass_compare.py --reference-python /work/refvenv/bin/python [--kernels a,b] [--archs sm_80]
-        [--json out.json] [--markdown]
+        [--json out.json] [--out DIR [--reuse]] [--ours-pass-config tl.cuda.enable_tma=true]
 
 Exit status 0 when the comparison ran (whatever it shows); 2 when nvcc, cuobjdump or the reference is missing.
 """
@@ -58,6 +58,9 @@ CLASSES = (
     ("SETMAXNREG", lambda op: op == "USETMAXREG"),
 )
 TENSOR_CORE = ("GMMA", "HMMA")
+# a block's shared memory (cuobjdump's static SHARED, which on sm_90 holds the 1 KiB system reservation, plus the
+# dynamic bytes) must not pass the device's opt-in maximum: A100 163 KiB, H100 227 KiB + that reservation
+SHARED_LIMIT = {"sm_80": 163 * 1024, "sm_90a": 228 * 1024}
 LOADS = ("LDG", "LDGSTS", "UTMALDG")
 
 
@@ -340,9 +343,10 @@ def _launch_facts(kernel) -> dict:
     return facts
 
 
-def worker(side: str, out: Path, names: list[str], archs: list[str]) -> None:
-    """Compile each (kernel, arch) with the tilelang this interpreter imports; write ``<name>.<arch>.cubin`` /
-    ``.cu`` and a ``.json`` record (its error instead, when the build fails)."""
+def worker(side: str, out: Path, names: list[str], archs: list[str], extra: dict | None = None) -> None:
+    """Compile each (kernel, arch) with the tilelang this interpreter imports, its pass configs updated with
+    `extra`; write ``<name>.<arch>.cubin`` / ``.cu`` and a ``.json`` record (its error instead, when the build
+    fails)."""
     import tilelang
 
     sys.path.insert(0, str(HERE))
@@ -363,6 +367,8 @@ def worker(side: str, out: Path, names: list[str], archs: list[str]) -> None:
             captured.clear()
             try:
                 func, configs = builder(arch)
+                configs = {**configs, **(extra or {})}
+                record["pass_configs"] = configs
                 kernel = tilelang.compile(func, target={"kind": "cuda", "arch": arch}, pass_configs=configs)
                 files = getattr(kernel.artifact, "files", None) or {}
                 cubin = files.get("kernel.cubin") or (captured[-1] if captured else None)
@@ -387,11 +393,12 @@ def _side_env(side: str, cache: Path) -> dict[str, str]:
     return env
 
 
-def run_side(side: str, python: str, out: Path, names: list[str], archs: list[str], timeout: float) -> None:
+def run_side(side: str, python: str, out: Path, names: list[str], archs: list[str], timeout: float,
+             extra: dict | None = None) -> None:
     cache = out / f"cache-{side}"
     shutil.rmtree(cache, ignore_errors=True)
     cmd = [python, str(Path(__file__).resolve()), "--worker", side, "--out", str(out / side),
-           "--kernels", ",".join(names), "--archs", ",".join(archs)]
+           "--kernels", ",".join(names), "--archs", ",".join(archs), "--worker-configs", json.dumps(extra or {})]
     try:
         subprocess.run(cmd, env=_side_env(side, cache), timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
@@ -406,7 +413,7 @@ def collect(out: Path, names: list[str], archs: list[str], cuobjdump: str) -> li
         for arch in archs:
             if arch not in sass_kernels.KERNELS[name][1]:
                 continue
-            row = {"kernel": name, "arch": arch}
+            row = {"kernel": name, "arch": arch, "shared_limit": SHARED_LIMIT.get(arch)}
             for side in SIDES:
                 stem = out / side / f"{name}.{arch}"
                 record_path = Path(f"{stem}.json")
@@ -428,6 +435,7 @@ def collect(out: Path, names: list[str], archs: list[str], cuobjdump: str) -> li
                 row["loop_ratio"] = round(o / r, 3) if r else None
                 row["checks"] = {
                     "loop_within_1.05": bool(r) and o <= 1.05 * r,
+                    "fits_shared": ours["static_shared"] + ours["dynamic_shared"] <= SHARED_LIMIT.get(arch, 1 << 30),
                     "no_spills": not ours["spill_instructions"] and not ours["local"],
                     "same_tensor_core": ours["tensor_core"] == ref["tensor_core"],
                     "tma_where_reference": ours["tma"] or not ref["tma"],
@@ -446,7 +454,8 @@ def _pair(row: dict, get) -> str:
 
 
 def _smem(rec: dict) -> str:
-    return f"{rec['static_shared']}+{rec['dynamic_shared']}"
+    over = rec["static_shared"] + rec["dynamic_shared"] > SHARED_LIMIT.get(rec["arch"], 1 << 30)
+    return f"{rec['static_shared']}+{rec['dynamic_shared']}" + ("!" if over else "")
 
 
 def _mix(rec: dict) -> str:
@@ -460,7 +469,7 @@ def _flags(rec: dict) -> str:
 
 def table(rows: list[dict]) -> str:
     """Markdown: one line a (kernel, arch), each cell ``ours / reference``; then the main-loop mix."""
-    head = ("| kernel | arch | regs | spill instr | smem static+dyn (B) | SASS instr | main loop / iter | ratio "
+    head = ("| kernel | arch | regs | LDL/STL | smem static+dyn (B) | SASS instr | main loop / iter | ratio "
             "| tensor core | TMA/WS | checks |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for row in rows:
@@ -482,6 +491,9 @@ def table(rows: list[dict]) -> str:
             rec = row[side]
             cells += ([rec["main_loop"]["kind"], _mix(rec)] if "error" not in rec else ["not built", "-"])
         lines.append(f"| {row['kernel']} | {row['arch']} | " + " | ".join(cells) + " |")
+    lines += ["", "Cells are `ours / reference`. LDL/STL: local-memory instructions (spills, or arrays ptxas put in "
+              "local memory). `!`: more shared memory than the device allows a block (sm_80: 163 KiB, sm_90a: "
+              "227 KiB + the 1 KiB reservation cuobjdump counts). main loop / iter: see the module doc."]
     errors = [(row["kernel"], row["arch"], side, row[side]["error"]) for row in rows for side in SIDES
               if "error" in row[side]]
     if errors:
@@ -500,12 +512,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", default=None, help="write the rows here")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per side")
     ap.add_argument("--reuse", action="store_true", help="analyse the cubins already in --out, compile nothing")
+    ap.add_argument("--ours-pass-config", action="append", default=[], metavar="KEY=VALUE",
+                    help="a pass config for this project's builds only (JSON value, e.g. tl.cuda.enable_tma=true)")
     ap.add_argument("--worker", choices=SIDES, help=argparse.SUPPRESS)
+    ap.add_argument("--worker-configs", default="{}", help=argparse.SUPPRESS)
     ns = ap.parse_args(argv)
     archs = [a for a in ns.archs.split(",") if a]
     sys.path.insert(0, str(HERE))
     if ns.worker:
-        worker(ns.worker, Path(ns.out), ns.kernels.split(","), archs)
+        worker(ns.worker, Path(ns.out), ns.kernels.split(","), archs, json.loads(ns.worker_configs))
         return 0
     import sass_kernels
 
@@ -513,6 +528,15 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in names if n not in sass_kernels.KERNELS]
     if unknown:
         ap.error(f"unknown kernel(s) {', '.join(unknown)}; known: {', '.join(sass_kernels.KERNELS)}")
+    extra = {}
+    for item in ns.ours_pass_config:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            ap.error(f"--ours-pass-config takes KEY=VALUE, got {item!r}")
+        try:
+            extra[key] = json.loads(value)
+        except json.JSONDecodeError:
+            extra[key] = value
     missing = []
     if shutil.which("nvcc") is None:
         missing.append("nvcc is not on PATH")
@@ -529,13 +553,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     out = Path(ns.out) if ns.out else Path(tempfile.mkdtemp(prefix="sass-compare-"))
     if not ns.reuse:
-        run_side("ours", ns.ours_python, out, names, archs, ns.timeout)
+        run_side("ours", ns.ours_python, out, names, archs, ns.timeout, extra)
         run_side("reference", ns.reference_python, out, names, archs, ns.timeout)
     rows = collect(out, names, archs, cuobjdump)
     print(table(rows))
     if ns.json:
         Path(ns.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(ns.json).write_text(json.dumps({"archs": archs, "cuobjdump": cuobjdump, "rows": rows}, indent=1) + "\n")
+        Path(ns.json).write_text(json.dumps({"archs": archs, "ours_pass_configs": extra, "cuobjdump": cuobjdump,
+                                             "rows": rows}, indent=1) + "\n")
     print(f"\ncubins, sources and records: {out}")
     return 0
 

@@ -5,14 +5,14 @@ used, so the same file is imported by either install in its own interpreter).
 `KERNELS` maps a name to ``(builder, archs)``; ``builder(arch)`` returns ``(prim_func, pass_configs)``. The
 tile configurations are those of the reference's examples: the GEMM heuristics of
 ``examples/gemm/example_gemm_autotune.py`` (sm_90: 128x256x64, 3 stages, 256 threads; sm_80: 128x256x32, 2
-stages, 128 threads), ``gemm_fp8`` (128x128x64, 3 stages), the tuned flash attention forward configuration
-(128x128, 2 stages, 256 threads, fast math), ``deepseek_mla``'s decode defaults (128 heads, 8192 keys, dim 512 +
-64, 64x64 blocks, no split), ``online_softmax`` (one 8192-wide fp16 row a block) and ``norm/rms_norm`` (one
-fp32 row a block).
+stages, 128 threads), ``gemm_fp8`` (128x128x64, 3 stages; fp16 output here), the tuned flash attention forward
+configuration (128x128, 2 stages, 256 threads, fast math), ``deepseek_mla``'s decode defaults (128 heads, 8192
+keys, dim 512 + 64, 64x64 blocks, no split), ``online_softmax`` (one 8192-wide fp16 row a block) and
+``norm/rms_norm`` (one fp32 row a block).
 """
 
-from __future__ import annotations
-
+# no `from __future__ import annotations`: the reference's parser evaluates a parameter's annotation with the
+# closure variables its body uses, so a shape named only in an annotation would be unknown to it
 import tilelang.language as T
 
 HOPPER, AMPERE = "sm_90a", "sm_80"
