@@ -405,6 +405,23 @@ def run_side(side: str, python: str, out: Path, names: list[str], archs: list[st
         print(f"[{side}] stopped after {timeout:.0f} s; the kernels not reached count as not built", flush=True)
 
 
+def compare(ours: dict, ref: dict, arch: str) -> dict:
+    """``loop_ratio`` (main-loop instructions per iteration, ours / reference; each record gets its
+    ``loop_per_iteration``) and the issue's ``checks`` for one (kernel, arch) both sides built."""
+    ol, rl = ours["main_loop"], ref["main_loop"]
+    unit = min(w for w in (ol["work"], rl["work"]) if w) if (ol["work"] or rl["work"]) else 0
+    o, r = per_iteration(ol, unit), per_iteration(rl, unit)
+    ours["loop_per_iteration"], ref["loop_per_iteration"] = round(o, 1), round(r, 1)
+    return {"loop_ratio": round(o / r, 3) if r else None, "checks": {
+        "loop_within_1.05": bool(r) and o <= 1.05 * r,
+        "fits_shared": ours["static_shared"] + ours["dynamic_shared"] <= SHARED_LIMIT.get(arch, 1 << 30),
+        "no_spills": not ours["spill_instructions"] and not ours["local"] and not ours["stack"],
+        "same_tensor_core": ours["tensor_core"] == ref["tensor_core"],
+        "tma_where_reference": ours["tma"] or not ref["tma"],
+        "ws_where_reference": ours["warp_specialized"] or not ref["warp_specialized"],
+    }}
+
+
 def collect(out: Path, names: list[str], archs: list[str], cuobjdump: str) -> list[dict]:
     import sass_kernels
 
@@ -428,19 +445,7 @@ def collect(out: Path, names: list[str], archs: list[str], cuobjdump: str) -> li
                 row[side] = record
             ours, ref = row["ours"], row["reference"]
             if "error" not in ours and "error" not in ref:
-                ol, rl = ours["main_loop"], ref["main_loop"]
-                unit = min(w for w in (ol["work"], rl["work"]) if w) if (ol["work"] or rl["work"]) else 0
-                o, r = per_iteration(ol, unit), per_iteration(rl, unit)
-                ours["loop_per_iteration"], ref["loop_per_iteration"] = round(o, 1), round(r, 1)
-                row["loop_ratio"] = round(o / r, 3) if r else None
-                row["checks"] = {
-                    "loop_within_1.05": bool(r) and o <= 1.05 * r,
-                    "fits_shared": ours["static_shared"] + ours["dynamic_shared"] <= SHARED_LIMIT.get(arch, 1 << 30),
-                    "no_spills": not ours["spill_instructions"] and not ours["local"],
-                    "same_tensor_core": ours["tensor_core"] == ref["tensor_core"],
-                    "tma_where_reference": ours["tma"] or not ref["tma"],
-                    "ws_where_reference": ours["warp_specialized"] or not ref["warp_specialized"],
-                }
+                row.update(compare(ours, ref, arch))
             rows.append(row)
     return rows
 
@@ -463,6 +468,10 @@ def _mix(rec: dict) -> str:
     return " ".join(f"{c}:{counts[c]}" for c, _ in CLASSES if counts[c])
 
 
+def _local(rec: dict) -> str:
+    return f"{rec['spill_instructions']}" + (f" ({rec['stack']} B stack)" if rec["stack"] else "")
+
+
 def _flags(rec: dict) -> str:
     return ",".join(f for f, on in (("TMA", rec["tma"]), ("WS", rec["warp_specialized"])) if on) or "-"
 
@@ -479,7 +488,7 @@ def table(rows: list[dict]) -> str:
         verdict = "-" if checks is None else ("ok" if not failed else "FAIL: " + ", ".join(failed))
         lines.append(
             f"| {row['kernel']} | {row['arch']} | {_pair(row, lambda r: r['registers'])} "
-            f"| {_pair(row, lambda r: r['spill_instructions'])} | {_pair(row, _smem)} "
+            f"| {_pair(row, _local)} | {_pair(row, _smem)} "
             f"| {_pair(row, lambda r: r['instructions'])} | {_pair(row, lambda r: r.get('loop_per_iteration', '?'))} "
             f"| {'-' if ratio is None else f'{ratio:.2f}'} | {_pair(row, lambda r: r['tensor_core'])} "
             f"| {_pair(row, _flags)} | {verdict} |")
@@ -492,8 +501,9 @@ def table(rows: list[dict]) -> str:
             cells += ([rec["main_loop"]["kind"], _mix(rec)] if "error" not in rec else ["not built", "-"])
         lines.append(f"| {row['kernel']} | {row['arch']} | " + " | ".join(cells) + " |")
     lines += ["", "Cells are `ours / reference`. LDL/STL: local-memory instructions (spills, or arrays ptxas put in "
-              "local memory). `!`: more shared memory than the device allows a block (sm_80: 163 KiB, sm_90a: "
-              "227 KiB + the 1 KiB reservation cuobjdump counts). main loop / iter: see the module doc."]
+              "local memory), with the stack frame's size where there is one. `!`: more shared memory than the "
+              "device allows a block (sm_80: 163 KiB, sm_90a: 227 KiB + the 1 KiB reservation cuobjdump counts). "
+              "main loop / iter: see the module doc."]
     errors = [(row["kernel"], row["arch"], side, row[side]["error"]) for row in rows for side in SIDES
               if "error" in row[side]]
     if errors:
@@ -559,8 +569,10 @@ def main(argv: list[str] | None = None) -> int:
     print(table(rows))
     if ns.json:
         Path(ns.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(ns.json).write_text(json.dumps({"archs": archs, "ours_pass_configs": extra, "cuobjdump": cuobjdump,
-                                             "rows": rows}, indent=1) + "\n")
+        tool = next((ln.strip() for ln in _run([cuobjdump, "--version"]).splitlines() if "release" in ln), "?")
+        Path(ns.json).write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "archs": archs,
+                                             "ours_pass_configs": extra, "cuobjdump": tool, "rows": rows},
+                                            indent=1) + "\n")
     print(f"\ncubins, sources and records: {out}")
     return 0
 

@@ -147,6 +147,26 @@ def test_res_usage_and_spills(sc):
     assert rec["tensor_core"] == "HMMA" and not rec["tma"] and not rec["warp_specialized"]
 
 
+def test_checks_compare_per_iteration_and_flag_the_stack(sc):
+    ws = sc.analyze(_sass("main_kernel", WARP_SPECIALIZED), RES_USAGE)
+    # ours: the same two HGMMA in a loop that also loads (no producer loop), 4 instructions longer
+    plain = [(0x00, "LDGSTS.E.128 [R3], desc[UR4][R4.64]"), (0x10, "BAR.SYNC.DEFER_BLOCKING 0x0"),
+             (0x20, "HGMMA.64x128x16.F32 R24, gdesc[UR12], R24"), (0x30, "HGMMA.64x128x16.F32 R24, gdesc[UR12], R24"),
+             *[(0x40 + 0x10 * i, "IADD3 R1, R1, 0x1, RZ") for i in range(6)], (0xa0, "@P0 BRA 0x0"),
+             (0xb0, "EXIT")]
+    ours = sc.analyze(_sass("main_kernel", plain), RES_USAGE.replace("STACK:0", "STACK:16"))
+    ours["dynamic_shared"], ours["arch"] = 200 * 1024, "sm_90a"
+    ws["dynamic_shared"] = 0
+    result = sc.compare(ours, ws, "sm_90a")
+    # reference per iteration: its 6-instruction MMA loop + half of its 8-instruction producer loop = 10
+    assert (ours["loop_per_iteration"], ws["loop_per_iteration"], result["loop_ratio"]) == (11, 10, 1.1)
+    assert result["checks"] == {"loop_within_1.05": False, "fits_shared": True, "no_spills": False,
+                                "same_tensor_core": True, "tma_where_reference": False,
+                                "ws_where_reference": False}
+    ours["dynamic_shared"] = 228 * 1024
+    assert not sc.compare(ours, ws, "sm_90a")["checks"]["fits_shared"]
+
+
 def test_nvdisasm_labels_become_addresses(sc):
     text = """
 //--------------------- .text.main_kernel         --------------------------
