@@ -27,6 +27,10 @@
                 and the corpus compiled to cubins with the wheel's nvcc (not part of the default run).
 - wheels:       sdist and wheel of every distribution (`python -m build`), failing on any deprecation warning.
 - bench:        benchmarks/ (not part of the default run).
+- sass:         benchmarks/sass_compare.py: the same DSL kernels compiled for sm_90a and sm_80 by this project and
+                by the reference TileLang 0.1.15 (its venv's python in TILELANG_REFERENCE_PYTHON), registers,
+                spills, shared memory and the main loop's SASS compared (no GPU; not part of the default run;
+                skipped, saying so, without nvcc or the reference).
 - fuzz:         the program fuzzer's long profile (TILELANG_FUZZ_EXAMPLES, default 2000; not part of the default run).
 """
 
@@ -347,6 +351,25 @@ def bench(session: nox.Session) -> None:
     _install(session, "./core", "./plugins/tilelang-cpu", "./plugins/tilelang-webgpu", "./plugins/tilelang-cuda")
     for script in session.posargs or CPU_BENCHMARKS:
         session.run("python", f"benchmarks/{script}", env=_env(session))
+
+
+
+@nox.session
+def sass(session: nox.Session) -> None:
+    """SASS of this project's kernels next to the reference's (benchmarks/sass_compare.py; arguments after `--` go
+    to it, e.g. `-- --kernels gemm_fp16 --archs sm_90a`)."""
+    reference = os.environ.get("TILELANG_REFERENCE_PYTHON", "")
+    if shutil.which("nvcc") is None:
+        session.skip("sass: nvcc is not on PATH")
+    if not reference or not os.access(reference, os.X_OK):
+        session.skip("sass: set TILELANG_REFERENCE_PYTHON to the python of a venv with `pip install "
+                     f"tilelang==0.1.15` (now {reference or 'unset'})")
+    _install(session, "./core", "./plugins/tilelang-cuda")
+    if shutil.which("cuobjdump") is None:
+        session.install("nvidia-cuda-cuobjdump")
+    out = os.path.join(session.create_tmp(), "sass")
+    session.run("python", "benchmarks/sass_compare.py", "--reference-python", reference, "--out", out,
+                "--json", os.path.join(out, "sass_compare.json"), *session.posargs, env=_env(session))
 
 
 if __name__ == "__main__":
