@@ -10,16 +10,26 @@ What is here, by concern (imported on first use: ``import tilelang.backend.sdk``
 - the manifest: `Backend`, `ToolStatus`, `hookimpl`;
 - target kinds: `TargetKind`, `register_target_kind`, `split_targets`, `TargetPair`, `tvm_target`, `kind_of`;
 - the pass pipeline's extension points: `PipelinePass`, `EXTENSION_POINTS`, `register_pass`,
-  `register_lazy_passes` (passes as import paths: a lazy factory), `host_launch_pass`;
+  `register_lazy_passes` (passes as import paths: a lazy factory), `host_launch_pass`; core's target-neutral
+  pipeline a backend's own runs (`lower_tile_program`); pass configs in effect (`current_tl_config`,
+  `current_tl_configs`); layout inference's result (`fragment_of`); shared-memory sizes (`dtype_bytes`);
+- host-code kernels (core's launch lowering, `tilelang.transform.lower_launch_to_host`): `LowerLaunchToHost`,
+  `emulate_threads`, `per_thread_buffers`, `stream_rows`;
 - tile-op lowering: `TileOpImpl`, `TileOpContext` (what ``lower(ctx)`` receives), `register_tile_op_impl`,
-  `register_lazy_tile_op_impls`, `ANY_TARGET`;
+  `register_lazy_tile_op_impls`, `ANY_TARGET`; core's helpers for them: `tileop_utils` (the module
+  `tilelang.tileop.utils`: `nonunit_dims`, `region_indices`, `cast`, `dtype_of`, `guarded`), GEMM call sites
+  (`gemm_operands`, `operand_index`), reductions (`identity_value`, `reduce_combine`, `nan_max`, `nan_min`,
+  `nan_tests_by_bits`), atomics (`lower_atomic`), an intrinsic's lowering (`Lowered`), `dtype_bits`;
 - device builds: `DeviceCodegen`, `DeviceBuild`, `register_device_codegen`, `register_lazy_device_codegen`;
   host code: `HostCodegen`, `register_host_codegen`; C libraries for host-code backends: `c_library_codegen`,
-  `c_compiler`, `SharedLibraryBackend`;
+  `c_compiler`, `SharedLibraryBackend`, `build_c_source` (TVM's C codegen, made to compile);
 - execution: `ExecutionBackend`, `register_execution_backends`, `register_lazy_execution_backends`; the launch
-  plan of device kernels: `LaunchPlan`, `build_launch_plan`;
+  plan of device kernels: `LaunchPlan`, `build_launch_plan`, `KernelLaunch`, `LaunchExpr`, `format_launch_expr`,
+  `launch_expr_refs`, and one call's launches (`bind_launch` -> `BoundLaunch`); core's runtime library
+  (`runtime_library_path`, `load_runtime`, `runtime_libraries`) and a kernel library's loader (`load_module`);
 - dialects (``T.<name>`` served by one backend and refused elsewhere): entry points of group
-  ``tilelang.language`` (`DIALECT_GROUP`), see `tilelang.language.dialects`;
+  ``tilelang.language`` (`DIALECT_GROUP`), see `tilelang.language.dialects`; a dialect module made of the common
+  surface (`common_language_dialect`); the attribute ``T.use_swizzle`` sets (`SWIZZLE_ATTR`);
 - errors a backend raises: `BackendError`, `ToolchainMissing`, `LoweringError`, `TargetError`.
 """
 
@@ -39,22 +49,45 @@ _EXPORTS = {
                      "split_targets", "tvm_target", "kind_of"), "tilelang.backend.target"),
     **dict.fromkeys(("PipelinePass", "EXTENSION_POINTS", "register_pass", "register_lazy_passes",
                      "host_launch_pass"), "tilelang.backend.passes"),
+    "lower_tile_program": "tilelang.transform.pipeline",
+    **dict.fromkeys(("current_tl_config", "current_tl_configs"), "tilelang.transform.config"),
+    "fragment_of": "tilelang.transform.layout_inference",
+    "dtype_bytes": "tilelang.transform.plan_shared_memory",
+    **dict.fromkeys(("LowerLaunchToHost", "emulate_threads", "per_thread_buffers", "stream_rows"),
+                    "tilelang.transform.lower_launch_to_host"),
     **dict.fromkeys(("TileOpImpl", "register_tile_op_impl", "register_lazy_tile_op_impls", "ANY_TARGET"),
                     "tilelang.backend.tile_ops"),
     "TileOpContext": "tilelang.tileop.context",
+    **dict.fromkeys(("gemm_operands", "operand_index"), "tilelang.tileop.gemm"),
+    **dict.fromkeys(("identity_value", "nan_max", "nan_min", "nan_tests_by_bits"), "tilelang.tileop.reduce"),
+    "reduce_combine": ("tilelang.tileop.reduce", "combine"),
+    "lower_atomic": "tilelang.tileop.atomic",
+    "Lowered": "tilelang.tileop.intrinsics",
+    "dtype_bits": "tilelang.layout.buffers",
     **dict.fromkeys(("DeviceCodegen", "DeviceBuild", "register_device_codegen", "register_lazy_device_codegen"),
                     "tilelang.backend.device_codegen"),
     **dict.fromkeys(("HostCodegen", "register_host_codegen", "register_lazy_host_codegen"),
                     "tilelang.backend.host_codegen"),
     **dict.fromkeys(("c_library_codegen", "c_compiler", "SharedLibraryBackend"), "tilelang.backend.c_library"),
+    "build_c_source": ("tilelang.backend.c_source", "build"),
     **dict.fromkeys(("ExecutionBackend", "register_execution_backends", "register_lazy_execution_backends"),
                     "tilelang.backend.execution"),
-    **dict.fromkeys(("LaunchPlan", "build_launch_plan"), "tilelang.engine.launch_plan"),
+    **dict.fromkeys(("LaunchPlan", "build_launch_plan", "KernelLaunch", "BoundLaunch"), "tilelang.engine.launch_plan"),
+    "LaunchExpr": ("tilelang.engine.launch_plan", "Expr"),
+    "format_launch_expr": ("tilelang.engine.launch_plan", "format_expr"),
+    "launch_expr_refs": ("tilelang.engine.launch_plan", "expr_refs"),
+    "bind_launch": ("tilelang.engine.launch_plan", "bind"),
+    **dict.fromkeys(("runtime_library_path", "load_runtime", "runtime_libraries", "load_module"),
+                    "tilelang.jit.runtime_loader"),
     "DIALECT_GROUP": ("tilelang.language.dialects", "GROUP"),
+    "common_language_dialect": "tilelang.language.dialects",
+    "SWIZZLE_ATTR": "tilelang.language.annotations",
     **dict.fromkeys(("BackendError", "ToolchainMissing", "LoweringError", "TargetError"), "tilelang.errors"),
 }
+# name -> a helper module exported whole (its ``__all__`` is the SDK's promise)
+_MODULES = {"tileop_utils": "tilelang.tileop.utils"}
 
-__all__ = ["SDK_VERSION", "check_sdk_version", *_EXPORTS]
+__all__ = ["SDK_VERSION", "check_sdk_version", *_EXPORTS, *_MODULES]
 
 _VERSION = re.compile(r"^(\d+)\.(\d+)$")
 
@@ -80,6 +113,10 @@ def check_sdk_version(required: str, backend: str = "this backend") -> None:
 
 
 def __getattr__(name: str) -> Any:
+    if name in _MODULES:
+        value = importlib.import_module(_MODULES[name])
+        globals()[name] = value
+        return value
     where = _EXPORTS.get(name)
     if where is None:
         raise AttributeError(f"module 'tilelang.backend.sdk' has no attribute {name!r} (the SDK's names: "

@@ -39,9 +39,9 @@ def _build_llvm(mod: Any, target: Any) -> Any:
 
 
 def _build_c(mod: Any, target: Any) -> Any:
-    from tilelang.backend.c_source import build
+    from tilelang.backend.sdk import build_c_source
 
-    return build(mod, target)
+    return build_c_source(mod, target)
 
 
 LLVM_CODEGEN = DeviceCodegen("llvm", build=_build_llvm)

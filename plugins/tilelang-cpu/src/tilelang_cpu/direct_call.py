@@ -198,7 +198,7 @@ def _raise_error(ffi: Any) -> None:
 def load_direct(artifact: Any, path: Any) -> Any:
     """The launcher (`make_launcher`) of `artifact`'s kernel in the library file `path` (its bytes are
     ``artifact.files``), or None when the library cannot be called this way (see the module docstring)."""
-    from tilelang.jit.runtime_loader import runtime_libraries
+    from tilelang.backend.sdk import runtime_libraries
 
     image = artifact.files.get("kernel.so")
     symbol = f"__tvm_ffi_{artifact.name}"

@@ -31,7 +31,7 @@ def _runtime_missing() -> str | None:
     """Why TVM's runtime cannot run kernels here (None: it can); looked up once per process."""
     if importlib.util.find_spec("tvm_ffi") is None:
         return "the tvm_ffi package is not installed (pip install apache-tvm-ffi)"
-    from tilelang.jit.runtime_loader import runtime_library_path
+    from tilelang.backend.sdk import runtime_library_path
 
     try:
         runtime_library_path()
@@ -59,7 +59,7 @@ class TVMFFIBackend(ExecutionBackend):
 
     def names_for(self, target: Any) -> tuple[str, ...]:
         """``cython`` (the reference's default for C kernels) and ``tvm_ffi`` on ``c``; ``tvm_ffi`` on llvm."""
-        from tilelang.backend.target import kind_of
+        from tilelang.backend.sdk import kind_of
 
         return ("cython", "tvm_ffi") if kind_of(target) == "c" else ("tvm_ffi",)
 
@@ -67,7 +67,7 @@ class TVMFFIBackend(ExecutionBackend):
         return _runtime_missing()
 
     def load(self, artifact: Any) -> Any:
-        from tilelang.jit.runtime_loader import load_runtime
+        from tilelang.backend.sdk import load_runtime
 
         if artifact.metadata.get("cpu_amx"):  # before any path runs the kernel: AMX without it is SIGILL
             from tilelang_cpu.amx_permission import request_amx
@@ -89,7 +89,7 @@ class TVMFFIBackend(ExecutionBackend):
                 f"{self.name}: the compiled module has no function {artifact.name!r}") from exc
 
     def _module(self, artifact: Any) -> Any:
-        from tilelang.jit.runtime_loader import load_module
+        from tilelang.backend.sdk import load_module
 
         rt_mod = artifact.rt_mod
         if rt_mod is not None and artifact.target.get("kind") == "llvm":

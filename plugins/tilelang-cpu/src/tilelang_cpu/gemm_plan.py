@@ -69,7 +69,7 @@ class GemmPlan(NamedTuple):
 
 def config(key: str, default: Any) -> Any:
     """The value of pass config `key` in the compile being run (`default` when unset)."""
-    from tilelang.transform.config import current_tl_config
+    from tilelang.backend.sdk import current_tl_config
 
     value = current_tl_config(key, None)
     return default if value is None else value
@@ -77,7 +77,7 @@ def config(key: str, default: Any) -> Any:
 
 def check_configs() -> None:
     """Raise for a ``tl.cpu.*`` pass config of the current compile that this backend does not know."""
-    from tilelang.transform.config import current_tl_configs
+    from tilelang.backend.sdk import current_tl_configs
 
     for key in current_tl_configs():
         if str(key).startswith("tl.cpu.") and key not in CONFIG_KEYS:

@@ -54,7 +54,7 @@ def next_step_tile(src: Any, trans: bool, k: int, n: int, tiles: int) -> Prefetc
     the end of B's K)."""
     from tvm import tirx
 
-    from tilelang.tileop.gemm import operand_index
+    from tilelang.backend.sdk import operand_index
     from tilelang.transform import utils as C
 
     kdim = -1 if trans else -2
@@ -111,7 +111,7 @@ def output_destination(func: Any, acc: Any) -> Any | None:
     its corner reads only launch variables (it is known wherever the gemm runs); else None."""
     from tvm import tirx
 
-    from tilelang.ir.region import region_extents, to_region
+    from tilelang.ir import region_extents, to_region
     from tilelang.transform import utils as C
 
     if func is None:

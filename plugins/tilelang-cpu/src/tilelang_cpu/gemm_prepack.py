@@ -65,7 +65,7 @@ def whole_a_fp32(ctx: Any, a: Any) -> tuple[list[Any], Any] | None:
     region keeps its indices), or None (fp32 A, or the conditions of the module docstring fail)."""
     from tvm import tirx
 
-    from tilelang.tileop.utils import cast
+    from tilelang.backend.sdk import tileop_utils
     from tilelang.transform import utils as C
 
     src = a.source
@@ -77,7 +77,7 @@ def whole_a_fp32(ctx: Any, a: Any) -> tuple[list[Any], Any] | None:
     wide = tirx.decl_buffer([rows, cols], "float32", name=f"{src.name}_fp32", scope="global", data_alignment=64)
     task, r, j = (tirx.Var(x, "int32") for x in ("task", "r", "j"))
     row = task * _ROWS_PER_TASK + r
-    body = tirx.BufferStore(wide, cast("float32", tirx.BufferLoad(src, [row, j])), [row, j])
+    body = tirx.BufferStore(wide, tileop_utils.cast("float32", tirx.BufferLoad(src, [row, j])), [row, j])
     tasks, extra = divmod(rows, _ROWS_PER_TASK)
     if extra:
         tasks += 1
@@ -133,7 +133,7 @@ def _pack_all(src: Any, trans: bool, k_total: int, n_total: int, nr: int, dst: A
     """
     from tvm import tirx
 
-    from tilelang.tileop.utils import cast
+    from tilelang.backend.sdk import tileop_utils
     from tilelang.transform import utils as C
 
     serial = tirx.ForKind.SERIAL
@@ -144,7 +144,7 @@ def _pack_all(src: Any, trans: bool, k_total: int, n_total: int, nr: int, dst: A
 
     def element(kr: Any, col: Any, panel: Any, j: Any) -> Any:
         value = tirx.BufferLoad(src, [col, kr] if trans else [kr, col])
-        return tirx.BufferStore(dst, cast("float32", value), [panel * (k_total * nr) + kr * nr + j])
+        return tirx.BufferStore(dst, tileop_utils.cast("float32", value), [panel * (k_total * nr) + kr * nr + j])
 
     if trans:
         # one task per panel; K in blocks of one cache line, so both the reads (rows of B along K) and the

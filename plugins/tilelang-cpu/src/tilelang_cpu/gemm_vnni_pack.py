@@ -111,7 +111,7 @@ def pack_per_call(b: Any, trans: bool, k: int, n: int, layout: VnniLayout) -> Pa
     """The gemm call's ``op(B)`` region packed into block-local scratch."""
     from tvm import tirx
 
-    from tilelang.tileop.gemm import operand_index
+    from tilelang.backend.sdk import operand_index
     from tilelang_cpu.tileops.common import bits_dtype, scratch
 
     buf = scratch("B_vnni", layout.size(k, n), bits_dtype(str(b.source.ty.dtype)))

@@ -43,7 +43,7 @@ def lower_print(ctx: Any) -> Any:
     import tvm
     from tvm import tirx
 
-    from tilelang.tileop.intrinsics import Lowered
+    from tilelang.backend.sdk import Lowered
     from tilelang_cpu.debug import PRINT, register
 
     register()
@@ -114,7 +114,7 @@ def _step(kind: str, dtype: str, cur: Any, x: Any, lane: Any, own: Any) -> tuple
     """``(identity, combined)`` of one lane `lane` (value `x`) into accumulator `cur`."""
     from tvm import tirx
 
-    from tilelang.tileop.reduce import combine, identity_value
+    from tilelang.backend.sdk import identity_value, reduce_combine
 
     zero = tirx.const(0, str(x.ty.dtype))
     one, none = tirx.const(1, "int32"), tirx.const(0, "int32")
@@ -132,7 +132,7 @@ def _step(kind: str, dtype: str, cur: Any, x: Any, lane: Any, own: Any) -> tuple
         return tirx.const(0, "uint32"), tirx.Select(x == own, tirx.bitwise_or(cur, bit), cur)
     if kind in ("max", "min") and dtype.startswith(("float", "bfloat")):
         return identity_value(kind, dtype), tirx.Select(x > cur if kind == "max" else x < cur, x, cur)
-    return identity_value(kind, dtype), combine(kind, cur, x)
+    return identity_value(kind, dtype), reduce_combine(kind, cur, x)
 
 
 _RESULT_DTYPES = {"any": "int32", "all": "int32", "count": "int32", "ballot": "uint64", "match_any": "uint32",
@@ -195,7 +195,7 @@ def _fold(ctx: Any, kind: str, scratch: Any, group: int, mask: Any, own: Any) ->
 
 def lower_collective(ctx: Any) -> Any:
     """A vote, ballot, match, warp reduction or predicate barrier over the emulated threads."""
-    from tilelang.tileop.intrinsics import Lowered
+    from tilelang.backend.sdk import Lowered
 
     if not ctx.thread_vars:
         raise ctx.error("it needs the threads of a T.Kernel launch")
@@ -219,7 +219,7 @@ def lower_shuffle(ctx: Any) -> Any:
     """``T.shfl_*``: every thread publishes its value, then reads the one of the lane the shuffle names."""
     from tvm import tirx
 
-    from tilelang.tileop.intrinsics import Lowered
+    from tilelang.backend.sdk import Lowered
 
     if not ctx.thread_vars:
         raise ctx.error("it needs the threads of a T.Kernel launch")
@@ -251,7 +251,7 @@ def lower_activemask(ctx: Any) -> Any:
 
 def lower_sync_warp(ctx: Any) -> Any:
     """A barrier (the thread loops split there)."""
-    from tilelang.tileop.intrinsics import Lowered
+    from tilelang.backend.sdk import Lowered
 
     return Lowered(None, [_barrier()])
 

@@ -52,7 +52,7 @@ def _tighten_guarded_loops(target: Any) -> Any:
 
 def _is_llvm(target: Any) -> bool:
     """LLVM targets only: the C target keeps libm calls and its own compiler's loops."""
-    from tilelang.backend.target import kind_of
+    from tilelang.backend.sdk import kind_of
 
     return kind_of(target) == "llvm"
 
@@ -70,7 +70,7 @@ PASSES = (
 def _cpu_target(target: Any) -> Any:
     from tvm.target import Target
 
-    from tilelang.backend.target import split_targets
+    from tilelang.backend.sdk import split_targets
 
     if not isinstance(target, Target):
         target = split_targets(target).tvm_device
@@ -83,7 +83,7 @@ def CPUPassPipelineBody(mod: Any, target: Any) -> Any:
     """Lower tile program `mod` (an IRModule) for CPU `target` up to the packed API: the result holds the host
     entry functions, still to be split and built (`tilelang.lower` does both). The CPU kernel is host code, so
     the target is its own host."""
-    from tilelang.transform.pipeline import lower_tile_program
+    from tilelang.backend.sdk import lower_tile_program
 
     target = _cpu_target(target)
     return lower_tile_program(mod, target, target)

@@ -19,7 +19,7 @@ def threadgroup_budget(ctx: Any, cap: int) -> int:
     """Bytes a tile op may stage through threadgroup memory: what the kernel's own shared tiles leave of 32 KiB,
     at most `cap` and at least `MIN_STAGE_BYTES` (TVM may still let buffers share memory; the codegen's
     check has the last word). bf16 tiles are native ``bfloat`` (2 bytes; the ``native_bf16`` pipeline option)."""
-    from tilelang.transform.plan_shared_memory import dtype_bytes
+    from tilelang.backend.sdk import dtype_bytes
 
     used = 0
     for alloc in C.allocations(ctx.func.body):

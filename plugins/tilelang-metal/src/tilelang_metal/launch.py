@@ -23,8 +23,8 @@ import struct
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from tilelang.engine.launch_plan import BoundLaunch, Expr, KernelLaunch, bind
-from tilelang.engine.launch_plan import LaunchPlan as CoreLaunchPlan
+from tilelang.backend.sdk import BoundLaunch, KernelLaunch, LaunchExpr, bind_launch
+from tilelang.backend.sdk import LaunchPlan as CoreLaunchPlan
 from tilelang.errors import ExecutionBackendUnavailable, KernelArgumentError, TileLangError
 from tilelang_metal.threadgroup_memory import KERNEL_HEAD
 
@@ -75,11 +75,11 @@ class KernelStep:
         return self.launch.name
 
     @property
-    def grid(self) -> tuple[Expr, Expr, Expr]:
+    def grid(self) -> tuple[LaunchExpr, LaunchExpr, LaunchExpr]:
         return self.launch.grid
 
     @property
-    def threads(self) -> tuple[Expr, Expr, Expr]:
+    def threads(self) -> tuple[LaunchExpr, LaunchExpr, LaunchExpr]:
         return self.launch.block
 
     @property
@@ -298,6 +298,6 @@ def bind_arguments(plan: LaunchPlan, params: list[Any], args: tuple[Any, ...]) -
                 if dims.setdefault(str(dim), int(size)) != int(size):
                     raise MetalLaunchError(f"{kernel}: dim {dim} is {dims[str(dim)]} elsewhere, {size} in {p.name}")
     try:
-        return bind(plan.launch, args)
+        return bind_launch(plan.launch, args)
     except KernelArgumentError as exc:
         raise MetalLaunchError(f"{kernel}: {exc}") from None

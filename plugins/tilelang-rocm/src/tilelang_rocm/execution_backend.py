@@ -172,7 +172,7 @@ def bind_args(layout: list[KernelArg], plan: Any, params: list[Any], args: tuple
     """The kernel argument values of one call (tensor addresses, scalars) and the plan's first kernel bound to
     the call (`tilelang.engine.launch_plan.BoundLaunch`: grid, block); checks that the tensors are GPU tensors
     on one device (`device_index`: the first tensor's when None)."""
-    from tilelang.engine.launch_plan import bind
+    from tilelang.backend.sdk import bind_launch
 
     if len(args) != len(params):
         raise TileLangError(f"expected {len(params)} arguments ({', '.join(p.name for p in params)}), "
@@ -189,7 +189,7 @@ def bind_args(layout: list[KernelArg], plan: Any, params: list[Any], args: tuple
             device_index = index
         elif index != device_index:
             raise TileLangError(f"argument {p.name!r} is on cuda:{index}, the kernel runs on cuda:{device_index}")
-    bound = bind(plan, args)[0]
+    bound = bind_launch(plan, args)[0]
     values = [v.data_ptr() if arg.is_pointer else v for arg, v in zip(layout, bound.args)]
     return values, bound
 

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from tilelang.engine.launch_plan import BoundLaunch, bind, expr_refs, format_expr
+from tilelang.backend.sdk import BoundLaunch, bind_launch, format_launch_expr, launch_expr_refs
 from tilelang.errors import ExecutionBackendUnavailable, KernelArgumentError
 from tilelang_webgpu.adapter import adapter_summary, device, has_feature, timestamp_period_ns
 from tilelang_webgpu.buffers import BufferPool
@@ -139,11 +139,11 @@ class WgpuLauncher:
                 f"wgpu: kernel {step.name!r}: PODArgs has fields {[f for f, _ in iface.pod_fields]}, its IR "
                 f"passes {list(step.pods)} + packGridDimX")
         if step.grid[2] != 1:
-            extent = format_expr(step.grid[2], self.plan.launch.param_names)
+            extent = format_launch_expr(step.grid[2], self.plan.launch.param_names)
             raise ExecutionBackendUnavailable(
                 f"wgpu: kernel {step.name!r} uses blockIdx.z (extent {extent}); TVM's WebGPU code reserves "
                 "it to extend blockIdx.x: use a 2-D grid")
-        unbound = sorted({str(r[1]) for e in (*step.pods, *step.grid) for r in expr_refs(e)
+        unbound = sorted({str(r[1]) for e in (*step.pods, *step.grid) for r in launch_expr_refs(e)
                           if r[0] in ("unbound", "unsupported")})
         if unbound:
             raise ExecutionBackendUnavailable(
@@ -182,7 +182,7 @@ class WgpuLauncher:
             raise KernelArgumentError(f"kernel {self.plan.name!r} takes {len(self.params)} arguments ({names}), "
                                       f"got {len(args)}")
         try:
-            return bind(self.plan.launch, args)
+            return bind_launch(self.plan.launch, args)
         except KernelArgumentError as exc:
             raise type(exc)(f"kernel {self.plan.name!r}: {exc}") from None
 

@@ -48,8 +48,7 @@ def WebGPUPassPipelineBody(mod: Any, target: Any) -> Any:
     (`tilelang.lower` does both)."""
     from tvm.target import Target
 
-    from tilelang.backend.target import split_targets
-    from tilelang.transform.pipeline import lower_tile_program
+    from tilelang.backend.sdk import lower_tile_program, split_targets
 
     if isinstance(target, Target):
         host = target.host if target.host is not None else Target({"kind": "llvm"})

@@ -16,8 +16,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from tilelang.engine.launch_plan import Expr, KernelLaunch
-from tilelang.engine.launch_plan import LaunchPlan as CoreLaunchPlan
+from tilelang.backend.sdk import KernelLaunch, LaunchExpr
+from tilelang.backend.sdk import LaunchPlan as CoreLaunchPlan
 from tilelang.errors import ExecutionBackendUnavailable
 from tilelang_webgpu.wgsl import split_functions
 
@@ -42,11 +42,11 @@ class KernelStep:
         return self.launch.name
 
     @property
-    def grid(self) -> tuple[Expr, Expr, Expr]:
+    def grid(self) -> tuple[LaunchExpr, LaunchExpr, LaunchExpr]:
         return self.launch.grid
 
     @property
-    def pods(self) -> tuple[Expr, ...]:
+    def pods(self) -> tuple[LaunchExpr, ...]:
         return tuple(p.value for p in self.launch.params if not p.is_pointer)
 
 

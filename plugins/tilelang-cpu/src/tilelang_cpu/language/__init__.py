@@ -4,7 +4,7 @@ The CPU backend adds no constructs of its own, so its dialect is ``tilelang.lang
 ``cpu``; names are resolved on first use (``import tilelang.cpu.language`` imports neither TVM nor torch).
 """
 
-from tilelang.language.dialects import common_language_dialect
+from tilelang.backend.sdk import common_language_dialect
 
 __tilelang_dialect__ = "cpu"
 

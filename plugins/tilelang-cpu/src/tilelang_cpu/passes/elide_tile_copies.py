@@ -38,7 +38,7 @@ def _tile_args(call: Any) -> list[tuple[int, Any]]:
     """``(position, buffer)`` of every buffer / region / element argument of a tile-op call."""
     import tvm
 
-    from tilelang.ir.region import buffer_of, is_buffer
+    from tilelang.ir import buffer_of, is_buffer
 
     out = []
     for i, a in enumerate(call.args):
@@ -167,7 +167,7 @@ def _gemm_reads_in_place(call: Any, pos: int, isa: Any) -> bool:
     time, and its rows in a large tensor are far apart (one 4 KiB-aliased row per k), which the compact copy
     avoids.
     """
-    from tilelang.ir.region import buffer_of
+    from tilelang.ir import buffer_of
     from tilelang.transform import utils as C
     from tilelang_cpu.gemm_plan import packs_b
 
@@ -183,7 +183,7 @@ def _find(func: Any, params: set[Any], tiles: set[Any], isa: Any) -> tuple[Any, 
     """The first elidable ``(kind, seq, index, tile, param region)``, or None."""
     from tvm import tirx
 
-    from tilelang.ir.region import region_extents, to_region
+    from tilelang.ir import region_extents, to_region
     from tilelang.transform import utils as C
 
     uses = _Uses(func.body)
@@ -256,7 +256,7 @@ def _rewrite(func: Any, kind: str, seq: Any, c: int, tile: Any, glob: Any) -> An
     import tvm_ffi
     from tvm import tirx
 
-    from tilelang.ir.region import to_region
+    from tilelang.ir import to_region
     from tilelang.transform import utils as C
 
     copy = seq.seq[c]

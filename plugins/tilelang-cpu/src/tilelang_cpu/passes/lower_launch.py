@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from tilelang.transform.lower_launch_to_host import emulate_threads, per_thread_buffers, stream_rows
+from tilelang.backend.sdk import emulate_threads, per_thread_buffers, stream_rows
 
 __all__ = ["LowerLaunchToCPU", "emulate_threads", "per_thread_buffers", "stream_rows"]
 
 
 def LowerLaunchToCPU(target: Any = None) -> Any:
     """The ``cpu.lower_launch`` pass."""
-    from tilelang.transform.lower_launch_to_host import LowerLaunchToHost
+    from tilelang.backend.sdk import LowerLaunchToHost
     from tilelang_cpu.gemm_plan import ROW_STREAMING, config
     from tilelang_cpu.gemm_prepack import hoist_block_invariants
 

@@ -84,7 +84,7 @@ def _merge(loop: Any, func: Any, uses: dict[Any, int], ana: Any,
     import tvm
     from tvm import tirx
 
-    from tilelang.ir.region import region_extents, to_region
+    from tilelang.ir import region_extents, to_region
     from tilelang.transform import utils as C
 
     n = C.as_int(loop.extent)
@@ -159,7 +159,7 @@ def merge_gemm_k_steps(func: Any, target: Any = None) -> Any:
     import tvm_ffi
     from tvm import tirx
 
-    from tilelang.ir.region import to_region
+    from tilelang.ir import to_region
     from tilelang.transform import utils as C
     from tilelang_cpu.gemm_plan import k_block
     from tilelang_cpu.isa import vector_isa

@@ -72,8 +72,7 @@ def _pack_b_panels(src: Any, trans: bool, n: int, k: int, nr: int, dst: Any, vec
     order); transposed B one source row (a column of ``op(B)``) at a time along K."""
     from tvm import tirx
 
-    from tilelang.tileop.gemm import operand_index
-    from tilelang.tileop.utils import cast
+    from tilelang.backend.sdk import operand_index, tileop_utils
     from tilelang.transform import utils as C
 
     full, tail = divmod(n, nr)
@@ -81,7 +80,7 @@ def _pack_b_panels(src: Any, trans: bool, n: int, k: int, nr: int, dst: Any, vec
 
     def element(kk: Any, c0: Any, w: int, j: Any) -> Any:
         load = tirx.BufferLoad(src.source, operand_index(src, kk, c0 + j, trans))
-        return tirx.BufferStore(dst, cast("float32", load), [c0 * k + kk * w + j])
+        return tirx.BufferStore(dst, tileop_utils.cast("float32", load), [c0 * k + kk * w + j])
 
     def panels(kk: Any, piece: Any) -> Any:
         """`piece(kk, c0, w)` for every panel (the full ones in a loop, then the narrower last one)."""
@@ -112,12 +111,11 @@ def _pack_a_rows(src: Any, trans: bool, m: int, k: int, dst: Any, vector: bool) 
     contiguous side innermost."""
     from tvm import tirx
 
-    from tilelang.tileop.gemm import operand_index
-    from tilelang.tileop.utils import cast
+    from tilelang.backend.sdk import operand_index, tileop_utils
 
     i, kk = tirx.Var("i", "int32"), tirx.Var("kk", "int32")
-    store = tirx.BufferStore(dst, cast("float32", tirx.BufferLoad(src.source, operand_index(src, i, kk, trans))),
-                             [i * k + kk])
+    load = tirx.BufferLoad(src.source, operand_index(src, i, kk, trans))
+    store = tirx.BufferStore(dst, tileop_utils.cast("float32", load), [i * k + kk])
     serial = tirx.ForKind.SERIAL
     if trans:
         return _loop(kk, k, serial, _loop(i, m, serial, store))
@@ -174,7 +172,7 @@ def lower_gemm_micro(ctx: Any) -> Any:
     """Lower one ``tl.gemm`` to packing (where planned) plus micro-kernel loops (see the module docstring)."""
     from tvm import tirx
 
-    from tilelang.tileop.gemm import gemm_operands, operand_index
+    from tilelang.backend.sdk import gemm_operands, operand_index
     from tilelang.transform import utils as C
     from tilelang_cpu.gemm_plan import PREFETCH, config, gemm_plan
     from tilelang_cpu.gemm_prefetch import combine, next_step_tile, output_destination, output_tile

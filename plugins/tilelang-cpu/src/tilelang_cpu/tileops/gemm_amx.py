@@ -77,7 +77,7 @@ _KINDS = {
 
 def amx_kind(target: Any, a_dtype: str, b_dtype: str, c_dtype: str) -> AmxKind | None:
     """The `AmxKind` for a gemm with these dtypes on `target`, or None (no such instruction, or not on it)."""
-    from tilelang.backend.target import kind_of
+    from tilelang.backend.sdk import kind_of
     from tilelang_cpu.isa import dot_units
 
     kind = _KINDS.get((a_dtype, c_dtype)) if a_dtype == b_dtype else None
@@ -163,7 +163,7 @@ def _rows_copy(a: Any, ta: bool, m: int, k: int, start: int, width: int, dst: An
     `bits_dtype`)."""
     from tvm import tirx
 
-    from tilelang.tileop.gemm import operand_index
+    from tilelang.backend.sdk import operand_index
     from tilelang.transform import utils as C
     from tilelang_cpu.tileops.common import bits_view, loop
 
@@ -185,7 +185,7 @@ def lower_gemm_amx(ctx: Any) -> Any:
     """Lower one ``tl.gemm`` to AMX micro tiles (see the module docstring)."""
     from tvm import tirx
 
-    from tilelang.tileop.gemm import gemm_operands, operand_index
+    from tilelang.backend.sdk import gemm_operands, operand_index
     from tilelang.transform import utils as C
     from tilelang_cpu.gemm_plan import PREFETCH, config
     from tilelang_cpu.gemm_prefetch import output_destination, output_tile, prefetch_line

@@ -87,7 +87,7 @@ def shim(kind: DotKind) -> str:
 
 def dot_kind(target: Any, a_dtype: str, b_dtype: str, c_dtype: str) -> DotKind | None:
     """The instruction for a gemm with these dtypes on `target` (the widest it has), or None."""
-    from tilelang.backend.target import kind_of
+    from tilelang.backend.sdk import kind_of
     from tilelang_cpu.isa import dot_units
 
     if a_dtype != b_dtype or str(kind_of(target)) != "llvm":
@@ -156,7 +156,7 @@ def lower_gemm_dot(ctx: Any) -> Any:
     import tvm
     from tvm import tirx
 
-    from tilelang.tileop.gemm import gemm_operands, operand_index
+    from tilelang.backend.sdk import gemm_operands, operand_index
     from tilelang.transform import utils as C
     from tilelang_cpu.gemm_plan import micro_shape
     from tilelang_cpu.gemm_vnni_pack import VnniLayout, pack_per_call, pack_whole

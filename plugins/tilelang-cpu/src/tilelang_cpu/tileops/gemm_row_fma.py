@@ -28,8 +28,7 @@ def _applies(ctx: Any) -> bool:
 def lower_gemm_cpu(ctx: Any) -> Any:
     from tvm import tirx
 
-    from tilelang.tileop.gemm import gemm_operands, operand_index
-    from tilelang.tileop.utils import cast
+    from tilelang.backend.sdk import gemm_operands, operand_index, tileop_utils
     from tilelang.transform import utils as C
 
     a, b, c, ta, tb, clear = gemm_operands(ctx)
@@ -38,8 +37,8 @@ def lower_gemm_cpu(ctx: Any) -> Any:
     acc = str(c.source.ty.dtype)
     i, kk, j = (tirx.Var(x, "int32") for x in ("i", "kk", "j"))
     ci = operand_index(c, i, j, False)
-    prod = (cast(acc, tirx.BufferLoad(a.source, operand_index(a, i, kk, ta)))
-            * cast(acc, tirx.BufferLoad(b.source, operand_index(b, kk, j, tb))))
+    prod = (tileop_utils.cast(acc, tirx.BufferLoad(a.source, operand_index(a, i, kk, ta)))
+            * tileop_utils.cast(acc, tirx.BufferLoad(b.source, operand_index(b, kk, j, tb))))
     vector = llvm_vectors(ctx) and not tb and (C.as_int(n) or 0) <= _MAX_VECTOR
     jkind = tirx.ForKind.VECTORIZED if vector else tirx.ForKind.SERIAL
     update = tirx.For(j, 0, n, jkind, tirx.BufferStore(c.source, tirx.BufferLoad(c.source, ci) + prod, ci))

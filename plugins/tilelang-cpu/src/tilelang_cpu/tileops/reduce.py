@@ -59,8 +59,7 @@ def lower_reduce_cpu(ctx: Any) -> Any:
     """``tl.reduce`` over the last dimension with vectorised partial results (see the module docstring)."""
     from tvm import tirx
 
-    from tilelang.tileop.reduce import combine, identity_value
-    from tilelang.tileop.utils import cast
+    from tilelang.backend.sdk import identity_value, reduce_combine, tileop_utils
     from tilelang.transform import utils as C
 
     src, dst = ctx.region(0), ctx.region(1)
@@ -80,7 +79,7 @@ def lower_reduce_cpu(ctx: Any) -> Any:
 
     def element(col: Any) -> Any:
         si = [C.add(src.region[d].min, v) for d, v in zip(keep, vs)] + [C.add(src.region[dim].min, col)]
-        return cast(dtype, tirx.BufferLoad(src.source, si))
+        return tileop_utils.cast(dtype, tirx.BufferLoad(src.source, si))
 
     def vec(extent_: int, make: Any) -> Any:
         if extent_ == 1:  # TVM refuses one-lane vector loops
@@ -92,20 +91,20 @@ def lower_reduce_cpu(ctx: Any) -> Any:
         return tirx.BufferLoad(acc, [index])
 
     stmts = [vec(chunk, lambda t: tirx.BufferStore(acc, identity_value(kind, dtype), [t]))]
-    update = vec(chunk, lambda t: tirx.BufferStore(acc, combine(kind, acc_at(t), element(r * chunk + t)), [t]))
+    update = vec(chunk, lambda t: tirx.BufferStore(acc, reduce_combine(kind, acc_at(t), element(r * chunk + t)), [t]))
     stmts.append(tirx.For(r, 0, steps, tirx.ForKind.SERIAL, update))
     half = chunk // 2
     while half >= 1:
-        stmts.append(vec(half, lambda t, h=half: tirx.BufferStore(acc, combine(merge, acc_at(t), acc_at(t + h)),
+        stmts.append(vec(half, lambda t, h=half: tirx.BufferStore(acc, reduce_combine(merge, acc_at(t), acc_at(t + h)),
                                                                    [t])))
         half //= 2
     if tail:
         rt = tirx.Var("rt", "int32")
         stmts.append(tirx.For(rt, 0, tail, tirx.ForKind.SERIAL,
-                              tirx.BufferStore(acc, combine(kind, acc_at(0), element(steps * chunk + rt)), [0])))
+                              tirx.BufferStore(acc, reduce_combine(kind, acc_at(0), element(steps * chunk + rt)), [0])))
     dvs = [*vs, 0] if keepdim else list(vs)
     di = [C.add(rg.min, v) for rg, v in zip(dst.region, dvs)]
-    result = acc_at(0) if clear else combine(merge, tirx.BufferLoad(dst.source, di), acc_at(0))
+    result = acc_at(0) if clear else reduce_combine(merge, tirx.BufferLoad(dst.source, di), acc_at(0))
     stmts.append(tirx.BufferStore(dst.source, result, di))
     body = C.seq(stmts)
     for v, rg in reversed(list(zip(vs, [src.region[d] for d in keep]))):

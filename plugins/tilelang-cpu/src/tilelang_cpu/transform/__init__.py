@@ -19,8 +19,8 @@ def LowerCPUAtomics(target: Any = None) -> Any:
     """
     import tvm
 
+    from tilelang.transform import LowerIntrinsics
     from tilelang.transform import utils as C
-    from tilelang.transform.lower_intrinsics import LowerIntrinsics
 
     fixed = None if target is None else (target if isinstance(target, tvm.target.Target)
                                          else tvm.target.Target(target))

@@ -62,7 +62,7 @@ class MPSIntrinEmitter:
         """The thread index of the enclosing ``T.Kernel`` (or the `thread_var` given)."""
         if self.thread_var is not None:
             return self.thread_var
-        from tilelang.language.kernel import get_thread_binding
+        from tilelang.language import get_thread_binding
 
         return get_thread_binding(0)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 def LegalizeNanTests(target: Any = None) -> Any:
     """Every ``isnan(x)`` / ``x != x`` of a float16 / float32 ``x`` becomes a test of its bits."""
-    from tilelang.tileop.reduce import nan_tests_by_bits
+    from tilelang.backend.sdk import nan_tests_by_bits
     from tilelang.transform import utils as C
 
     @C.prim_func_pass("metal.legalize_nan_tests")

@@ -15,7 +15,7 @@ from typing import Any
 
 import tvm
 
-from tilelang.language.annotations import SWIZZLE_ATTR
+from tilelang.backend.sdk import SWIZZLE_ATTR
 
 MLX_MARKER = "tl_metal_mlx_swizzle"
 

@@ -23,10 +23,8 @@ from typing import Any
 import tvm
 from tvm import tirx
 
-from tilelang.backend.tile_ops import TileOpImpl
-from tilelang.tileop.gemm import gemm_operands, operand_index
+from tilelang.backend.sdk import TileOpImpl, dtype_bytes, gemm_operands, operand_index
 from tilelang.transform import utils as C
-from tilelang.transform.plan_shared_memory import dtype_bytes
 from tilelang_metal._tile import (
     SIMD_WIDTH,
     THREADGROUP_SCOPES,

@@ -17,8 +17,7 @@ from typing import Any
 
 from tvm import tirx
 
-from tilelang.backend.tile_ops import TileOpImpl
-from tilelang.tileop.gemm import gemm_operands, operand_index
+from tilelang.backend.sdk import TileOpImpl, gemm_operands, operand_index
 from tilelang.transform import utils as C
 from tilelang_metal._tile import SIMD_WIDTH, THREADGROUP_SCOPES, barrier, const_ints, simd_ids
 from tilelang_metal.mpp import OP_K, OP_M, OP_N, MppGemmSpec

@@ -18,12 +18,9 @@ from typing import Any
 
 from tvm import tirx
 
-from tilelang.backend.tile_ops import TileOpImpl
+from tilelang.backend.sdk import TileOpImpl, dtype_bytes, identity_value, nan_max, nan_min, tileop_utils
 from tilelang.layout import unravel
-from tilelang.tileop.reduce import identity_value, nan_max, nan_min
-from tilelang.tileop.utils import cast
 from tilelang.transform import utils as C
-from tilelang.transform.plan_shared_memory import dtype_bytes
 from tilelang_metal._tile import SIMD_WIDTH, barrier, const_ints, simd_ids, threadgroup_budget
 
 SIMD_FUNCTIONS = {"sum": "simd_sum", "abssum": "simd_sum", "max": "simd_max", "absmax": "simd_max",
@@ -100,13 +97,13 @@ def lower_reduce(ctx: Any) -> Any:
 
     def element(row: Any, col: Any) -> Any:
         if stage is not None:  # `row` counts rows of the current chunk
-            x = cast(dtype, tirx.BufferLoad(stage, [row, col]))
+            x = tileop_utils.cast(dtype, tirx.BufferLoad(stage, [row, col]))
             return tirx.abs(x) if kind.startswith("abs") else x
         idx = [r.min for r in src.region]
         for d, v in zip(keep, unravel(row, kept) if kept else []):
             idx[d] = C.add(src.region[d].min, v)
         idx[dim] = C.add(src.region[dim].min, col)
-        x = cast(dtype, tirx.BufferLoad(src.source, idx))
+        x = tileop_utils.cast(dtype, tirx.BufferLoad(src.source, idx))
         return tirx.abs(x) if kind.startswith("abs") else x
 
     it, s = tirx.Var("it", "int32"), tirx.Var("s", "int32")

@@ -169,9 +169,9 @@ def thread_id_shared_access_64x16_to_32x32_layout_B(thread_id: Any, local_id: An
 def make_mfma_swizzle_layout(shared_buf: Any, vecSize: int = 8) -> Any:
     """The XOR swizzle of `shared_buf` for MFMA operand reads: column group ``col // vecSize`` XOR the row's
     phase (``(row // per_phase) % max_phase``; 32 banks of 32 bits, 16-lane SIMD reads)."""
+    from tilelang.backend.sdk import dtype_bits
     from tilelang.ir import region as R
     from tilelang.layout import Layout
-    from tilelang.layout.buffers import dtype_bits
 
     shape = list(R.buffer_shape(shared_buf))
     inner = int(shape[-1])

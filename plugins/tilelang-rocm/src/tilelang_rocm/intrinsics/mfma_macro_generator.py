@@ -30,7 +30,7 @@ _EIGHT_BIT = ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnu
 
 
 def _bits(dtype: Any) -> int:
-    from tilelang.layout.buffers import dtype_bits
+    from tilelang.backend.sdk import dtype_bits
 
     return int(dtype_bits(str(dtype)))
 
@@ -230,7 +230,7 @@ class MatrixCoreIntrinEmitter:
     def get_thread_binding(self) -> Any:
         if self.thread_var is not None:
             return self.thread_var
-        from tilelang.language.kernel import get_thread_binding
+        from tilelang.language import get_thread_binding
 
         return get_thread_binding()
 

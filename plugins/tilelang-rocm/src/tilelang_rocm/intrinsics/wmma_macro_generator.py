@@ -80,7 +80,7 @@ class WMMAIntrinEmitter:
     def get_thread_binding(self) -> Any:
         if self.thread_var is not None:
             return self.thread_var
-        from tilelang.language.kernel import get_thread_binding
+        from tilelang.language import get_thread_binding
 
         return get_thread_binding()
 

@@ -33,7 +33,7 @@ _PUBLIC = "tilelang.rocm.language.tir"
 
 
 def _call(name: str, dtype: str, args: list[Any], doc: str) -> Any:
-    from tilelang.ir.ops import intrin_call, register_intrinsic
+    from tilelang.ir import intrin_call, register_intrinsic
 
     register_intrinsic(f"tl.{name}", "opaque", doc)
     return intrin_call(f"tl.{name}", dtype, [_expr(a) for a in args])

@@ -13,8 +13,7 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
-from tilelang.backend.tile_ops import TileOpImpl
-from tilelang.tileop.atomic import lower_atomic
+from tilelang.backend.sdk import TileOpImpl, lower_atomic
 
 PLACEHOLDER = "tl_atomic_"  # pipeline_options["atomic_functions"] names: tl_atomic_add / _max / _min
 TYPES = {"float32": "f32", "int32": "i32", "uint32": "u32"}

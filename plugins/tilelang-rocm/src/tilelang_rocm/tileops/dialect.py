@@ -21,7 +21,7 @@ from typing import Any
 from tvm import tirx
 
 from tilelang.backend import TileOpImpl
-from tilelang.tileop.intrinsics import Lowered
+from tilelang.backend.sdk import Lowered
 
 CDNA = ("gfx908", "gfx90a", "gfx940", "gfx941", "gfx942", "gfx950")
 GFX90A_ON = CDNA[1:]
@@ -188,7 +188,7 @@ _LOWER: dict[str, tuple[str, Callable[[Any], Any]]] = {
 
 
 def _ensure_ops() -> None:
-    from tilelang.ir.ops import register_intrinsic
+    from tilelang.ir import register_intrinsic
 
     for op in _LOWER:
         register_intrinsic(op, "opaque", f"ROCm dialect: T.{op[3:]}")

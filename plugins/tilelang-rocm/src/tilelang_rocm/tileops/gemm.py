@@ -16,8 +16,7 @@ from typing import Any
 
 from tvm import tirx
 
-from tilelang.backend.tile_ops import TileOpImpl
-from tilelang.tileop.gemm import gemm_operands, operand_index
+from tilelang.backend.sdk import TileOpImpl, gemm_operands, operand_index
 from tilelang.transform import utils as C
 from tilelang_rocm.matrix_cores import MatrixCore, matrix_core
 

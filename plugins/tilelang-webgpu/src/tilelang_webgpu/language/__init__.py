@@ -4,7 +4,7 @@ The WebGPU backend adds no constructs of its own, so its dialect is ``tilelang.l
 ``webgpu``; names are resolved on first use (``import tilelang.webgpu.language`` imports neither TVM nor torch).
 """
 
-from tilelang.language.dialects import common_language_dialect
+from tilelang.backend.sdk import common_language_dialect
 
 __tilelang_dialect__ = "webgpu"
 

@@ -12,8 +12,8 @@ WORKGROUP_LIMIT = 32 * 1024  # bytes: WebGPU's guaranteed maxComputeWorkgroupSto
 
 def workgroup_arrays(func: Any) -> list[tuple[str, str, int]]:
     """``(name, dtype, bytes)`` of every workgroup-memory allocation of a device function."""
+    from tilelang.backend.sdk import dtype_bytes
     from tilelang.transform import utils as C
-    from tilelang.transform.plan_shared_memory import dtype_bytes
 
     out = []
     for alloc in C.allocations(func.body):

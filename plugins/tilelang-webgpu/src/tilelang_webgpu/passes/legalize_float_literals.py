@@ -20,7 +20,7 @@ def LegalizeFloatLiterals(target: Any = None) -> Any:
     import tvm_ffi
     from tvm import tirx
 
-    from tilelang.tileop.reduce import nan_tests_by_bits
+    from tilelang.backend.sdk import nan_tests_by_bits
 
     def on_float(imm: Any) -> Any:
         value = float(imm.value)

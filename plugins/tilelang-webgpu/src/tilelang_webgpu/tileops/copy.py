@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tilelang.backend.tile_ops import TileOpImpl
+from tilelang.backend.sdk import TileOpImpl
 
 LANES = 4
 _DTYPES = ("float32", "float16", "int32", "uint32")
@@ -40,7 +40,7 @@ def _plan(ctx: Any) -> tuple[Any, Any, list[int], list[int], list[int]] | None:
     """``(src, dst, src dims, dst dims, extents)`` when the copy can be done in aligned 4-lane accesses."""
     from tvm import tirx
 
-    from tilelang.tileop.utils import nonunit_dims
+    from tilelang.backend.sdk import tileop_utils
     from tilelang.transform import utils as C
 
     if not ctx.has_threads or ctx.num_threads < 1 or ctx.func is None or len(ctx.args) < 2:
@@ -52,7 +52,7 @@ def _plan(ctx: Any) -> tuple[Any, Any, list[int], list[int], list[int]] | None:
     dtype = str(dst.source.ty.dtype)
     if dtype not in _DTYPES or str(src.source.ty.dtype) != dtype:
         return None
-    sdims, ddims = nonunit_dims(src), nonunit_dims(dst)
+    sdims, ddims = tileop_utils.nonunit_dims(src), tileop_utils.nonunit_dims(dst)
     if not sdims or len(sdims) != len(ddims):
         return None
     if sdims[-1] != len(src.region) - 1 or ddims[-1] != len(dst.region) - 1:
@@ -106,7 +106,7 @@ def lower_copy(ctx: Any) -> Any:
     import tvm
     from tvm import tirx
 
-    from tilelang.tileop.utils import region_indices
+    from tilelang.backend.sdk import tileop_utils
     from tilelang.transform import utils as C
 
     src, dst, sdims, ddims, extents = _plan(ctx)  # type: ignore[misc]
@@ -127,8 +127,8 @@ def lower_copy(ctx: Any) -> Any:
     vs.reverse()
     vs[-1] = vs[-1] * LANES
 
-    si = region_indices(src, sdims, vs)
-    di = region_indices(dst, ddims, vs)
+    si = tileop_utils.region_indices(src, sdims, vs)
+    di = tileop_utils.region_indices(dst, ddims, vs)
 
     # one aligned 4-lane access on each side: the workgroup tile becomes a vec4 array, and the global tensor a
     # vec4 storage view where every access to it is aligned (`tilelang_webgpu.passes.mark_vector_globals`)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tilelang.backend.tile_ops import TileOpImpl
+from tilelang.backend.sdk import TileOpImpl
 
 MAX_REGISTERS = 128  # C elements per thread this implementation keeps in registers
 _DTYPES = ("float32", "float16")
@@ -59,7 +59,7 @@ def _lanes(ctx: Any, buf: Any) -> int:
 
 
 def _shape(ctx: Any) -> tuple[int, int, int] | None:
-    from tilelang.tileop.gemm import gemm_operands
+    from tilelang.backend.sdk import gemm_operands
     from tilelang.transform import utils as C
 
     a, _, c, ta, _, _ = gemm_operands(ctx)
@@ -70,7 +70,7 @@ def _shape(ctx: Any) -> tuple[int, int, int] | None:
 
 def applies(ctx: Any) -> bool:
     """C a partitioned fragment (the whole tile) whose per-thread elements form a small grid; known dtypes."""
-    from tilelang.tileop.gemm import gemm_operands
+    from tilelang.backend.sdk import gemm_operands
     from tilelang.transform import utils as C
 
     if not ctx.has_threads or ctx.num_threads <= 1 or ctx.func is None:
@@ -124,8 +124,8 @@ STAGE_BYTES = 4096  # a partitioned-fragment A larger than this is staged in col
 def _stage_chunk(ctx: Any, a: Any, ta: bool, m: int, k: int) -> int | None:
     """Columns of A staged at a time when A is a (non-transposed, whole) partitioned fragment whose staging
     tile would exceed STAGE_BYTES; None to stage it whole."""
+    from tilelang.backend.sdk import dtype_bytes
     from tilelang.transform import utils as C
-    from tilelang.transform.plan_shared_memory import dtype_bytes
 
     buf = a.source
     if ta or not ctx.is_partitioned(buf) or len(a.region) != 2:
@@ -165,8 +165,8 @@ def _staged_chunks(a: Any, m: int, k: int, chunk: int) -> tuple[list[Any], list[
 
 
 def _shared_bytes(node: Any) -> int:
+    from tilelang.backend.sdk import dtype_bytes
     from tilelang.transform import utils as C
-    from tilelang.transform.plan_shared_memory import dtype_bytes
 
     total = 0
     for alloc in C.allocations(node):
@@ -180,7 +180,7 @@ def _shared_bytes(node: Any) -> int:
 def lower_gemm(ctx: Any) -> Any:
     from tvm import tirx
 
-    from tilelang.tileop.gemm import gemm_operands, operand_index
+    from tilelang.backend.sdk import gemm_operands, operand_index
     from tilelang.transform import utils as C
 
     a, b, c, ta, tb, clear = gemm_operands(ctx)
@@ -323,8 +323,7 @@ def _inner_product(ctx: Any, a_op: tuple[Any, bool, bool], b_op: tuple[Any, bool
     """
     from tvm import tirx
 
-    from tilelang.tileop.gemm import operand_index
-    from tilelang.tileop.utils import cast
+    from tilelang.backend.sdk import operand_index, tileop_utils
 
     acc_dt = str(acc.ty.dtype)
     a, ta, rows_contiguous = a_op
@@ -370,7 +369,7 @@ def _inner_product(ctx: Any, a_op: tuple[Any, bool, bool], b_op: tuple[Any, bool
                         a_val[p + pp, j] = lane(v, pp)
             else:
                 a_index = operand_index(a, row(p), kk, ta)
-                a_val[p, j] = bind(f"a{p}_{j}", cast(acc_dt, tirx.BufferLoad(a.source, a_index)))
+                a_val[p, j] = bind(f"a{p}_{j}", tileop_utils.cast(acc_dt, tirx.BufferLoad(a.source, a_index)))
         for q in range(q_cols):
             if b_mode == "k":
                 if j == 0:
@@ -384,7 +383,7 @@ def _inner_product(ctx: Any, a_op: tuple[Any, bool, bool], b_op: tuple[Any, bool
                         b_val[q + qq, j] = lane(v, qq)
             else:
                 b_index = operand_index(b, kk + b_k0, col(q), tb)
-                b_val[q, j] = bind(f"b{q}_{j}", cast(acc_dt, tirx.BufferLoad(b.source, b_index)))
+                b_val[q, j] = bind(f"b{q}_{j}", tileop_utils.cast(acc_dt, tirx.BufferLoad(b.source, b_index)))
     for j in range(step_k):
         for p in range(p_rows):
             for q in range(q_cols):

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tilelang.backend.tile_ops import TileOpImpl
+from tilelang.backend.sdk import TileOpImpl
 
 _KINDS = ("sum", "max", "min", "abssum", "absmax")
 SUBGROUP_MIN_SIZE = 4  # WebGPU's lower bound on an adapter's subgroupMinSize
@@ -90,8 +90,8 @@ def _plan(ctx: Any) -> tuple[Any, Any, str, bool, int, int, int] | None:
 
 def fragment_lanes(ctx: Any, buf: Any) -> int:
     """The vector width LayoutInference gave the fragment `buf` (1: the cyclic layout)."""
+    from tilelang.backend.sdk import fragment_of
     from tilelang.transform import utils as C
-    from tilelang.transform.layout_inference import fragment_of
 
     for alloc in C.allocations(ctx.func.body):
         if alloc.buffer.same_as(buf):
@@ -128,7 +128,7 @@ def _tree(scratch: Any, rows: int, width: int, threads: int, tid: Any, kind: str
     """
     from tvm import tirx
 
-    from tilelang.tileop.reduce import combine
+    from tilelang.backend.sdk import reduce_combine
     from tilelang.transform import utils as C
 
     stmts = []
@@ -138,7 +138,7 @@ def _tree(scratch: Any, rows: int, width: int, threads: int, tid: Any, kind: str
         u = tirx.Var("u", "int32")
         w = u * threads + tid
         row, col = tirx.floordiv(w, s), tirx.floormod(w, s)
-        fold: Any = tirx.BufferStore(scratch, combine(kind, tirx.BufferLoad(scratch, [row, col]),
+        fold: Any = tirx.BufferStore(scratch, reduce_combine(kind, tirx.BufferLoad(scratch, [row, col]),
                                                       tirx.BufferLoad(scratch, [row, col + s])), [row, col])
         if count is not None:
             fold = tirx.IfThenElse(col + s < count, fold, None)
@@ -154,10 +154,8 @@ def _tree(scratch: Any, rows: int, width: int, threads: int, tid: Any, kind: str
 def lower_reduce(ctx: Any) -> Any:
     from tvm import tirx
 
-    from tilelang.tileop.reduce import combine, identity_value
-    from tilelang.tileop.utils import cast
+    from tilelang.backend.sdk import dtype_bytes, identity_value, reduce_combine, tileop_utils
     from tilelang.transform import utils as C
-    from tilelang.transform.plan_shared_memory import dtype_bytes
 
     src, dst, kind, clear, m, n, width = _plan(ctx)  # type: ignore[misc]
     threads = ctx.num_threads
@@ -173,8 +171,8 @@ def lower_reduce(ctx: Any) -> Any:
     stmts += [tirx.BufferStore(part, identity_value(kind, dtype), [r]) for r in range(rows)]
     # 1. fold the thread's own elements of each row (row i of the tile is partial row i // group)
     stmts.append(C.make_parallel_nest([m, n], lambda vs: tirx.BufferStore(
-        part, combine(kind, tirx.BufferLoad(part, [tirx.floordiv(vs[0], group)]),
-                      cast(dtype, tirx.BufferLoad(src.source, vs))), [tirx.floordiv(vs[0], group)])))
+        part, reduce_combine(kind, tirx.BufferLoad(part, [tirx.floordiv(vs[0], group)]),
+                      tileop_utils.cast(dtype, tirx.BufferLoad(src.source, vs))), [tirx.floordiv(vs[0], group)])))
     # 2. partials into the workgroup tile: partial row r of thread t is tile row r * group + t // W, slot t % W;
     # the tile holds `batch` rows at a time (at most SCRATCH_BYTES), the batches one after the other
     slot = tirx.floormod(tid, width) if group > 1 else tid
@@ -218,7 +216,7 @@ def lower_reduce(ctx: Any) -> Any:
         for i in range(b * batch, (b + 1) * batch):
             di = [tirx.const(i, "int32")] + ([tirx.const(0, "int32")] if len(dst.region) == 2 else [])
             total = tirx.BufferLoad(scratch, [i - b * batch, 0])
-            value = total if clear else combine(tree_kind, tirx.BufferLoad(dst.source, di), total)
+            value = total if clear else reduce_combine(tree_kind, tirx.BufferLoad(dst.source, di), total)
             stmts.append(tirx.BufferStore(dst.source, value, di))
     return C.seq(stmts)
 
