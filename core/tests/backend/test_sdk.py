@@ -28,6 +28,15 @@ def test_every_sdk_name_resolves():
         sdk.no_such_name  # noqa: B018
 
 
+def test_the_sdk_exports_helper_modules_whole_and_generic_names_under_sdk_names():
+    import tilelang.engine.launch_plan as launch_plan
+    import tilelang.tileop.reduce as reduce
+    import tilelang.tileop.utils as tileop_utils
+
+    assert sdk.tileop_utils is tileop_utils and "tileop_utils" in dir(sdk)
+    assert (sdk.bind_launch, sdk.LaunchExpr, sdk.reduce_combine) == (launch_plan.bind, launch_plan.Expr, reduce.combine)
+
+
 def test_importing_the_sdk_imports_nothing_heavy():
     code = ("import sys, tilelang.backend.sdk as s; s.SDK_VERSION; "
             "print(sorted(m for m in ('tvm', 'torch', 'tilelang.engine.launch_plan') if m in sys.modules))")
