@@ -89,6 +89,9 @@ def test_generated_launcher_launches_with_the_kernels_extents(tmp_path, monkeypa
         launcher.call({}, a, b)
     with pytest.raises(ValueError, match="matches no kernel argument"):
         wrapper.generate_launcher(launches, ["X", "Y", "s", "N"])
+    with pytest.raises(ValueError, match="'min' cannot be a Python parameter name"):
+        wrapper.generate_launcher(launches, ["A", "B", "s", "min"])
+    assert "eval(" not in source and "exec(" not in source  # extents are generated code, not evaluated text
 
 
 def test_nvrtc_compiles_the_lowered_kernel():

@@ -1,15 +1,16 @@
 """`TLNVRTCSourceWrapper`: the Python launcher of an NVRTC kernel, generated from the lowered device module.
 
-For each device function (in the order the host calls them) the launcher evaluates the grid and block extents
-and the dynamic shared memory (expressions compiled once, evaluated over the call's arguments by name: the
-kernel's parameters, then its dynamic symbols), raises the kernel's dynamic shared memory limit when needed
-and launches it with ``cuLaunchKernel`` on the given stream. The generated module defines
+For each device function (in the order the host calls them) the launcher computes the grid and block extents
+and the dynamic shared memory (generated as a Python function of the call's arguments, named as the kernel's
+parameters, then its dynamic symbols: no text is evaluated at run time), raises the kernel's dynamic shared
+memory limit when needed and launches it with ``cuLaunchKernel`` on the given stream. The generated module defines
 ``call(kernels, *args, stream=0, device=0)`` and ``_function_names``; it imports cuda-python's driver bindings
 when it runs. Constructing the wrapper without cuda-python raises ImportError saying what to install.
 """
 
 from __future__ import annotations
 
+import keyword
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,15 +29,6 @@ import cuda.bindings.driver as cuda
 
 _function_names = {names!r}
 _arg_names = {arg_names!r}
-_NAMESPACE = {{"__builtins__": {{}}, "min": min, "max": max, "int": int, "float": float, "bool": bool}}
-
-
-def _expr(text):
-    return compile(text, "<launch extent>", "eval")
-
-
-def _eval(code, env):
-    return int(eval(code, _NAMESPACE, env))
 
 
 def _check(result, what):
@@ -56,15 +48,14 @@ def call(kernels, *args, stream=0, device=0):
     env = dict(zip(_arg_names, args))
 '''
 
-_EXTENTS = '''_{index}_GRID = ({grid})
-_{index}_BLOCK = ({block})
-_{index}_SMEM = _expr({smem!r})
+_EXTENTS = '''def _{index}_extents({params}):
+    return ({grid}), ({block}), int({smem})
+
+
 '''
 
 _LAUNCH = '''    # {name}
-    grid = tuple(_eval(e, env) for e in _{index}_GRID)
-    block = tuple(_eval(e, env) for e in _{index}_BLOCK)
-    smem = _eval(_{index}_SMEM, env)
+    grid, block, smem = _{index}_extents(*args)
     if smem > 48 * 1024:
         _check(cuda.cuKernelSetAttribute(
             cuda.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem, kernels["{name}"],
@@ -142,13 +133,18 @@ def _argument_value(param: str, kind: str, arg_names: list[str]) -> tuple[str, s
 
 def generate_launcher(launches: list[KernelLaunch], arg_names: list[str]) -> str:
     """The launcher module's source for `launches`, called with arguments named `arg_names`."""
+    reserved = {"int", "min", "max", "float", "bool", "args", "kernels", "stream", "device"}
+    bad = [n for n in arg_names if not n.isidentifier() or keyword.iskeyword(n) or n in reserved]
+    if bad:
+        raise ValueError(f"the NVRTC launcher names its arguments as the kernel does; {', '.join(map(repr, bad))} "
+                         "cannot be a Python parameter name: rename it in the kernel")
     head = _LAUNCHER_HEAD.format(names=[k.name for k in launches], arg_names=list(arg_names))
     extents, body = [], []
     for index, launch in enumerate(launches):
         passed = [_argument_value(name, kind, arg_names) for name, kind in launch.params]
-        extents.append(_EXTENTS.format(index=index, smem=launch.dynamic_smem,
-                                       grid="".join(f"_expr({e!r}), " for e in launch.grid),
-                                       block="".join(f"_expr({e!r}), " for e in launch.block)))
+        extents.append(_EXTENTS.format(index=index, params=", ".join(arg_names), smem=launch.dynamic_smem,
+                                       grid="".join(f"int({e}), " for e in launch.grid),
+                                       block="".join(f"int({e}), " for e in launch.block)))
         body.append(_LAUNCH.format(index=index, name=launch.name, values="".join(f"{v}, " for v, _ in passed),
                                    types="".join(f"{t}, " for _, t in passed)))
     split = head.index("\n\ndef call(")
