@@ -7,7 +7,8 @@ Order (``[point]`` = `tilelang.backend.passes` extension point where backends' p
     ApplyLayouts [post_pipelining] PlanSharedMemory [post_storage]
     FinalizeTileIR ConfigIndexBitwidth (TVM: FlattenBuffer, VectorizeLoop, StorageRewrite, simplification)
     InsertBarriers [post_barriers]
-    HostChecks, (TVM: MergeSharedMemoryAllocations, SplitHostDevice, MakePackedAPI) CheckDynamicExtents
+    HostChecks, MergeSharedMemoryAllocations (TVM's, locals out of its way), (TVM: SplitHostDevice, MakePackedAPI)
+    CheckDynamicExtents
     split -> device module [device_module] + host module [host_module] -> TVM finalize passes
 
 Core never names a target: differences come from ``TargetKind.pipeline_options`` (``has_threads``,
@@ -47,7 +48,7 @@ from tilelang.transform.legalize_safe_memory_access import LegalizeSafeMemoryAcc
 from tilelang.transform.lower_intrinsics import LowerIntrinsics
 from tilelang.transform.lower_tile_ops import LowerTileOps
 from tilelang.transform.partition_parallel import PartitionParallel
-from tilelang.transform.plan_shared_memory import PlanSharedMemory
+from tilelang.transform.plan_shared_memory import MergeSharedMemoryAllocations, PlanSharedMemory
 from tilelang.transform.rasterize_blocks import RasterizeBlocks
 
 # (core pass factory or None, extension point run after it or None). Software pipelining works on whole tile
@@ -185,7 +186,7 @@ def lower_tile_program(mod: tvm.IRModule, target: Any, target_host: Any) -> tvm.
 
 
 def _lower_tile_program(mod: tvm.IRModule, target: Any, target_host: Any) -> tvm.IRModule:
-    from tvm import s_tir, tirx
+    from tvm import tirx
 
     mod = tirx.transform.BindTarget(target.with_host(target_host))(mod)
     for factory, point in CORE_STAGES:
@@ -203,7 +204,7 @@ def _lower_tile_program(mod: tvm.IRModule, target: Any, target_host: Any) -> tvm
     mod = HostChecks(target)(mod)
     tail = [
         tirx.transform.AnnotateEntryFunc(),
-        s_tir.transform.MergeSharedMemoryAllocations(),
+        MergeSharedMemoryAllocations(target),
         tirx.transform.SplitHostDevice(),
         tirx.transform.MakePackedAPI(),
         CheckDynamicExtents(target),
