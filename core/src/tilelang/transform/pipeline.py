@@ -2,7 +2,8 @@
 
 Order (``[point]`` = `tilelang.backend.passes` extension point where backends' passes run)::
 
-    CheckSemantics AttachLayouts [pre_layout] RasterizeBlocks LayoutInference [post_layout] InjectSoftwarePipeline
+    LegalizeTFloat32 CheckSemantics AttachLayouts [pre_layout] RasterizeBlocks LayoutInference [post_layout]
+    InjectSoftwarePipeline
     LowerTileOps LowerIntrinsics [post_tile_lowering] PartitionParallel LegalizeSafeMemoryAccess [post_parallel]
     ApplyLayouts [post_pipelining] PlanSharedMemory [post_storage]
     FinalizeTileIR ConfigIndexBitwidth (TVM: FlattenBuffer, VectorizeLoop, StorageRewrite, simplification)
@@ -45,6 +46,7 @@ from tilelang.transform.inject_software_pipeline import InjectSoftwarePipeline
 from tilelang.transform.insert_barriers import InsertBarriers
 from tilelang.transform.layout_inference import LayoutInference
 from tilelang.transform.legalize_safe_memory_access import LegalizeSafeMemoryAccess
+from tilelang.transform.legalize_tfloat32 import LegalizeTFloat32
 from tilelang.transform.lower_intrinsics import LowerIntrinsics
 from tilelang.transform.lower_tile_ops import LowerTileOps
 from tilelang.transform.partition_parallel import PartitionParallel
@@ -189,6 +191,7 @@ def _lower_tile_program(mod: tvm.IRModule, target: Any, target_host: Any) -> tvm
     from tvm import tirx
 
     mod = tirx.transform.BindTarget(target.with_host(target_host))(mod)
+    mod = LegalizeTFloat32(target)(mod)
     for factory, point in CORE_STAGES:
         if factory is not None:
             mod = factory(target)(mod)
