@@ -16,18 +16,13 @@ import struct
 from typing import Any
 
 import tvm
-import tvm_ffi
 from tvm import tirx
 
 from tilelang.transform import utils as C
+from tilelang.transform.retype import dtype_of, retype
 
 _TF32 = "custom[tfloat32]"
 _FLOAT32_MAX = 3.4028234663852886e38
-_ARITH = (tirx.Add, tirx.Sub, tirx.Mul, tirx.Div, tirx.Mod, tirx.FloorDiv, tirx.FloorMod, tirx.Min, tirx.Max)
-
-
-def _dt(e: Any) -> str:
-    return str(e.ty.dtype) if hasattr(e, "ty") else str(e.dtype)
 
 
 def _is_tf32(dtype: str) -> bool:
@@ -58,7 +53,7 @@ def round_to_tf32(value: float) -> float:
 def _round_expr(x: Any) -> Any:
     """The float32 expression `x` rounded to tf32 in integer arithmetic (see `round_to_tf32`); NaN and
     infinities keep their bits."""
-    dtype = _dt(x)
+    dtype = dtype_of(x)
     lanes = dtype[len("float32"):]
     u32 = "uint32" + lanes
     bits = tirx.Var("tf32_bits", u32)
@@ -73,66 +68,16 @@ def _round_expr(x: Any) -> Any:
                                                                 tirx.Select(special, bits, rounded)))
 
 
-def _legal_buffer(buf: Any) -> Any:
-    ty = buf.ty
-    return tirx.decl_buffer(list(ty.shape), _f32(str(ty.dtype)), name=str(buf.name),
-                            strides=list(ty.strides) or None, elem_offset=ty.elem_offset,
-                            scope=str(ty.storage_scope), data_alignment=int(ty.data_alignment),
-                            offset_factor=int(ty.offset_factor))
-
-
 def legalize_tfloat32(func: tirx.PrimFunc) -> tirx.PrimFunc:
     """`func` with its tf32 values as float32 ones (see the module docstring)."""
-    buffers = [p for p in func.params if tirx.is_buffer_var(p)]
-    buffers += [a.buffer for a in C.allocations(func.body)]
-    buffers += [d.buffer for d in C.collect(func.body, tirx.DeclBuffer)]
-    remap: dict[Any, Any] = {b: _legal_buffer(b) for b in buffers if _is_tf32(str(b.ty.dtype))}
-    for v in C.collect(func.body, tvm.ir.Var, lambda v: not tirx.is_buffer_var(v) and _is_tf32(_dt(v))):
-        remap.setdefault(v, tirx.Var(str(v.name), _f32(_dt(v))))
-    if not remap and not C.collect(func.body, tirx.Cast, lambda e: _is_tf32(_dt(e))) and not C.collect(
-            func.body, tirx.FloatImm, lambda e: _is_tf32(_dt(e))):
-        return func
-    body = C.substitute(func.body, remap)
-
-    def on_load(e: Any, m: Any) -> Any:  # a load keeps the dtype it was built with
-        e = m.default_mutate(e)
-        return tirx.BufferLoad(e.source, list(e.indices), span=e.span) if _is_tf32(_dt(e)) else e
-
-    def on_cast(e: Any, m: Any) -> Any:
-        e = m.default_mutate(e)
-        if not _is_tf32(_dt(e)):
-            return e
-        source = _dt(e.value)
-        if isinstance(e.value, (tirx.FloatImm, tirx.IntImm)):
-            return tirx.FloatImm(_f32(_dt(e)), round_to_tf32(float(e.value.value)))
-        value = tirx.Cast(_f32(_dt(e)), e.value) if source != _f32(_dt(e)) else e.value
+    def convert(dtype: str, value: Any) -> Any:
+        source = dtype_of(value)
+        if isinstance(value, (tirx.FloatImm, tirx.IntImm)):
+            return tirx.FloatImm(dtype, round_to_tf32(float(value.value)))
+        value = tirx.Cast(dtype, value) if source != dtype else value
         return value if _exact_in_tf32(source) else _round_expr(value)
 
-    def on_float(e: Any, m: Any) -> Any:
-        return tirx.FloatImm(_f32(_dt(e)), round_to_tf32(float(e.value))) if _is_tf32(_dt(e)) else e
-
-    def on_arith(e: Any, m: Any) -> Any:
-        e = m.default_mutate(e)
-        return type(e)(e.a, e.b) if _is_tf32(_dt(e)) else e
-
-    def on_call(e: Any, m: Any) -> Any:
-        e = m.default_mutate(e)
-        return tvm.ir.Call(_f32(_dt(e)), e.op, list(e.args)) if _is_tf32(_dt(e)) else e
-
-    def on_select(e: Any, m: Any) -> Any:
-        e = m.default_mutate(e)
-        return tirx.Select(e.condition, e.true_value, e.false_value) if _is_tf32(_dt(e)) else e
-
-    def on_broadcast(e: Any, m: Any) -> Any:
-        e = m.default_mutate(e)
-        return tirx.Broadcast(e.value, e.lanes) if _is_tf32(_dt(e)) else e
-
-    body = tvm_ffi.structural_mutate(body, [(tvm.ir.TensorLoad, on_load), (tirx.Cast, on_cast),
-                                            (tirx.FloatImm, on_float), *[(t, on_arith) for t in _ARITH],
-                                            (tvm.ir.Call, on_call), (tirx.Select, on_select),
-                                            (tirx.Broadcast, on_broadcast)])
-    params = [remap.get(p, p) for p in func.params]
-    return tirx.PrimFunc(params, body, func.ret_type, func.attrs)
+    return retype(func, lambda d: _f32(d) if _is_tf32(d) else None, convert, round_to_tf32)
 
 
 def LegalizeTFloat32(target: Any = None) -> tvm.transform.Pass:
