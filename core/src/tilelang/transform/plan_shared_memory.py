@@ -77,6 +77,16 @@ def _is_launch(stmt: Any) -> bool:
     return isinstance(stmt, tirx.AttrStmt) and stmt.attr_key == "thread_extent"
 
 
+def _reads_shared(value: Any) -> bool:
+    """Whether `value` loads from a shared tile (an ``address_of`` of an element is no load)."""
+    loads = C.collect(value, tvm.ir.TensorLoad, lambda ld: C.scope_of(ld.source) in _SHARED)
+    if not loads:
+        return False
+    addressed = [c.args[0] for c in C.collect(value, tvm.ir.Call, lambda c: isinstance(c.op, tvm.ir.Op)
+                                              and c.op.name == "tirx.address_of")]
+    return any(not any(ld.same_as(a) for a in addressed) for ld in loads)
+
+
 def _take_locals(stmt: Any, taken: list[Any]) -> Any:
     """`stmt` (a kernel's body under its outermost launch) without its top-level local allocations of constant
     shape, which are appended to `taken`, and with each top-level value bound from a shared tile read into a
@@ -89,8 +99,7 @@ def _take_locals(stmt: Any, taken: list[Any]) -> Any:
             and C.num_elements(stmt.buffer.ty.shape) is not None):
         taken.append(stmt)
         return None
-    if isinstance(stmt, tirx.Bind) and C.collect(stmt.value, tvm.ir.TensorLoad,
-                                                 lambda ld: C.scope_of(ld.source) in _SHARED):
+    if isinstance(stmt, tirx.Bind) and hasattr(stmt.var.ty, "dtype") and _reads_shared(stmt.value):
         # a top-level value read from a shared tile: read it in a statement, into a local cell
         cell = tirx.decl_buffer((1,), str(stmt.var.ty.dtype), name=f"{stmt.var.name}_value", scope="local")
         taken.append(tirx.AllocBuffer(cell))
