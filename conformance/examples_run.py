@@ -80,11 +80,14 @@ def discover(tree: str) -> list[str]:
     return sorted(found)
 
 
+_COMMENT = re.compile(r"(?:^|\s)#.*")  # a comment starts a line or follows a space: ids hold "#n" (kernel#2)
+
+
 def read_list(path: str | None) -> list[str]:
     if not path:
         return []
     with open(path) as f:
-        return [ln.split("#", 1)[0].strip() for ln in f if ln.split("#", 1)[0].strip()]
+        return [_COMMENT.sub("", ln).strip() for ln in f if _COMMENT.sub("", ln).strip()]
 
 
 def grow_floor(path: str, ids: set[str]) -> None:

@@ -270,3 +270,18 @@ def test_fragment_indexed_by_the_parallel_loop_or_at_zero_lowers():
                 B[i] = frag[i] + one[0]
 
     assert tilelang.lower(fine, target="llvm").kernel_source
+
+
+def test_error_inside_a_runtime_elif_is_reported_as_itself():
+    # closing the half-built frames used to raise TVM's "T.else_ must be called at the top of a T.if_()", hiding
+    # the error of the statement (gemm_tcgen05's unsupported T.tcgen05_gemm(use_2cta=True) in an elif branch)
+    def k(A: T.Tensor((4,), T.float32), B: T.Tensor((4,), T.float32)):
+        with T.Kernel(1, threads=32) as _:
+            tx = T.get_thread_binding()
+            if tx < 4:
+                B[0] = A[0]
+            elif tx < 8:
+                for i in T.serial(2):
+                    A[i] = undefined_in_branch + 1  # noqa: F821
+
+    expect(KernelSyntaxError, k, "undefined_in_branch + 1", "'undefined_in_branch' is not defined")

@@ -17,7 +17,7 @@ import functools
 import shlex
 import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +31,7 @@ TargetNormalizer = Callable[[Any], Any]
 
 __all__ = [
     "TargetKind", "register_target_kind", "register_lazy_target_kind", "target_kind_spec", "normalize_target",
-    "determine_target", "split_targets", "TargetPair", "kind_of", "detect_targets", "tvm_target",
+    "determine_target", "split_targets", "TargetPair", "kind_of", "detect_targets", "detect_target", "tvm_target",
     "register_target_detector",
     "register_target_normalizer", "list_target_detectors", "auto_detect_target", "TargetDetectorSpec",
     "TargetNormalizerSpec",
@@ -275,11 +275,10 @@ def normalize_target(spec: TargetSpec) -> TargetConfig:
     return config
 
 
-def detect_targets() -> list[TargetConfig]:
-    """Configs of every device detected here, best first (loads every installed backend)."""
+def _detected() -> Iterator[TargetConfig]:
+    """Configs of the devices detected here, best first, each probed only when the previous ones are consumed."""
     from tilelang.backend import plugins
 
-    found = []
     for spec in _ordered_detectors():
         try:
             detected = spec.detect()
@@ -287,8 +286,19 @@ def detect_targets() -> list[TargetConfig]:
             plugins.report_once(f"detector:{spec.name}", f"target detector of {spec.name!r} failed: {exc!r}")
             continue
         if detected is not None:
-            found.append(normalize_target(detected))
-    return found
+            yield normalize_target(detected)
+
+
+def detect_targets() -> list[TargetConfig]:
+    """Configs of every device detected here, best first (loads every installed backend)."""
+    return list(_detected())
+
+
+def detect_target() -> TargetConfig | None:
+    """The config of the best device detected here, or None. Backends after it are not probed: a probe can load
+    a device runtime into the process (WebGPU's adapter loads Mesa and its LLVM, which crashes a later import of
+    another LLVM, e.g. Triton's when torch compiles a function)."""
+    return next(_detected(), None)
 
 
 def _current_tvm_target() -> Any:
@@ -318,8 +328,8 @@ def determine_target(target: TargetSpec = "auto", return_object: bool = False) -
         elif current is not None:
             target = current
         else:
-            detected = detect_targets()
-            if not detected:
+            detected = detect_target()
+            if detected is None:
                 from tilelang.backend import plugins
 
                 raise TargetError(
@@ -327,7 +337,7 @@ def determine_target(target: TargetSpec = "auto", return_object: bool = False) -
                     f"(installed target kinds: {', '.join(plugins.installed_kinds()) or 'none'}). "
                     "Install a backend, e.g. `pip install tilelang-cpu`, or pass target= explicitly."
                 )
-            target = detected[0]
+            target = detected
     config = normalize_target(target)
     if not return_object:
         return config

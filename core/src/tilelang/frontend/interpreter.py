@@ -298,14 +298,22 @@ class Interpreter:
         value = frame.__enter__()
         self.state.depth += 1
         self.push_scope()
+        ok = False
         try:
             if target is not None:
                 self.assign(target, value)
             self.run_block(body)
+            ok = True
         finally:
             self.pop_scope()
             self.state.depth -= 1
-            frame.__exit__(None, None, None)
+            if ok:
+                frame.__exit__(None, None, None)
+            else:  # the body's error is the one to report: a half-built frame may fail to close
+                try:
+                    frame.__exit__(None, None, None)
+                except Exception:
+                    pass
 
     # ------------------------------------------------------------------------------------------ statements
     def stmt_Expr(self, node: ast.Expr) -> None:
@@ -538,6 +546,7 @@ class Interpreter:
         frames, loop_vars = [], []
         self.state.depth += 1
         self.push_scope()
+        ok = False
         try:
             for start, stop, step in loop.ranges:
                 kw: dict[str, Any] = {"annotations": dict(loop.annotations) or None}
@@ -556,6 +565,7 @@ class Interpreter:
                 self.run_block(node.body)
             finally:
                 self.loops.pop()
+            ok = True
         except _LoopSignal as sig:
             raise KernelSyntaxError(f"`{sig.kind}` inside a {loop.kind} loop is not supported (only in serial "
                                     "loops and while loops)") from None
@@ -563,7 +573,13 @@ class Interpreter:
             self.pop_scope()
             self.state.depth -= 1
             for f in reversed(frames):
-                f.__exit__(None, None, None)
+                if ok:
+                    f.__exit__(None, None, None)
+                else:  # keep the body's error
+                    try:
+                        f.__exit__(None, None, None)
+                    except Exception:
+                        pass
 
     def persistent_loop(self, node: ast.For, loop: Any) -> None:
         """``for bx, by in T.Persistent(...)``: a serial loop over waves, each visiting this worker's tile."""

@@ -2,12 +2,14 @@
 
 Order (``[point]`` = `tilelang.backend.passes` extension point where backends' passes run)::
 
-    CheckSemantics AttachLayouts [pre_layout] RasterizeBlocks LayoutInference [post_layout] InjectSoftwarePipeline
+    LegalizeTFloat32 CheckSemantics AttachLayouts [pre_layout] RasterizeBlocks LayoutInference [post_layout]
+    InjectSoftwarePipeline
     LowerTileOps LowerIntrinsics [post_tile_lowering] PartitionParallel LegalizeSafeMemoryAccess [post_parallel]
     ApplyLayouts [post_pipelining] PlanSharedMemory [post_storage]
     FinalizeTileIR ConfigIndexBitwidth (TVM: FlattenBuffer, VectorizeLoop, StorageRewrite, simplification)
     InsertBarriers [post_barriers]
-    HostChecks, (TVM: MergeSharedMemoryAllocations, SplitHostDevice, MakePackedAPI) CheckDynamicExtents
+    HostChecks, MergeSharedMemoryAllocations (TVM's, locals out of its way), (TVM: SplitHostDevice, MakePackedAPI)
+    CheckDynamicExtents
     split -> device module [device_module] + host module [host_module] -> TVM finalize passes
 
 Core never names a target: differences come from ``TargetKind.pipeline_options`` (``has_threads``,
@@ -44,10 +46,11 @@ from tilelang.transform.inject_software_pipeline import InjectSoftwarePipeline
 from tilelang.transform.insert_barriers import InsertBarriers
 from tilelang.transform.layout_inference import LayoutInference
 from tilelang.transform.legalize_safe_memory_access import LegalizeSafeMemoryAccess
+from tilelang.transform.legalize_tfloat32 import LegalizeTFloat32
 from tilelang.transform.lower_intrinsics import LowerIntrinsics
 from tilelang.transform.lower_tile_ops import LowerTileOps
 from tilelang.transform.partition_parallel import PartitionParallel
-from tilelang.transform.plan_shared_memory import PlanSharedMemory
+from tilelang.transform.plan_shared_memory import MergeSharedMemoryAllocations, PlanSharedMemory
 from tilelang.transform.rasterize_blocks import RasterizeBlocks
 
 # (core pass factory or None, extension point run after it or None). Software pipelining works on whole tile
@@ -185,9 +188,10 @@ def lower_tile_program(mod: tvm.IRModule, target: Any, target_host: Any) -> tvm.
 
 
 def _lower_tile_program(mod: tvm.IRModule, target: Any, target_host: Any) -> tvm.IRModule:
-    from tvm import s_tir, tirx
+    from tvm import tirx
 
     mod = tirx.transform.BindTarget(target.with_host(target_host))(mod)
+    mod = LegalizeTFloat32(target)(mod)
     for factory, point in CORE_STAGES:
         if factory is not None:
             mod = factory(target)(mod)
@@ -203,7 +207,7 @@ def _lower_tile_program(mod: tvm.IRModule, target: Any, target_host: Any) -> tvm
     mod = HostChecks(target)(mod)
     tail = [
         tirx.transform.AnnotateEntryFunc(),
-        s_tir.transform.MergeSharedMemoryAllocations(),
+        MergeSharedMemoryAllocations(target),
         tirx.transform.SplitHostDevice(),
         tirx.transform.MakePackedAPI(),
         CheckDynamicExtents(target),

@@ -66,3 +66,105 @@ def PlanSharedMemory(target: Any = None) -> tvm.transform.Pass:
         return out.with_attr("tl.shared_bytes", total) if total else out
 
     return plan_shared_memory
+
+
+
+_SHARED = ("shared", "shared.dyn")
+_HOISTED = "tl.merge_hoisted_allocations"
+
+
+def _is_launch(stmt: Any) -> bool:
+    return isinstance(stmt, tirx.AttrStmt) and stmt.attr_key == "thread_extent"
+
+
+def _reads_shared(value: Any) -> bool:
+    """Whether `value` loads from a shared tile (an ``address_of`` of an element is no load)."""
+    loads = C.collect(value, tvm.ir.TensorLoad, lambda ld: C.scope_of(ld.source) in _SHARED)
+    if not loads:
+        return False
+    addressed = [c.args[0] for c in C.collect(value, tvm.ir.Call, lambda c: isinstance(c.op, tvm.ir.Op)
+                                              and c.op.name == "tirx.address_of")]
+    return any(not any(ld.same_as(a) for a in addressed) for ld in loads)
+
+
+def _take_locals(stmt: Any, taken: list[Any]) -> Any:
+    """`stmt` (a kernel's body under its outermost launch) without its top-level local allocations of constant
+    shape, which are appended to `taken`, and with each top-level value bound from a shared tile read into a
+    local cell first; nested launches and other attributes are looked into, loops and branches are not."""
+    if isinstance(stmt, tirx.SeqStmt):
+        return C.seq(_take_locals(s, taken) for s in stmt.seq)
+    if isinstance(stmt, tirx.AttrStmt):
+        return tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, _take_locals(stmt.body, taken), stmt.span)
+    if (isinstance(stmt, tirx.AllocBuffer) and C.scope_of(stmt.buffer) not in _SHARED and not stmt.annotations
+            and C.num_elements(stmt.buffer.ty.shape) is not None):
+        taken.append(stmt)
+        return None
+    if isinstance(stmt, tirx.Bind) and hasattr(stmt.var.ty, "dtype") and _reads_shared(stmt.value):
+        # a top-level value read from a shared tile: read it in a statement, into a local cell
+        cell = tirx.decl_buffer((1,), str(stmt.var.ty.dtype), name=f"{stmt.var.name}_value", scope="local")
+        taken.append(tirx.AllocBuffer(cell))
+        return C.seq([tirx.BufferStore(cell, stmt.value, [0]), tirx.Bind(stmt.var, tirx.BufferLoad(cell, [0]))])
+    return stmt
+
+
+def MergeSharedMemoryAllocations(target: Any = None) -> tvm.transform.Pass:
+    """TVM's MergeSharedMemoryAllocations (one pool for the block's dynamic shared tiles), with the kernel's
+    top-level local allocations out of its way.
+
+    TVM's pass tracks the allocations of every scope and requires each load of one to sit in a statement nested
+    below the allocation: a value bound at the kernel's top level that reads a local variable (``v =
+    T.alloc_var(...)``; ``m = v * 2``) failed its "Load memory in places other than store" check, though local
+    buffers play no part in the merge. While the pass runs those allocations stand just outside the kernel's
+    outermost launch; afterwards they are back at the top of its body. A top-level value bound from a shared tile
+    (``x = S[0]``) failed the same check: it is stored into a local cell and bound from there."""
+    from tvm import s_tir
+
+    @C.prim_func_pass("tl.HoistLocalAllocations")
+    def hoist(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
+        taken: list[Any] = []
+
+        def visit(stmt: Any) -> Any:
+            if isinstance(stmt, tirx.SeqStmt):
+                return C.seq(visit(s) for s in stmt.seq)
+            if _is_launch(stmt):
+                before = len(taken)
+                launch = tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, _take_locals(stmt.body, taken),
+                                       stmt.span)
+                return C.seq([*taken[before:], launch])
+            return stmt
+
+        body = visit(func.body)
+        if not taken:
+            return func
+        return C.with_body(func, body).with_attr(_HOISTED, [a.buffer for a in taken])
+
+    @C.prim_func_pass("tl.RestoreLocalAllocations")
+    def restore(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
+        hoisted = func.attrs.get(_HOISTED) if func.attrs else None
+        if hoisted is None:
+            return func
+
+        def is_hoisted(stmt: Any) -> bool:
+            return isinstance(stmt, tirx.AllocBuffer) and any(b.same_as(stmt.buffer) for b in hoisted)
+
+        def visit(stmt: Any) -> Any:
+            if not isinstance(stmt, tirx.SeqStmt):
+                return stmt
+            out: list[Any] = []
+            pending: list[Any] = []
+            for s in stmt.seq:
+                if is_hoisted(s):
+                    pending.append(s)
+                elif _is_launch(s) and pending:
+                    out.append(tirx.AttrStmt(s.node, s.attr_key, s.value, C.seq([*pending, s.body]), s.span))
+                    pending = []
+                else:
+                    out.extend(pending)
+                    pending = []
+                    out.append(visit(s))
+            return C.seq(out + pending)
+
+        return C.with_body(func, visit(func.body)).without_attr(_HOISTED)
+
+    return tvm.transform.Sequential([hoist, s_tir.transform.MergeSharedMemoryAllocations(), restore],
+                                    name="tl.MergeSharedMemoryAllocations")

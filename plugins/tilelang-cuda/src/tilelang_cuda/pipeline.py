@@ -61,6 +61,12 @@ def _dialect_scopes(target: Any) -> Any:
     return DialectScopes(target)
 
 
+def _float8_e4m3_as_fn(target: Any) -> Any:
+    from tilelang_cuda.passes.float8_e4m3 import Float8E4M3AsFn
+
+    return Float8E4M3AsFn(target)
+
+
 def _barrier_allocations(target: Any) -> Any:
     from tilelang_cuda.passes.barrier_allocations import BarrierAllocations
 
@@ -80,6 +86,7 @@ def _wgmma_gemm_no_wait(target: Any) -> Any:
 
 
 PASSES = (
+    PipelinePass("cuda.float8_e4m3_as_fn", "pre_layout", _float8_e4m3_as_fn),
     PipelinePass("cuda.barrier_allocations", "pre_layout", _barrier_allocations),
     PipelinePass("cuda.wgmma_gemm_as_gemm", "pre_layout", _wgmma_gemm_as_gemm),
     PipelinePass("cuda.tensor_memory", "pre_layout", _tensor_memory),

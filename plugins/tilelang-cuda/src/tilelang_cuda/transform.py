@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["AsyncCopyPipeline", "DialectScopes", "DropTensorMemoryTiles", "LegalizeVectorWidth",  # noqa: F822
+__all__ = ["AsyncCopyPipeline", "DialectScopes", "DropTensorMemoryTiles", "Float8E4M3AsFn",  # noqa: F822
+           "LegalizeVectorWidth",
            "MMAAccumulators", "MarkPipelineStages", "ShareScratchTiles", "SwizzleSharedOperands", "TensorMemory",
            "WgmmaGemmAsGemm", "WgmmaGemmNoWait"]  # (resolved lazily by __getattr__)
 
@@ -13,6 +14,7 @@ _PASSES = {
     "AsyncCopyPipeline": "tilelang_cuda.passes.async_pipeline",
     "MarkPipelineStages": "tilelang_cuda.passes.async_pipeline",
     "DialectScopes": "tilelang_cuda.passes.dialect_scopes",
+    "Float8E4M3AsFn": "tilelang_cuda.passes.float8_e4m3",
     "LegalizeVectorWidth": "tilelang_cuda.passes.legalize_vector_width",
     "MMAAccumulators": "tilelang_cuda.passes.mma_accumulators",
     "ShareScratchTiles": "tilelang_cuda.passes.share_scratch_tiles",

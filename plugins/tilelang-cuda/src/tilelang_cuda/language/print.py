@@ -1,5 +1,5 @@
-"""Device printing and assertions (CUDA ``printf`` / ``__trap``): the core language's ``T.print`` and
-``T.device_assert``, lowered by the CUDA backend."""
+"""Device printing and assertions: the core language's ``T.print`` and ``T.device_assert`` (lowered on CUDA to
+``printf`` and ``__trap``, `tilelang_cuda.tileops.debug`)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,37 @@
+"""Float8E4M3AsFn: on CUDA, ``float8_e4m3`` is ``float8_e4m3fn`` (``__nv_fp8_e4m3``: no infinities, largest
+value 448), as in the reference TileLang, whose code generator and argument checks take one for the other; torch
+tensors of such a parameter are ``torch.float8_e4m3fn``.
+
+TVM's CUDA code generator knows only the ``fn`` type ("Unsupported FP8 type in CUDA codegen"), so every
+``float8_e4m3`` buffer (parameters included), value and conversion is rewritten to ``float8_e4m3fn`` before
+layout inference.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tvm
+from tvm import tirx
+
+from tilelang.transform import utils as C
+from tilelang.transform.retype import retype
+
+_E4M3 = "float8_e4m3"
+
+
+def as_fn(dtype: str) -> str | None:
+    """``float8_e4m3fn`` (with `dtype`'s lanes) for ``float8_e4m3`` / ``float8_e4m3xN``, else None."""
+    if dtype == _E4M3 or dtype.startswith(_E4M3 + "x"):
+        return _E4M3 + "fn" + dtype[len(_E4M3):]
+    return None
+
+
+def Float8E4M3AsFn(target: Any = None) -> tvm.transform.Pass:
+    """Rewrite ``float8_e4m3`` values as ``float8_e4m3fn`` ones (see the module docstring)."""
+
+    @C.prim_func_pass("cuda.float8_e4m3_as_fn")
+    def float8_e4m3_as_fn(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
+        return retype(func, as_fn)
+
+    return float8_e4m3_as_fn
