@@ -89,8 +89,8 @@ def _outside_sdk(root: Path) -> list[str]:
     return found
 
 
-# the in-tree backends held to the SDK too (issue 29); tilelang_cuda is not converted yet
-SDK_ONLY_PLUGINS = ("tilelang_cpu", "tilelang_webgpu", "tilelang_metal", "tilelang_rocm")
+# the in-tree backends held to the SDK too (issue 29)
+SDK_ONLY_PLUGINS = ("tilelang_cpu", "tilelang_cuda", "tilelang_webgpu", "tilelang_metal", "tilelang_rocm")
 
 
 @pytest.mark.parametrize("plugin", SDK_ONLY_PLUGINS)

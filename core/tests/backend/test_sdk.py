@@ -37,6 +37,15 @@ def test_the_sdk_exports_helper_modules_whole_and_generic_names_under_sdk_names(
     assert (sdk.bind_launch, sdk.LaunchExpr, sdk.reduce_combine) == (launch_plan.bind, launch_plan.Expr, reduce.combine)
 
 
+def test_the_sdk_names_the_frontend_state_and_annotated_layouts():
+    import tilelang.frontend.state as state
+    import tilelang.transform.apply_layouts as apply_layouts
+
+    assert (sdk.require_build_state, sdk.rebuild_layout) == (state.require, apply_layouts.rebuild)
+    with pytest.raises(Exception, match="T.my_op can only be used inside a kernel"):
+        sdk.require_build_state("T.my_op")
+
+
 def test_importing_the_sdk_imports_nothing_heavy():
     code = ("import sys, tilelang.backend.sdk as s; s.SDK_VERSION; "
             "print(sorted(m for m in ('tvm', 'torch', 'tilelang.engine.launch_plan') if m in sys.modules))")

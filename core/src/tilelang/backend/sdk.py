@@ -10,16 +10,21 @@ What is here, by concern (imported on first use: ``import tilelang.backend.sdk``
 - the manifest: `Backend`, `ToolStatus`, `hookimpl`;
 - target kinds: `TargetKind`, `register_target_kind`, `split_targets`, `TargetPair`, `tvm_target`, `kind_of`;
 - the pass pipeline's extension points: `PipelinePass`, `EXTENSION_POINTS`, `register_pass`,
-  `register_lazy_passes` (passes as import paths: a lazy factory), `host_launch_pass`; core's target-neutral
-  pipeline a backend's own runs (`lower_tile_program`); pass configs in effect (`current_tl_config`,
-  `current_tl_configs`); layout inference's result (`fragment_of`); shared-memory sizes (`dtype_bytes`);
+  `register_lazy_passes` (passes as import paths: a lazy factory), `host_launch_pass`, the passes registered at
+  a point (`passes_at`); core's target-neutral pipeline a backend's own runs (`lower_tile_program`) or its
+  stages with their extension points (`CORE_STAGES`); pass configs in effect (`current_tl_config`,
+  `current_tl_configs`); layout inference's result (`fragment_of`); the layouts ``T.annotate_layout`` attached
+  (the allocation annotation `LAYOUT_ANN`, read back by `rebuild_layout`); shared-memory sizes (`dtype_bytes`);
+  dtype rewriting (`retype`);
 - host-code kernels (core's launch lowering, `tilelang.transform.lower_launch_to_host`): `LowerLaunchToHost`,
   `emulate_threads`, `per_thread_buffers`, `stream_rows`;
 - tile-op lowering: `TileOpImpl`, `TileOpContext` (what ``lower(ctx)`` receives), `register_tile_op_impl`,
-  `register_lazy_tile_op_impls`, `ANY_TARGET`; core's helpers for them: `tileop_utils` (the module
-  `tilelang.tileop.utils`: `nonunit_dims`, `region_indices`, `cast`, `dtype_of`, `guarded`), GEMM call sites
+  `register_lazy_tile_op_impls`, `ANY_TARGET`, the implementations registered for an op (`tile_op_impls_for`);
+  core's helpers for them: `tileop_utils` (the module `tilelang.tileop.utils`: `nonunit_dims`, `region_indices`,
+  `cast`, `dtype_of`, `guarded`), GEMM call sites
   (`gemm_operands`, `operand_index`), reductions (`identity_value`, `reduce_combine`, `nan_max`, `nan_min`,
-  `nan_tests_by_bits`), atomics (`lower_atomic`), an intrinsic's lowering (`Lowered`), `dtype_bits`;
+  `nan_tests_by_bits`), atomics (`lower_atomic`), an intrinsic's lowering (`Lowered`, the user's spelling of
+  an intrinsic: `dsl_name`, an element's offset: `linear_index`), `dtype_bits`, `buffer_info`;
 - device builds: `DeviceCodegen`, `DeviceBuild`, `register_device_codegen`, `register_lazy_device_codegen`;
   host code: `HostCodegen`, `register_host_codegen`; C libraries for host-code backends: `c_library_codegen`,
   `c_compiler`, `SharedLibraryBackend`, `build_c_source` (TVM's C codegen, made to compile);
@@ -27,9 +32,16 @@ What is here, by concern (imported on first use: ``import tilelang.backend.sdk``
   plan of device kernels: `LaunchPlan`, `build_launch_plan`, `KernelLaunch`, `LaunchExpr`, `format_launch_expr`,
   `launch_expr_refs`, and one call's launches (`bind_launch` -> `BoundLaunch`); core's runtime library
   (`runtime_library_path`, `load_runtime`, `runtime_libraries`) and a kernel library's loader (`load_module`);
+  the reference's kernel adapters (`BaseKernelAdapter`, `CachedTextSource`, `LibraryGenerator`,
+  `is_cuda_target`, `pythonic_expr`); a backend's own on-disk cache under ``TILELANG_CACHE_DIR`` (`DiskStore`,
+  `write_atomic`, `enforce_limit`); the live device for the carver (`cuda_device_properties`,
+  `cpu_parallel_units`);
+- host toolchains: `get_cplus_compiler`, `get_msvc_subprocess_env`, `get_msvc_environment_error`;
 - dialects (``T.<name>`` served by one backend and refused elsewhere): entry points of group
   ``tilelang.language`` (`DIALECT_GROUP`), see `tilelang.language.dialects`; a dialect module made of the common
-  surface (`common_language_dialect`); the attribute ``T.use_swizzle`` sets (`SWIZZLE_ATTR`);
+  surface (`common_language_dialect`); the attribute ``T.use_swizzle`` sets (`SWIZZLE_ATTR`); for a dialect's
+  functions: the kernel being parsed (`require_build_state`), shapes as the language takes them
+  (`normalize_shape`);
 - errors a backend raises: `BackendError`, `ToolchainMissing`, `LoweringError`, `TargetError`.
 """
 
@@ -48,22 +60,25 @@ _EXPORTS = {
     **dict.fromkeys(("TargetKind", "TargetPair", "register_target_kind", "register_lazy_target_kind",
                      "split_targets", "tvm_target", "kind_of"), "tilelang.backend.target"),
     **dict.fromkeys(("PipelinePass", "EXTENSION_POINTS", "register_pass", "register_lazy_passes",
-                     "host_launch_pass"), "tilelang.backend.passes"),
-    "lower_tile_program": "tilelang.transform.pipeline",
+                     "host_launch_pass", "passes_at"), "tilelang.backend.passes"),
+    **dict.fromkeys(("lower_tile_program", "CORE_STAGES"), "tilelang.transform.pipeline"),
     **dict.fromkeys(("current_tl_config", "current_tl_configs"), "tilelang.transform.config"),
     "fragment_of": "tilelang.transform.layout_inference",
     "dtype_bytes": "tilelang.transform.plan_shared_memory",
+    "retype": "tilelang.transform.retype",
+    "LAYOUT_ANN": "tilelang.transform.apply_layouts",
+    "rebuild_layout": ("tilelang.transform.apply_layouts", "rebuild"),
     **dict.fromkeys(("LowerLaunchToHost", "emulate_threads", "per_thread_buffers", "stream_rows"),
                     "tilelang.transform.lower_launch_to_host"),
-    **dict.fromkeys(("TileOpImpl", "register_tile_op_impl", "register_lazy_tile_op_impls", "ANY_TARGET"),
-                    "tilelang.backend.tile_ops"),
+    **dict.fromkeys(("TileOpImpl", "register_tile_op_impl", "register_lazy_tile_op_impls", "ANY_TARGET",
+                     "tile_op_impls_for"), "tilelang.backend.tile_ops"),
     "TileOpContext": "tilelang.tileop.context",
     **dict.fromkeys(("gemm_operands", "operand_index"), "tilelang.tileop.gemm"),
     **dict.fromkeys(("identity_value", "nan_max", "nan_min", "nan_tests_by_bits"), "tilelang.tileop.reduce"),
     "reduce_combine": ("tilelang.tileop.reduce", "combine"),
     "lower_atomic": "tilelang.tileop.atomic",
-    "Lowered": "tilelang.tileop.intrinsics",
-    "dtype_bits": "tilelang.layout.buffers",
+    **dict.fromkeys(("Lowered", "dsl_name", "linear_index"), "tilelang.tileop.intrinsics"),
+    **dict.fromkeys(("dtype_bits", "buffer_info"), "tilelang.layout.buffers"),
     **dict.fromkeys(("DeviceCodegen", "DeviceBuild", "register_device_codegen", "register_lazy_device_codegen"),
                     "tilelang.backend.device_codegen"),
     **dict.fromkeys(("HostCodegen", "register_host_codegen", "register_lazy_host_codegen"),
@@ -79,9 +94,20 @@ _EXPORTS = {
     "bind_launch": ("tilelang.engine.launch_plan", "bind"),
     **dict.fromkeys(("runtime_library_path", "load_runtime", "runtime_libraries", "load_module"),
                     "tilelang.jit.runtime_loader"),
+    **dict.fromkeys(("BaseKernelAdapter", "CachedTextSource"), "tilelang.jit.adapter.base"),
+    "LibraryGenerator": "tilelang.jit.adapter.libgen",
+    **dict.fromkeys(("is_cuda_target", "pythonic_expr"), "tilelang.jit.adapter.utils"),
+    "DiskStore": "tilelang.cache.store",
+    "write_atomic": "tilelang.cache.atomic",
+    "enforce_limit": "tilelang.cache.usage",
+    **dict.fromkeys(("cuda_device_properties", "cpu_parallel_units"), "tilelang.carver.arch.live"),
+    "get_cplus_compiler": "tilelang.contrib.cc",
+    **dict.fromkeys(("get_msvc_subprocess_env", "get_msvc_environment_error"), "tilelang.contrib.msvc"),
     "DIALECT_GROUP": ("tilelang.language.dialects", "GROUP"),
     "common_language_dialect": "tilelang.language.dialects",
     "SWIZZLE_ATTR": "tilelang.language.annotations",
+    "require_build_state": ("tilelang.frontend.state", "require"),
+    "normalize_shape": "tilelang.language.proxy",
     **dict.fromkeys(("BackendError", "ToolchainMissing", "LoweringError", "TargetError"), "tilelang.errors"),
 }
 # name -> a helper module exported whole (its ``__all__`` is the SDK's promise)

@@ -25,11 +25,13 @@ from tilelang.layout.layout import (
 from tilelang.layout.partial_fragment import PartialFragment, make_fully_replicated_partial_fragment
 from tilelang.layout.swizzle import (
     SwizzledLayout,
+    get_swizzle_layout,
     make_full_bank_swizzled_layout,
     make_gemm_fragment_8x8,
     make_gemm_fragment_8x8_transposed,
     make_half_bank_swizzled_layout,
     make_linear_layout,
+    make_mma_swizzle_layout,
     make_quarter_bank_swizzled_layout,
     make_swizzled_layout,
     make_tcgen05mma_swizzled_layout,
@@ -39,10 +41,11 @@ from tilelang.layout.swizzle import (
 from tilelang.layout.swizzle_mode import SwizzleMode
 
 __all__ = ["CyclicFragment", "Fragment", "Layout", "PaddedLayout", "PartialFragment", "SwizzleMode", "SwizzledLayout",
-           "cute", "evaluate_index", "fragment_vector_lanes", "from_index_map", "identity_layout", "linearize",
-           "make_cutlass_metadata_layout", "make_full_bank_swizzled_layout", "make_fully_replicated_layout_fragment",
-           "make_fully_replicated_partial_fragment", "make_gemm_fragment_8x8", "make_gemm_fragment_8x8_transposed",
-           "make_half_bank_swizzled_layout", "make_linear_layout", "make_padded_layout",
+           "cute", "evaluate_index", "fragment_vector_lanes", "from_index_map", "get_swizzle_layout", "identity_layout",
+           "linearize", "make_cutlass_metadata_layout", "make_full_bank_swizzled_layout",
+           "make_fully_replicated_layout_fragment", "make_fully_replicated_partial_fragment", "make_gemm_fragment_8x8",
+           "make_gemm_fragment_8x8_transposed", "make_half_bank_swizzled_layout", "make_linear_layout",
+           "make_mma_swizzle_layout", "make_padded_layout",
            "make_quarter_bank_swizzled_layout", "make_swizzled_layout", "make_tcgen05mma_swizzled_layout",
            "make_volta_swizzled_layout", "make_wgmma_swizzled_layout", "register_layout_kind", "unravel"]
 

@@ -126,7 +126,7 @@ def flags_from_configs(configs: Any) -> list[str]:
 
 def requested_flags() -> list[str]:
     """`flags_from_configs` of the pass configs of the compile in progress (none outside one)."""
-    from tilelang.transform.config import current_tl_configs
+    from tilelang.backend.sdk import current_tl_configs
 
     return flags_from_configs(current_tl_configs())
 

@@ -40,7 +40,7 @@ class CUDABinaryCache:
     @classmethod
     def _version_namespace(cls) -> str:
         """The version directory shared with the kernel cache's namespace (its first component)."""
-        from tilelang.cache.kernel_cache import KernelCache
+        from tilelang.cache import KernelCache
 
         namespace = os.path.normpath(KernelCache._get_cache_namespace())
         return namespace.split(os.sep)[0]
@@ -129,8 +129,7 @@ class CUDABinaryCache:
         disabled), then keep the cache within ``TILELANG_CACHE_MAX_BYTES``."""
         if not env.is_cache_enabled():
             return
-        from tilelang.cache.atomic import write_atomic
-        from tilelang.cache.store import DiskStore
+        from tilelang.backend.sdk import DiskStore, write_atomic
 
         limit = env.cache_max_bytes()  # a malformed value is reported before anything is written
         store = DiskStore(env.cache_dir())
@@ -139,6 +138,6 @@ class CUDABinaryCache:
         store.collect_garbage()
         write_atomic(path, bytes(data), tmp_dir=store.tmp_dir)
         if limit is not None:
-            from tilelang.cache.usage import enforce_limit
+            from tilelang.backend.sdk import enforce_limit
 
             enforce_limit(store, limit, keep=Path(path))

@@ -3,6 +3,6 @@ message and traps the kernel) and ``T.print``, as the core language defines them
 
 from __future__ import annotations
 
-from tilelang.language.debug import device_assert, print
+from tilelang.language import device_assert, print
 
 __all__ = ["device_assert", "print"]

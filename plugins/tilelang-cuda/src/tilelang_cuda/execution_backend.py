@@ -109,9 +109,9 @@ class _Launcher:
     def __call__(self, *args: Any) -> None:
         import torch
 
-        from tilelang.engine.launch_plan import bind
+        from tilelang.backend.sdk import bind_launch
 
-        bound = bind(self.plan, args)
+        bound = bind_launch(self.plan, args)
         by_name = {p.name: a for p, a in zip(self.params, args)}
         stream = torch.cuda.current_stream().cuda_stream
         for kernel, launch in zip(self.kernels, bound):

@@ -113,11 +113,8 @@ def CUDAPassPipelineBodyPrologue(mod: Any, target: Any) -> Any:
     import tvm
     from tvm import tirx
 
-    from tilelang.backend.passes import passes_at
-    from tilelang.backend.target import tvm_target
-    from tilelang.transform.config import current_tl_config
-    from tilelang.transform.pipeline import CORE_STAGES
-    from tilelang.transform.simplify import LetInline, Simplify
+    from tilelang.backend.sdk import CORE_STAGES, current_tl_config, passes_at, tvm_target
+    from tilelang.transform import LetInline, Simplify
 
     if not isinstance(target, tvm.target.Target):
         target = tvm_target(target)

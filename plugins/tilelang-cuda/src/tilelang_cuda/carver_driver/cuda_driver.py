@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tilelang.carver.arch.live import cpu_parallel_units, cuda_device_properties
+from tilelang.backend.sdk import cpu_parallel_units, cuda_device_properties
 
 __all__ = [
     "cudaDeviceAttrNames", "get_cuda_device_properties", "get_device_name", "get_shared_memory_per_block",

@@ -25,7 +25,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
-from tilelang.contrib.cc import get_cplus_compiler
+from tilelang.backend.sdk import get_cplus_compiler
 from tilelang.env import env
 
 __all__ = [
@@ -56,7 +56,7 @@ def get_nvcc_subprocess_env() -> dict[str, str] | None:
     None (inherit) elsewhere."""
     if os.name != "nt":
         return None
-    from tilelang.contrib.msvc import get_msvc_subprocess_env
+    from tilelang.backend.sdk import get_msvc_subprocess_env
 
     return get_msvc_subprocess_env()
 
@@ -422,7 +422,7 @@ def run_nvcc(code: str, target_format: str = "ptx", arch: str | list[str] | None
         if proc.returncode != 0:
             message = f"{code}\nCompilation error:\n{output}\nCommand: {' '.join(cmd)}\n"
             if os.name == "nt":
-                from tilelang.contrib.msvc import get_msvc_environment_error
+                from tilelang.backend.sdk import get_msvc_environment_error
 
                 if get_msvc_environment_error():
                     message += f"MSVC environment: {get_msvc_environment_error()}\n"

@@ -16,7 +16,7 @@ _BITS_PER_INDEX_GROUP = 4
 
 
 def _bits(dtype: Any) -> int:
-    from tilelang.layout.buffers import dtype_bits
+    from tilelang.backend.sdk import dtype_bits
 
     return int(dtype_bits(str(dtype)))
 

@@ -25,7 +25,7 @@ def public(fn: Any) -> Any:
 
 def call(name: str, dtype: str, args: list[Any], effect: str = "opaque", doc: str = "") -> Any:
     """The ``tl.<name>`` intrinsic call returning `dtype` (``"handle"`` for none)."""
-    from tilelang.ir.ops import intrin_call, register_intrinsic
+    from tilelang.ir import intrin_call, register_intrinsic
 
     register_intrinsic(f"tl.{name}", effect, doc or f"CUDA dialect: T.{name}")
     return intrin_call(f"tl.{name}", dtype, [expr(a) for a in args])
@@ -89,7 +89,7 @@ def barrier_load(mbar: Any, what: str) -> Any:
 def pointer(x: Any, access: str, what: str, extent: Any = None) -> Any:
     """A pointer operand: ``T.access_ptr`` of a buffer, region or element (pointer expressions pass through)."""
     from tilelang.ir import region as R
-    from tilelang.language.views import access_ptr
+    from tilelang.language import access_ptr
 
     if R.is_buffer(x) or R.is_load(x) or R.is_region(x):
         return access_ptr(x, access, extent=extent) if extent is not None else access_ptr(x, access)

@@ -43,7 +43,7 @@ def _alloc_barriers(arrive_count: Any, what: str, init_op: str) -> Any:
     from tvm import tirx
     from tvm.script.ir_builder import tirx as B
 
-    from tilelang.language.allocate import alloc_shared
+    from tilelang.language import alloc_shared
 
     counts = _counts(arrive_count, what)
     buf = alloc_shared((len(counts),), "uint64", scope=BARRIER_SCOPE)
@@ -236,7 +236,7 @@ def warpgroup_fence_operand(buffer_or_ptr: Any, offset: Any = 0, num_regs: Any =
             total = 1
             for e in extents:
                 total *= const_int(e, "warpgroup_fence_operand extent")
-            from tilelang.layout.buffers import dtype_bits
+            from tilelang.backend.sdk import dtype_bits
 
             num_regs = (total * dtype_bits(inferred) + 31) // 32
         ptr = pointer(buffer_or_ptr, "rw", "T.warpgroup_fence_operand")
@@ -405,10 +405,10 @@ def annotate_min_blocks_per_sm(num: int) -> Any:
 def annotate_l2_hit_ratio(buffer: Any, hit_ratio: float) -> Any:
     """Record an L2 persistence hint for `buffer` (``cudaAccessPolicyWindow`` hit ratio in [0, 1]); the launch
     applies it where the driver supports access policy windows."""
-    from tilelang.frontend import state as _state
+    from tilelang.backend.sdk import require_build_state
     from tilelang.ir import region as R
 
-    st = _state.require("T.annotate_l2_hit_ratio")
+    st = require_build_state("T.annotate_l2_hit_ratio")
     if not (0.0 <= float(hit_ratio) <= 1.0):
         raise ValueError(f"T.annotate_l2_hit_ratio: hit_ratio must be in [0, 1], got {hit_ratio}")
     ratios = dict(st.func_attrs.get("tl.l2_hit_ratio", {}))

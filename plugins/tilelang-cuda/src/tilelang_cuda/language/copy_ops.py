@@ -137,7 +137,7 @@ def tma_gather4(src: Any, dst: Any, col: Any, rows: Any, *, barrier: Any, swizzl
 @public
 def tma_gather4_bytes(K_box: int, dtype: str) -> int:
     """The bytes one `tma_gather4` of a (4, K_box) tile of `dtype` completes."""
-    from tilelang.layout.buffers import dtype_bits
+    from tilelang.backend.sdk import dtype_bits
 
     return (4 * int(K_box) * int(dtype_bits(str(dtype))) + 7) // 8
 

@@ -3,7 +3,7 @@ the emitters, descriptor helpers and explicit wgmma / tcgen05 operations, gather
 
 from __future__ import annotations
 
-from tilelang.language.debug import device_assert
+from tilelang.language import device_assert
 from tilelang_cuda.intrinsics.layout.mma_layout import get_swizzle_layout, make_mma_swizzle_layout
 from tilelang_cuda.intrinsics.layout.utils import get_ldmatrix_offset, get_mma_micro_size, mma_store_index_map
 from tilelang_cuda.intrinsics.macro.mma_macro_generator import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tilelang.errors import KernelTypeError
-from tilelang.language.kernel import Kernel
+from tilelang.language import Kernel
 from tilelang_cuda.language._emit import call, const_int, public
 
 __all__ = ["ClusterKernel", "normalize_cluster_dims"]

@@ -3,5 +3,7 @@ language's ``T.__exp`` ... ``T.ieee_*`` and ``T.add2`` ... names, lowered to CUD
 
 from __future__ import annotations
 
-from tilelang.language.fastmath import *  # noqa: F403 - the reference module re-exports the whole family
-from tilelang.language.fastmath import __all__  # noqa: F401
+from tilelang.language import fastmath as _fastmath
+
+__all__ = list(_fastmath.__all__)  # the reference module re-exports the whole family
+globals().update({name: getattr(_fastmath, name) for name in __all__})

@@ -3,6 +3,6 @@
 
 from __future__ import annotations
 
-from tilelang.language.debug import device_assert, print
+from tilelang.language import device_assert, print
 
 __all__ = ["device_assert", "print"]

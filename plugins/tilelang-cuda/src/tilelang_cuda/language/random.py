@@ -22,9 +22,9 @@ _states: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # build state 
 
 
 def _state(what: str) -> Any:
-    from tilelang.frontend import state as _frontend
+    from tilelang.backend.sdk import require_build_state
 
-    st = _frontend.require(what)
+    st = require_build_state(what)
     buf = _states.get(st)
     if buf is None:
         raise KernelSyntaxError(f"{what} needs a generator: call T.rng_init(seed) first in this kernel")
@@ -37,12 +37,12 @@ def rng_init(seed: Any, seq: Any = None, off: Any = 0, generator: str = GENERATO
     `off` words."""
     from tvm import tirx
 
-    from tilelang.frontend import state as _frontend
-    from tilelang.language.allocate import alloc_local
+    from tilelang.backend.sdk import require_build_state
+    from tilelang.language import alloc_local
 
     if generator != GENERATOR:
         raise ValueError(f"T.rng_init: this backend implements the {GENERATOR} generator only, got {generator!r}")
-    st = _frontend.require("T.rng_init")
+    st = require_build_state("T.rng_init")
     # the default subsequence (the thread's global x index) is made at lowering, where the launch is known
     seq = "thread" if seq is None else expr(seq, "uint64")
     buf = _states.get(st)

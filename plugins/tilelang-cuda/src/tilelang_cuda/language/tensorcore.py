@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from tilelang.errors import KernelTypeError
-from tilelang.ir.ops import GemmWarpPolicy
+from tilelang.ir import GemmWarpPolicy
 from tilelang_cuda.language._emit import barrier_load, call, const_int, pointer, public
 
 __all__ = ["alloc_descriptor", "alloc_wgmma_desc", "alloc_tcgen05_smem_desc", "alloc_tcgen05_instruction_desc",
@@ -29,7 +29,7 @@ DESCRIPTOR_KINDS = {"wgmma": "uint64", "tcgen05_smem": "uint64", "utcmma": "uint
 def alloc_descriptor(kind: str = "wgmma", dtype: Any = "uint64") -> Any:
     """A one-element register holding a matrix descriptor (``"wgmma"``, ``"tcgen05_smem"`` / ``"utcmma"``) or a
     tcgen05 instruction descriptor (``"tcgen05_instr"``)."""
-    from tilelang.language.allocate import alloc_local
+    from tilelang.language import alloc_local
 
     if kind not in DESCRIPTOR_KINDS:
         raise ValueError(f"alloc_descriptor kind must be one of {', '.join(DESCRIPTOR_KINDS)}, got {kind!r}")
@@ -113,11 +113,10 @@ def alloc_tmem(shape: Any, dtype: Any) -> Any:
     from tvm import tirx
     from tvm.script.ir_builder import tirx as B
 
-    from tilelang.frontend import state as _state
-    from tilelang.language.dtypes import canonical
-    from tilelang.language.proxy import normalize_shape
+    from tilelang.backend.sdk import normalize_shape, require_build_state
+    from tilelang.dtypes import canonical
 
-    st = _state.require("T.alloc_tmem")
+    st = require_build_state("T.alloc_tmem")
     shape = normalize_shape(shape, "T.alloc_tmem shape")
     if len(shape) < 2:
         raise KernelTypeError("T.alloc_tmem: shape must have at least two modes (M, N)")

@@ -31,9 +31,9 @@ class WarpSpecializeFrame:
         from tvm import tirx
         from tvm.script.ir_builder import tirx as B
 
-        from tilelang.frontend import state as _state
+        from tilelang.backend.sdk import require_build_state
 
-        st = _state.require("T.ws")
+        st = require_build_state("T.ws")
         if not st.launches:
             raise KernelSyntaxError("T.ws must be used inside a T.Kernel")
         launch = st.launches[-1]

@@ -547,8 +547,8 @@ def _strip_markers(stmt: Any) -> Any:
 
 def _async_depth() -> int:
     """The ``tl.cuda.wgmma_async_depth`` pass config: wgmma batches a pipelined SS gemm keeps in flight."""
+    from tilelang.backend.sdk import current_tl_config
     from tilelang.errors import LoweringError
-    from tilelang.transform.config import current_tl_config
 
     depth = current_tl_config(wgmma.ASYNC_DEPTH_KEY, wgmma.ASYNC_DEPTH_DEFAULT)
     if isinstance(depth, bool) or depth not in (0, 1):

@@ -29,7 +29,7 @@ def BarrierAllocations(target: Any = None) -> tvm.transform.Pass:
         allocs = [a for a in C.allocations(func.body) if C.scope_of(a.buffer) == CORE_BARRIER_SCOPE]
         if not allocs:
             return func
-        from tilelang.ir.ops import intrin_call, register_intrinsic
+        from tilelang.ir import intrin_call, register_intrinsic
 
         register_intrinsic("tl.init_barriers", "opaque", "CUDA dialect: initialise a tile of mbarriers")
         remap = {a.buffer: C.buffer_with(a.buffer, scope="shared") for a in allocs}

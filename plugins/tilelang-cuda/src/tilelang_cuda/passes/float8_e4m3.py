@@ -14,8 +14,8 @@ from typing import Any
 import tvm
 from tvm import tirx
 
+from tilelang.backend.sdk import retype
 from tilelang.transform import utils as C
-from tilelang.transform.retype import retype
 
 _E4M3 = "float8_e4m3"
 

@@ -13,8 +13,8 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
+from tilelang.backend.sdk import dtype_bytes
 from tilelang.transform import utils as C
-from tilelang.transform.plan_shared_memory import dtype_bytes
 
 MAX_VECTOR_BYTES = 16
 

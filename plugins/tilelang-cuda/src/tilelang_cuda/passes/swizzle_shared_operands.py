@@ -33,8 +33,8 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
+from tilelang.backend.sdk import dtype_bytes
 from tilelang.transform import utils as C
-from tilelang.transform.plan_shared_memory import dtype_bytes
 from tilelang_cuda.wgmma_layout import SwizzledTile, tile_layout
 
 _SHARED = ("shared", "shared.dyn")

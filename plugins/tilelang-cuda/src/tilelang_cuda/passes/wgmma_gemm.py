@@ -46,7 +46,7 @@ def WgmmaGemmAsGemm(target: Any = None) -> tvm.transform.Pass:
                           and c.op.name == "tl.wgmma_gemm")
         if not calls:
             return func
-        from tilelang.ir.ops import tile_call
+        from tilelang.ir import tile_call
         from tilelang_cuda.tileops.dialect import WGMMA, missing
 
         tgt = target if target is not None else (func.attrs.get("target") if func.attrs else None)

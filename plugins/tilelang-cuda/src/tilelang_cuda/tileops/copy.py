@@ -17,9 +17,9 @@ from typing import Any
 from tvm import tirx
 
 from tilelang.backend import TileOpImpl
+from tilelang.backend.sdk import dtype_bytes
 from tilelang.layout import unravel
 from tilelang.transform import utils as C
-from tilelang.transform.plan_shared_memory import dtype_bytes
 from tilelang_cuda.tileops.common import addr, arch_number, extern, is_cuda, sync
 
 VECTOR_BYTES = 16
@@ -92,7 +92,7 @@ def lower_copy(ctx: Any) -> Any:
 def tma_enabled(target: Any) -> bool:
     """TMA copies: sm_90a (not plain sm_90), unless ``tl.disable_tma_lower``; ``tl.cuda.enable_tma`` switches them
     on or off explicitly (default: `tilelang_cuda.tma.ENABLED_BY_DEFAULT`)."""
-    from tilelang.transform.config import current_tl_config
+    from tilelang.backend.sdk import current_tl_config
     from tilelang_cuda import tma
 
     arch = str(target.attrs.get("arch", "")) if hasattr(target, "attrs") else str(target.get("arch", ""))

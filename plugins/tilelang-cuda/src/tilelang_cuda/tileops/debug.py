@@ -34,7 +34,7 @@ def _c_string_body(text: str) -> str:
 
 def lower_device_assert(ctx: Any) -> Any:
     """``if (!cond) { printf(message, block, thread); __trap(); }``"""
-    from tilelang.tileop.intrinsics import Lowered
+    from tilelang.backend.sdk import Lowered
 
     cond = ctx.args[0]
     if str(cond.ty.dtype) != "bool":

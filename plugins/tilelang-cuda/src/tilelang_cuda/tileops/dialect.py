@@ -17,7 +17,7 @@ import tvm
 from tvm import tirx
 
 from tilelang.backend import TileOpImpl
-from tilelang.tileop.intrinsics import Lowered
+from tilelang.backend.sdk import Lowered
 from tilelang.transform import utils as C
 from tilelang_cuda.tileops.common import is_cuda
 
@@ -90,7 +90,7 @@ def require(ctx: Any, req: Requirement) -> None:
     if hasattr(ctx, "target_kind"):  # an intrinsic's context names the construct and the target itself
         raise ctx.error(message, hint)
     # a tile operator's context (T.tcgen05_gemm, T.copy out of TMEM): name them the same way
-    from tilelang.tileop.intrinsics import dsl_name
+    from tilelang.backend.sdk import dsl_name
 
     raise C.lowering_error(ctx.func, f"{dsl_name(ctx.op)} on target 'cuda': {message}; {hint}")
 
@@ -149,7 +149,7 @@ def ptr_add(ptr: Any, offset: Any) -> Any:
 
 
 def bits_of(dtype: str) -> int:
-    from tilelang.layout.buffers import dtype_bits
+    from tilelang.backend.sdk import dtype_bits
 
     return int(dtype_bits(dtype))
 
@@ -523,7 +523,7 @@ def resolve_pointer(x: Any) -> Any:
     lowers to, so the dialect's lowerings (and the passes after them) see the buffer, dtype and offset."""
     if not is_call(x, "tl.access_ptr"):
         return x
-    from tilelang.tileop.intrinsics import linear_index
+    from tilelang.backend.sdk import linear_index
 
     load, extent, mask = x.args[0], x.args[1], x.args[2]
     buf = load.source

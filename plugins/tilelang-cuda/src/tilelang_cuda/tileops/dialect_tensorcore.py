@@ -16,8 +16,8 @@ from typing import Any
 
 from tvm import tirx
 
+from tilelang.backend.sdk import dtype_bytes
 from tilelang.transform import utils as C
-from tilelang.transform.plan_shared_memory import dtype_bytes
 from tilelang_cuda.passes.tensor_memory import slot_of
 from tilelang_cuda.tileops.dialect import TCGEN05, Lowered, addr_of, ext, seq, stmt
 from tilelang_cuda.wgmma_layout import tile_layout

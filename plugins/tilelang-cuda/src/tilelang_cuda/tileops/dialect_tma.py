@@ -17,9 +17,9 @@ from typing import Any
 import tvm
 from tvm import tirx
 
+from tilelang.backend.sdk import dtype_bytes
 from tilelang.layout import linearize
 from tilelang.transform import utils as C
-from tilelang.transform.plan_shared_memory import dtype_bytes
 from tilelang_cuda.tileops.dialect import GATHER4, TMA, Lowered, addr_of, ext, seq, stmt
 
 MAX_BOX = 256
@@ -54,15 +54,15 @@ def _tile_swizzle(ctx: Any, sbuf: Any) -> int:
     the bank-swizzled layout ``T.annotate_layout`` gave it, else none. The tile is then only accessed through
     addresses (TMA, wgmma / tcgen05 descriptors), so core keeps its storage as is and the copy and the MMA agree
     on the hardware swizzle. A swizzled layout other than the canonical bank swizzles is refused."""
+    from tilelang.backend.sdk import LAYOUT_ANN, rebuild_layout
     from tilelang.layout import cute
     from tilelang.layout import swizzle as sw
-    from tilelang.transform.apply_layouts import LAYOUT_ANN, rebuild
 
     alloc = next((a for a in C.allocations(ctx.func.body) if a.buffer.same_as(sbuf)), None)
     value = None if alloc is None else alloc.annotations.get(LAYOUT_ANN)
     if value is None:
         return 0
-    layout = rebuild(sbuf, value)
+    layout = rebuild_layout(sbuf, value)
     composed = cute.ComposedLayout.from_tilelang(layout)
     bits = 8 * dtype_bytes(str(sbuf.ty.dtype))
     mode = None if composed is None else composed.recast(bits, 8).swizzle.to_swizzle_mode()

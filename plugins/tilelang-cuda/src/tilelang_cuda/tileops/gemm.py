@@ -20,9 +20,9 @@ import tvm
 from tvm import tirx
 
 from tilelang.backend import TileOpImpl
+from tilelang.backend.sdk import dtype_bytes
 from tilelang.layout import linearize
 from tilelang.transform import utils as C
-from tilelang.transform.plan_shared_memory import dtype_bytes
 from tilelang_cuda.mma_layout import WGMMA, AccumulatorLayout
 from tilelang_cuda.passes.mma_accumulators import MMA_KINDS
 from tilelang_cuda.tileops.common import addr as _addr
@@ -208,7 +208,7 @@ class _Gemm:
     def desc_tiles(self) -> tuple[SwizzledTile | None, SwizzledTile | None]:
         """The swizzled layouts of A and of B when wgmma can read them straight from their shared tiles (not
         tiles staged from fragments; no TMA, whose boxes are written unswizzled); None where it cannot."""
-        from tilelang.transform.config import current_tl_config
+        from tilelang.backend.sdk import current_tl_config
 
         if (not current_tl_config(SS_KEY, SS_ENABLED_BY_DEFAULT) or self.kind not in ("f16", "bf16")
                 or tma_enabled(self.ctx.target)):

@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from tilelang.jit.adapter.base import BaseKernelAdapter, CachedTextSource
+from tilelang.backend.sdk import BaseKernelAdapter, CachedTextSource
 from tilelang_cuda.adapters.cutedsl import checks
 from tilelang_cuda.adapters.cutedsl.libgen import CuTeDSLLibraryGenerator
 
@@ -47,7 +47,7 @@ def cutedsl_target(target: Any) -> Any:
         return Target(config)
     if isinstance(target, Target):
         return target
-    from tilelang.backend.target import split_targets
+    from tilelang.backend.sdk import split_targets
 
     return split_targets(target).tvm_device
 

@@ -15,7 +15,7 @@ import tempfile
 from types import ModuleType
 from typing import Any
 
-from tilelang.jit.adapter.libgen import LibraryGenerator
+from tilelang.backend.sdk import LibraryGenerator
 
 __all__ = ["CuTeDSLLibraryGenerator"]
 

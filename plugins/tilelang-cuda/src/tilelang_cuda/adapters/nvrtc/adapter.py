@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from tilelang.jit.adapter.base import BaseKernelAdapter, CachedTextSource
+from tilelang.backend.sdk import BaseKernelAdapter, CachedTextSource
 from tilelang_cuda.adapters.nvrtc import MissingCudaPython, check_nvrtc_available, is_nvrtc_available
 
 if is_nvrtc_available:
@@ -57,7 +57,7 @@ class NVRTCKernelAdapter(BaseKernelAdapter):
                  host_mod: Any = None, device_mod: Any = None, device_kernel_source: str | None = None,
                  verbose: bool = False, pass_configs: dict[str, Any] | None = None,
                  compile_flags: list[str] | None = None):
-        from tilelang.backend.target import split_targets
+        from tilelang.backend.sdk import split_targets
 
         check_nvrtc_available()
         self.params = params
@@ -87,7 +87,7 @@ class NVRTCKernelAdapter(BaseKernelAdapter):
                       verbose: bool = False, pass_configs: dict[str, Any] | None = None,
                       compile_flags: list[str] | None = None) -> NVRTCKernelAdapter:
         """Rebuild an adapter from a cached cubin (`kernel_lib_path`, its launcher beside it) and sources."""
-        from tilelang.backend.target import split_targets
+        from tilelang.backend.sdk import split_targets
 
         adapter = cls.__new__(cls)
         adapter.params = params

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from tilelang.cache.kernel_cache import KernelCache
+from tilelang.cache import KernelCache
 
 __all__ = ["NVRTCKernelCache"]
 

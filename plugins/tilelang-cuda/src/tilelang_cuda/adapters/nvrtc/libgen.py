@@ -15,7 +15,7 @@ import tempfile
 from types import ModuleType
 from typing import Any
 
-from tilelang.jit.adapter.libgen import LibraryGenerator
+from tilelang.backend.sdk import LibraryGenerator
 from tilelang_cuda.adapters.nvrtc import MissingCudaPython, check_nvrtc_available, is_nvrtc_available
 from tilelang_cuda.adapters.nvrtc.include_paths import discover_cuda_include_paths
 
@@ -88,7 +88,7 @@ class NVRTCLibraryGenerator(LibraryGenerator):
 
     def compile_lib(self, timeout: float | None = None) -> str:
         """Compile `lib_code` to a cubin and write it with the source and the launcher (returns the cubin path)."""
-        from tilelang.jit.adapter.utils import is_cuda_target
+        from tilelang.backend.sdk import is_cuda_target
         from tilelang_cuda.contrib.nvrtc import compile_cuda
 
         if not is_cuda_target(self.target):

@@ -82,9 +82,8 @@ class KernelLaunch:
 def _launch_of(name: str, func: Any) -> KernelLaunch:
     from tvm import tirx
 
-    from tilelang.jit.adapter.utils import pythonic_expr
+    from tilelang.backend.sdk import dtype_bytes, pythonic_expr
     from tilelang.transform import utils as C
-    from tilelang.transform.plan_shared_memory import dtype_bytes
 
     extents = C.launch_extents(func)
 

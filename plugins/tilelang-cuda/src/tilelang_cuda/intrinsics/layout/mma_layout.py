@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tilelang.layout.swizzle import get_swizzle_layout, make_mma_swizzle_layout
+from tilelang.layout import get_swizzle_layout, make_mma_swizzle_layout
 
 __all__ = ["get_swizzle_layout", "make_mma_swizzle_layout"]  # extended below
 

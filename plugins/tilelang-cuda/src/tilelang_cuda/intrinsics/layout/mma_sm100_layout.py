@@ -88,7 +88,7 @@ def _cute() -> Any:
 
 
 def _bits(dtype: Any) -> int:
-    from tilelang.layout.buffers import dtype_bits
+    from tilelang.backend.sdk import dtype_bits
 
     return int(dtype_bits(str(dtype)))
 

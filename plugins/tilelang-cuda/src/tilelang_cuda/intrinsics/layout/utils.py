@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tilelang.layout.swizzle import get_swizzle_layout, make_mma_swizzle_layout
+from tilelang.layout import get_swizzle_layout, make_mma_swizzle_layout
 from tilelang_cuda.intrinsics.layout.mma_layout import (
     a_fragment_inverse,
     c_fragment,
@@ -24,7 +24,7 @@ __all__ = ["get_ldmatrix_offset", "get_mma_micro_size", "get_swizzle_layout", "m
 
 
 def _bits(dtype: Any) -> int:
-    from tilelang.layout.buffers import dtype_bits
+    from tilelang.backend.sdk import dtype_bits
 
     return int(dtype_bits(str(dtype)))
 

@@ -38,7 +38,7 @@ def _leaves(stride: Any) -> list[int]:
 
 
 def _bits(buffer: Any) -> int:
-    from tilelang.layout.buffers import buffer_info, dtype_bits
+    from tilelang.backend.sdk import buffer_info, dtype_bits
 
     return int(dtype_bits(buffer_info(buffer)[2]))
 

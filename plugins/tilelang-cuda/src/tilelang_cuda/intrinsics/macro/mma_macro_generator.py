@@ -43,7 +43,7 @@ class TransformKind(enum.IntEnum):
 
 
 def _bits(dtype: Any) -> int:
-    from tilelang.layout.buffers import dtype_bits
+    from tilelang.backend.sdk import dtype_bits
 
     return int(dtype_bits(str(dtype)))
 
@@ -162,7 +162,7 @@ class TensorCoreIntrinEmitter:
     def get_thread_binding(self) -> Any:
         if self.thread_var is not None:
             return self.thread_var
-        from tilelang.language.kernel import get_thread_binding
+        from tilelang.language import get_thread_binding
 
         return get_thread_binding()
 
@@ -211,7 +211,7 @@ class TensorCoreIntrinEmitter:
         import tvm
         from tvm import tirx
 
-        from tilelang.language.views import access_ptr
+        from tilelang.language import access_ptr
         from tilelang_cuda.language.tir import ptx_ldmatrix
 
         is_a = matrix == "A"

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tilelang.layout.swizzle_mode import SwizzleMode
+from tilelang.layout import SwizzleMode
 from tilelang_cuda.intrinsics.layout.mma_sm100_layout import (
     TCGEN05Meta,
     make_tmem_frg_a,

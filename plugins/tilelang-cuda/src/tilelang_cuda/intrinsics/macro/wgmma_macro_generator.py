@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from math import gcd
 from typing import Any
 
-from tilelang.layout.swizzle_mode import SwizzleMode
+from tilelang.layout import SwizzleMode
 from tilelang_cuda.intrinsics.macro.descriptors import analyze
 from tilelang_cuda.intrinsics.macro.mma_macro_generator import TensorCoreIntrinEmitter as MMAIntrinEmitter
 from tilelang_cuda.intrinsics.macro.mma_macro_generator import _bits, _emit
@@ -141,7 +141,7 @@ class TensorCoreIntrinEmitter(MMAIntrinEmitter):
         With `clear_accum` (a bool or a runtime condition) the first K step overwrites the accumulators."""
         from tvm import tirx
 
-        from tilelang.language.views import access_ptr
+        from tilelang.language import access_ptr
         from tilelang_cuda.language.api import warpgroup_arrive, warpgroup_commit_batch, warpgroup_wait
         from tilelang_cuda.language.tir import ptx_wgmma_ss
 

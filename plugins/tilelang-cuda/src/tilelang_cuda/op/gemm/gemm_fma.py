@@ -19,6 +19,6 @@ class GemmFMA(CudaGemm):
     @classmethod
     def tile_op_impl(cls) -> Any:
         """Core's generic ``tl.gemm`` lowering (priority 0, any target)."""
-        from tilelang.backend.tile_ops import tile_op_impls_for
+        from tilelang.backend.sdk import tile_op_impls_for
 
         return min(tile_op_impls_for("tl.gemm", {"kind": "cuda"}), key=lambda i: i.priority)
