@@ -106,3 +106,11 @@ def test_instrumented_kernel_compiles_with_nvcc(arch):
     ptx = artifact.files["kernel.ptx"]
     ptx = ptx.decode() if isinstance(ptx, bytes) else ptx
     assert "pmevent.mask" in ptx and "%globaltimer_lo" in ptx
+
+
+def test_iket_keeps_the_reference_module_name():
+    """The reference's tests read ``iket.__name__``; the alias and the plugin's module are one object."""
+    import tilelang.tools.cuda.iket as by_reference_path
+    import tilelang_cuda.tools.iket as by_plugin_path
+
+    assert by_reference_path is by_plugin_path and by_reference_path.__name__ == "tilelang.tools.cuda.iket"

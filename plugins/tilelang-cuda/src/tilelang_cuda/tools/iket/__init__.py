@@ -56,3 +56,7 @@ __all__ = [
     "range_end", "range_pop", "range_push", "range_start", "require_iket", "reset", "runtime_payloads_enabled",
     "session", "set_output_dir", "trace_files",
 ]
+
+# The reference's module path, which its users and tests read as the package's name: `tilelang.tools.cuda.iket`
+# resolves to this very module (entry-point group tilelang.module_aliases). Relative imports keep `__package__`.
+__name__ = "tilelang.tools.cuda.iket"
