@@ -404,13 +404,17 @@ class TargetPair:
 _HOST_TVM_KINDS = frozenset({"llvm", "c"})
 
 
+def _as_tvm_sees_it(config: Mapping[str, Any]) -> dict[str, Any]:
+    """`config` through its kind's ``to_tvm`` mapping, when the kind has one (no TVM import)."""
+    found = _KINDS.get(str(config["kind"]))
+    spec = found[0] if found else None
+    return dict(spec.to_tvm(dict(config)) if spec is not None and spec.to_tvm is not None else config)
+
+
 def _runs_on_host(device: TargetConfig) -> bool:
     """Whether a kernel of `device` is host code: its kind as TVM sees it (after ``to_tvm``) is a CPU kind. Decided
     without importing TVM (a warm cache hit resolves its target too)."""
-    found = _KINDS.get(str(device["kind"]))
-    spec = found[0] if found else None
-    seen = spec.to_tvm(dict(device)) if spec is not None and spec.to_tvm is not None else device
-    return str(seen["kind"]) in _HOST_TVM_KINDS
+    return str(_as_tvm_sees_it(device)["kind"]) in _HOST_TVM_KINDS
 
 
 def split_targets(target: TargetSpec = "auto", target_host: TargetSpec = None) -> TargetPair:
@@ -444,11 +448,9 @@ def tvm_target(config: TargetSpec) -> Any:
     if not isinstance(config, Mapping):
         return config if isinstance(config, Target) else tvm_target(normalize_target(config))
     kind = str(config["kind"])
-    found = _KINDS.get(kind)
-    if not found and kind not in tvm_kind_names():
+    if not _KINDS.get(kind) and kind not in tvm_kind_names():
         target_kind_spec(kind)  # names the distribution that serves the kind
-    spec = found[0] if found else None
-    tvm_config = dict(spec.to_tvm(dict(config)) if spec is not None and spec.to_tvm is not None else config)
+    tvm_config = _as_tvm_sees_it(config)
     if isinstance(tvm_config.get("host"), Mapping):
         tvm_config["host"] = tvm_target(tvm_config["host"])
     try:

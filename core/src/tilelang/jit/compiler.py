@@ -61,8 +61,11 @@ class CompileOptions:
 
     def request(self, target: dict[str, Any] | None = None) -> CompileRequest:
         """The `CompileRequest` of these options for `target` (a `resolved_target` config: not resolved again)."""
+        from tilelang.transform.config import with_compile_flags
+
         pair = TargetPair.from_config(target if target is not None else self.resolved_target())
-        return CompileRequest.create(pair, None, self.pass_configs, self.compile_flags)
+        # the pass configs were checked and normalised when these options were made
+        return CompileRequest(pair, with_compile_flags(self.pass_configs, self.compile_flags), self.compile_flags)
 
     def fingerprint(self, target: dict[str, Any]) -> list[Any]:
         """Everything but the program that shapes the compiled code."""
