@@ -98,14 +98,15 @@ def _arch_of(target: Any) -> str:
 
 def postprocess_cuda(source: str, target: Any) -> str:
     """The intrinsics header (`tilelang_cuda.intrinsics`), TVM's bare special-float constants repaired
-    (`tilelang_cuda.source_fixes`), tensor-map parameters (`tilelang_cuda.tma`) and launch attributes
-    (`tilelang_cuda.launch_markers`)."""
-    from tilelang_cuda import launch_markers
+    (`tilelang_cuda.source_fixes`), tensor-map parameters (`tilelang_cuda.tma`), launch attributes
+    (`tilelang_cuda.launch_markers`) and the user's kernels of ``T.CUDASourceCodeKernel``
+    (`tilelang_cuda.source_kernels`)."""
+    from tilelang_cuda import launch_markers, source_kernels
     from tilelang_cuda.intrinsics import with_header
     from tilelang_cuda.source_fixes import fix_special_floats
     from tilelang_cuda.tma import rewrite_source
 
-    return launch_markers.apply(with_header(rewrite_source(fix_special_floats(source))))
+    return source_kernels.apply(launch_markers.apply(with_header(rewrite_source(fix_special_floats(source)))))
 
 
 def finalize_cuda(source: str, target: Any) -> DeviceBuild:

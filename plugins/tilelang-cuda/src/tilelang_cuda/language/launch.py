@@ -1,4 +1,5 @@
-"""Kernel launches with CUDA launch attributes: ``T.ClusterKernel`` (thread-block clusters, sm_90+)."""
+"""Kernel launches with CUDA launch attributes: ``T.ClusterKernel`` (thread-block clusters, sm_90+) and
+``T.CUDASourceCodeKernel`` (a launch of hand-written CUDA source)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from tilelang.errors import KernelTypeError
 from tilelang.language import Kernel
 from tilelang_cuda.language._emit import call, const_int, public
 
-__all__ = ["ClusterKernel", "normalize_cluster_dims"]
+__all__ = ["ClusterKernel", "load_cuda_source", "normalize_cluster_dims"]
 
 MAX_PORTABLE_CLUSTER = 8
 
@@ -54,13 +55,98 @@ def ClusterKernel(*blocks: Any, cluster_dims: Any, threads: Any = None, prelude:
     return _ClusterKernel(*blocks, cluster_dims=cluster_dims, threads=threads, prelude=prelude)
 
 
+class _SourceKernel(_ClusterKernel):
+    """A launch whose whole body is one ``tl.source_kernel`` call: the CUDA backend emits the user's source for
+    it (`tilelang_cuda.source_kernels`)."""
+
+    def __init__(self, *grid: Any, threads: Any, cluster_dims: Any):
+        Kernel.__init__(self, *grid, threads=threads)
+        self.cluster_dims = normalize_cluster_dims(cluster_dims) if cluster_dims is not None else None
+
+    def __enter__(self) -> Any:
+        from tvm.script.ir_builder import tirx as B
+
+        bound = Kernel.__enter__(self)
+        if self.cluster_dims is not None:
+            B.evaluate(call("cluster_dims", "handle", list(self.cluster_dims)))
+        return bound
+
+
+def _kernel_arguments(params: list[Any]) -> list[Any]:
+    """What the generated kernel passes to the user's: each tensor parameter's data pointer (in parameter order),
+    then the symbolic extents and strides of those tensors (the device function orders them as it orders every
+    kernel's scalar parameters)."""
+    from tvm import tirx
+
+    from tilelang.ir import region as R
+
+    pointers, sizes, seen = [], [], set()
+    for p in params:
+        if not R.is_buffer(p):
+            continue
+        pointers.append(p.data)
+        for e in [*p.shape, *(p.strides or ())]:
+            if isinstance(e, tirx.Var) and e.name not in seen:
+                seen.add(e.name)
+                sizes.append(e)
+    return pointers + sizes
+
+
 @public
 def CUDASourceCodeKernel(*blocks: Any, threads: Any = None, source_code_or_path: Any = None,
-                         entry_name: str = "main_kernel", cluster_dims: Any = None, prelude: str | None = None) -> Any:
-    """The reference's launch of a hand-written CUDA kernel (inline source or a ``.cu`` path) from a TileLang
-    program. Not offered by the tilelang-cuda backend, whose device code is always generated from the program:
-    calling it raises NotImplementedError (write the kernel in TileLang, or load the ``.cu`` with
-    ``tilelang_cuda.contrib.nvcc`` and launch it yourself)."""
-    raise NotImplementedError("T.CUDASourceCodeKernel (launching user CUDA source) is not implemented by the "
-                              "tilelang-cuda backend; write the kernel in TileLang or build the .cu with "
-                              "tilelang_cuda.contrib.nvcc")
+                         entry_name: str = "main_kernel", cluster_dims: Any = None, prelude: str | None = None) -> None:
+    """Launch a hand-written CUDA kernel from a TileLang program (the reference's construct):
+    ``T.CUDASourceCodeKernel(T.ceildiv(N, 128), threads=128, source_code_or_path=src, entry_name="copy")``.
+
+    `source_code_or_path`: CUDA source text, or the path of a file holding it. `entry_name`: the ``__global__``
+    kernel of that source to launch; it receives the data pointers of the program's tensor parameters (in
+    parameter order) followed by the symbolic sizes of those tensors, as a generated kernel would. `prelude` is
+    put in front of the source; `cluster_dims` launches clusters (sm_90+). The source is compiled with this
+    backend's helper header in front of it; an `entry_name` the source does not declare is reported (with the
+    kernels it does declare) when the program is lowered. Only the CUDA backend compiles it.
+    """
+    import tvm
+
+    from tilelang.frontend import state as _state
+    from tilelang.language.kernel import _normalize_threads
+
+    st = _state.require("T.CUDASourceCodeKernel")
+    if not isinstance(entry_name, str) or not entry_name.strip():
+        raise KernelTypeError(f"T.CUDASourceCodeKernel: entry_name must be a non-empty string, got {entry_name!r}")
+    source = load_cuda_source(source_code_or_path)
+    if prelude is not None:
+        source = f"{prelude}\n{source}"
+    threads = _normalize_threads(threads)
+    while len(threads) > 1 and isinstance(threads[-1], int) and threads[-1] == 1:
+        threads.pop()
+    from tvm.script.ir_builder import tirx as B
+
+    with _SourceKernel(*blocks, threads=threads, cluster_dims=cluster_dims):
+        args = _kernel_arguments(st.params)
+        B.evaluate(call("source_kernel", "handle", [tvm.ir.StringImm(source.encode().hex()),
+                                                    tvm.ir.StringImm(entry_name.strip()), *args]))
+
+
+_SOURCE_SUFFIXES = (".cu", ".cuh", ".cuda", ".cpp", ".cc", ".c", ".h", ".hpp")
+
+
+def load_cuda_source(source_code_or_path: Any) -> str:
+    """The CUDA source text `source_code_or_path` names: a path (str or PathLike) of an existing file is read;
+    text that looks like code (a newline, ``__global__``, ``#include``, ``extern "C"``) is the source itself; a
+    string that looks like a path to a missing file is a FileNotFoundError."""
+    import os
+
+    if source_code_or_path is None:
+        raise KernelTypeError("T.CUDASourceCodeKernel needs source_code_or_path: CUDA source text or a .cu path")
+    is_path = isinstance(source_code_or_path, os.PathLike)
+    text = os.fspath(source_code_or_path) if is_path else source_code_or_path
+    if not isinstance(text, str) or not text.strip():
+        raise KernelTypeError("T.CUDASourceCodeKernel: source_code_or_path must be CUDA source text or a path, "
+                              f"got {source_code_or_path!r}")
+    path = os.path.expanduser(text)
+    if (is_path or "\n" not in text) and os.path.isfile(path):
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    if not is_path and any(m in text for m in ("\n", "__global__", "#include", 'extern "C"')):
+        return text
+    raise FileNotFoundError(f"T.CUDASourceCodeKernel: CUDA source file not found: {text}")

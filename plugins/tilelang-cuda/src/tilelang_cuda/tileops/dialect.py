@@ -255,6 +255,12 @@ def _cluster_dims(ctx: Any) -> Any:
     return ext("tl_cluster_dims_marker", *ctx.args)
 
 
+@lowering("source_kernel", BASE)
+def _source_kernel(ctx: Any) -> Any:
+    """`tilelang_cuda.source_kernels` puts the user's source in place of the kernel this marker is in."""
+    return ext("tl_source_kernel_marker", *ctx.args)
+
+
 @lowering("min_blocks_per_sm", BASE)
 def _min_blocks(ctx: Any) -> Any:
     return ext("tl_min_blocks_per_sm_marker", *ctx.args)
