@@ -451,6 +451,43 @@ def test_pack_half_vectors_copies_unaligned_16bit_vectors_element_by_element():
     assert body_equal(_run(PackHalfVectors, before), expected)
 
 
+def test_pack_half_vectors_copies_strided_16bit_vectors_element_by_element():
+    """A transposing copy gathers with a stride (fuzz seed 20261301: ``Cannot convert type int32x8 to Metal
+    type``, the index vector of an 8-lane gather): a serial loop of element copies, the stride kept."""
+
+    @S.prim_func(check_well_formed=False)
+    def before(A: S.Buffer((256,), "float16"), B: S.Buffer((256,), "float16")):
+        tx = S.launch_thread("threadIdx.x", 32)
+        B[S.Ramp(tx * 8, 1, 8)] = A[S.Ramp(tx, 32, 8)]
+
+    @S.prim_func(check_well_formed=False)
+    def expected(A: S.Buffer((256,), "float16"), B: S.Buffer((256,), "float16")):
+        tx = S.launch_thread("threadIdx.x", 32)
+        for lane in range(8):
+            B[tx * 8 + lane] = A[tx + lane * 32]
+
+    assert body_equal(_run(PackHalfVectors, before), expected)
+
+
+def test_a_transposing_half_copy_through_shared_memory_builds_for_metal():
+    """The fuzz program itself, lowered to MSL (no int32x8 index vector; the gather is element by element)."""
+    import tilelang
+    import tilelang.language as T
+
+    @T.prim_func
+    def kernel(A: T.Tensor((1, 1), "float16"), B: T.Tensor((1, 1), "float16")):
+        with T.Kernel(T.ceildiv(1, 32), T.ceildiv(1, 8), threads=32) as (bx, by):
+            s = T.alloc_shared((8, 32), "float16")
+            d = T.alloc_shared((32, 8), "float16")
+            T.copy(A[by * 8, bx * 32], s)
+            for j, i in T.Parallel(32, 8):
+                d[j, i] = T.cast(s[i, j], "float16")
+            T.copy(d, B[bx * 32, by * 8])
+
+    source = tilelang.lower(kernel, target="metal").kernel_source
+    assert "x8" not in source and "lane * 32" in source
+
+
 @S.prim_func(check_well_formed=False)
 def _float32_vector_copy(A: S.Buffer((512,), "float32"), B: S.Buffer((512,), "float32")):
     tx = S.launch_thread("threadIdx.x", 128)

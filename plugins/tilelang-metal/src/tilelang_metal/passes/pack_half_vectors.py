@@ -70,20 +70,25 @@ def _find(pairs: dict[Any, Any], buf: Any) -> Any:
 
 
 def _scalarized(store: Any, load: Any, lanes: int) -> Any:
-    """A 16-bit vector copy that cannot be packed, as a serial loop of element copies (the codegen has no
-    correct spelling for it); `store` itself when its indices are not flat ramps."""
+    """A 16-bit vector copy that cannot be packed (unaligned, or strided on either side), as a serial loop of
+    element copies (the codegen has no correct spelling for it); `store` itself when its indices are not flat
+    ramps."""
     from tvm import tirx
 
     from tilelang.transform import utils as C
 
     ramps = [store.indices, load.indices]
-    if any(len(ix) != 1 or not isinstance(ix[0], tirx.Ramp) or not C.is_const(ix[0].stride, 1) for ix in ramps):
+    if any(len(ix) != 1 or not isinstance(ix[0], tirx.Ramp) for ix in ramps):
         return store
     if any(_half_lanes(str(b.ty.dtype)) is not None for b in (store.buffer, load.source)):
         return store
     i = tirx.Var("lane", "int32")
-    copy = tirx.BufferStore(store.buffer, tirx.BufferLoad(load.source, [load.indices[0].base + i]),
-                            [store.indices[0].base + i])
+
+    def element(ramp: Any) -> Any:  # lane i of a ramp of any stride (a transposing copy gathers or scatters)
+        return ramp.base + i if C.is_const(ramp.stride, 1) else ramp.base + i * ramp.stride
+
+    copy = tirx.BufferStore(store.buffer, tirx.BufferLoad(load.source, [element(load.indices[0])]),
+                            [element(store.indices[0])])
     return tirx.For(i, 0, lanes, tirx.ForKind.SERIAL, copy)
 
 
