@@ -185,6 +185,21 @@ class _Plan:
         return {b: lay for b, lay in self.layouts.items() if b not in self.bad}
 
 
+def _check_fp8(func: Any, call: Any, target: Any) -> None:
+    """An fp8 ``T.gemm`` needs the fp8 tensor-core instructions of sm_89+; below, a LoweringError says so (the
+    reference 0.1.15 builds a kernel there whose MMA is CuTe's invalid-path stub)."""
+    fp8 = [str(x.source.ty.dtype) for x in call.args[:2] if isinstance(x, tvm.ir.TensorRegion)
+           and str(x.source.ty.dtype) in FP8_KINDS]
+    if not fp8 or target is None:
+        return
+    major, _ = arch_of(target)
+    if major < FP8_MIN_ARCH:
+        arch = target.attrs.get("arch", "sm_80") if hasattr(target, "attrs") else target.get("arch")
+        raise C.lowering_error(func, f"T.gemm with {fp8[0]} operands needs fp8 tensor cores (sm_89 or newer); "
+                                     f"target arch {arch} has none: cast the tiles to float16 or bfloat16 "
+                                     "before T.gemm, or compile for sm_89+")
+
+
 def _plan(func: Any, target: Any) -> tuple[dict[Any, AccumulatorLayout], dict[Any, RowLayout],
                                            dict[Any, AccumulatorLayout]]:
     """Accumulator layouts, the row vectors that follow their rows (`accumulator_rows`) and the half copies
@@ -193,6 +208,7 @@ def _plan(func: Any, target: Any) -> tuple[dict[Any, AccumulatorLayout], dict[An
     for ev in C.collect(func.body, tirx.Evaluate):
         found = C.tile_op_of(ev)
         if found is not None and found[0] == "tl.gemm":
+            _check_fp8(func, found[1], target)
             plan.add_gemm(found[1])
     if not plan.layouts:
         return {}, {}, {}
