@@ -57,7 +57,10 @@ def mma_kind(a_dtype: str, b_dtype: str, c_dtype: str) -> tuple[str, int] | None
 
 
 def is_fp8(kind: str) -> bool:
+    """Whether an MMA kind of `mma_kind` has fp8 operands."""
     return kind[:1] == "e"
+
+
 OPERAND_SCOPES = ("shared", "shared.dyn", FRAGMENT)
 
 
