@@ -8,7 +8,8 @@ expressions evaluate vectorised over the block's threads (numpy arrays of shape 
 Memory is bytes: global = the tensors' storage, shared = one byte array per allocation (typed views at byte
 offsets, so the merged ``buf_dyn_shmem`` pool and its casts work), local = ``(T, nbytes)`` per-thread bytes.
 The plugin's inline-PTX helpers are modelled from the PTX ISA text (fragment layouts of ldmatrix and
-mma.m16n8k16 / m16n8k8 / m16n8k32; wgmma m64nNk16 register fragments, matrix descriptors and the canonical
+mma.m16n8k16 / m16n8k8 / m16n8k32 (s8, and e4m3 / e5m2 in any mix through the generated ``tl_mma_sync_*``
+helpers); wgmma m64nNk16 register fragments, m64nNk32 fp8 SS operands, matrix descriptors and the canonical
 swizzled shared layouts), not from our lowering. Checks that make a broken kernel fail loudly:
 
 - out-of-bounds loads/stores of active threads raise `EmulationError`;
@@ -66,7 +67,7 @@ class EmulationError(RuntimeError):
 _NP = {"float16": np.float16, "float32": np.float32, "float64": np.float64, "int8": np.int8, "uint8": np.uint8,
        "int16": np.int16, "uint16": np.uint16, "int32": np.int32, "uint32": np.uint32, "int64": np.int64,
        "uint64": np.uint64, "bool": np.bool_, "bfloat16": np.float32}
-_STORE_NP = dict(_NP, bfloat16=np.uint16, bool=np.uint8)
+_STORE_NP = dict(_NP, bfloat16=np.uint16, bool=np.uint8, float8_e4m3fn=np.uint8, float8_e5m2=np.uint8)  # fp8: bits
 
 
 @dataclass(frozen=True)
@@ -161,6 +162,29 @@ MMA_SHAPES = {  # kind: (K, A layout, B layout)
     "f16": (16, _F16_A, _F16_B), "bf16": (16, _F16_A, _F16_B), "tf32": (8, _TF32_A, _TF32_B),
     "s8": (32, _S8_A, _S8_B),
 }
+# fp8 operands: the m16n8k32 fragments of .s8 hold .e4m3 / .e5m2 too ("Matrix Fragments for mma.m16n8k32");
+# an fp8 kind names A's type then B's (``e4m3e5m2``)
+FP8 = ("e4m3", "e5m2")
+for _a, _b in itertools.product(FP8, FP8):
+    MMA_SHAPES[_a + _b] = (32, _S8_A, _S8_B)
+
+
+def fp8_decode(raw: np.ndarray, kind: str) -> np.ndarray:
+    """fp8 bit patterns (uint8) -> float64: e4m3 (bias 7, no infinities, S.1111.111 is NaN) or e5m2 (IEEE-like,
+    bias 15)."""
+    raw = np.asarray(raw, np.uint8).astype(np.int64)
+    man_bits, bias = (3, 7) if kind == "e4m3" else (2, 15)
+    sign = np.where(raw & 0x80, -1.0, 1.0)
+    exp = (raw & 0x7F) >> man_bits
+    man = raw & ((1 << man_bits) - 1)
+    val = np.where(exp == 0, man / (1 << man_bits) * 2.0 ** (1 - bias),
+                   (1 + man / (1 << man_bits)) * 2.0 ** (exp - bias))
+    if kind == "e4m3":
+        val = np.where((raw & 0x7F) == 0x7F, np.nan, val)
+    else:
+        top = exp == 0x1F
+        val = np.where(top & (man == 0), np.inf, np.where(top, np.nan, val))
+    return sign * val
 
 
 def _unpack(regs: np.ndarray, kind: str) -> np.ndarray:
@@ -174,6 +198,8 @@ def _unpack(regs: np.ndarray, kind: str) -> np.ndarray:
         return (regs & np.uint32(0xFFFFE000)).view(np.float32).astype(np.float64)
     if kind == "s8":
         return regs.view(np.int8).astype(np.int64)
+    if kind in FP8:
+        return fp8_decode(regs.view(np.uint8), kind)
     raise NotImplementedError(f"mma operand kind {kind}")
 
 
@@ -183,8 +209,9 @@ def mma_sync(kind: str, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarr
     K, (ra, ca), (rb, cb) = MMA_SHAPES[kind]
     T = a.shape[0]
     W = T // 32
-    av = _unpack(a, kind).reshape(W, 32, -1)
-    bv = _unpack(b, kind).reshape(W, 32, -1)
+    ka, kb = (kind[:4], kind[4:]) if kind[:4] in FP8 else (kind, kind)
+    av = _unpack(a, ka).reshape(W, 32, -1)
+    bv = _unpack(b, kb).reshape(W, 32, -1)
     A = np.zeros((W, 16, K), av.dtype)
     B = np.zeros((W, K, 8), bv.dtype)
     A[:, ra, ca] = av
@@ -337,6 +364,7 @@ class _Operand:
     mem: Mem
     addr: np.ndarray  # byte index into mem.data of each element's first byte, (rows, k)
     buf: str
+    elem: int = 2     # bytes per element
 
 
 @dataclass
@@ -350,13 +378,20 @@ class _Wgmma:
     acc_idx: np.ndarray         # (128, n*2) accumulator byte offsets per thread
     a_regs: np.ndarray | None   # (128, 4) uint32 register A (RS)
     a_reg_src: tuple[Mem, np.ndarray] | None
-    a: _Operand | None          # shared A (SS), (64, 16)
-    b: _Operand                 # shared B, (n, 16) = B^T (n, k)
+    a: _Operand | None          # shared A (SS), (64, K)
+    b: _Operand                 # shared B, (n, K) = B^T (n, k)
     scale: int = 1              # scale-d: 0 overwrites the accumulators
 
 
+def wgmma_k_elem(kind: str) -> tuple[int, int]:
+    """``(K, element bytes)`` of one wgmma of operand kind `kind` (fp8 kinds name A's and B's type: k32)."""
+    return (32, 1) if kind[:4] in FP8 else (16, 2)
+
+
 def _half_values(raw: np.ndarray, kind: str) -> np.ndarray:
-    """16-bit operand bit patterns -> float64 values."""
+    """16-bit (or fp8) operand bit patterns -> float64 values."""
+    if kind in FP8:
+        return fp8_decode(raw, kind)
     if kind == "f16":
         return raw.view(np.float16).astype(np.float64)
     return bf16_decode(raw).astype(np.float64)
@@ -376,6 +411,9 @@ def _wgmma_form(fname: str) -> tuple[str, int, str, int, int] | None:
     m = re.fullmatch(r"tl_wgmma_m64n(\d+)k16_(f16|bf16)", fname)
     if m:
         return "rs", int(m.group(1)), m.group(2), 0, 0
+    m = re.fullmatch(r"tl_wgmma_ss_m64n(\d+)k32_((?:e4m3|e5m2){2})_t00", fname)  # fp8: both K-major
+    if m:
+        return "ss", int(m.group(1)), m.group(2), 0, 0
     return None
 
 
@@ -1160,6 +1198,11 @@ class Emulator(DialectHelpers):
         wg = _wgmma_form(fname)
         if wg is not None:
             return lambda emu: emu._wgmma_issue(wg, [a(emu) for a in args])
+        import re
+
+        m = re.fullmatch(r"tl_mma_sync_m16n8k32_(e4m3|e5m2)_(e4m3|e5m2)_fp32", fname)
+        if m:  # the generated fp8 mma.sync helper (tilelang_cuda.intrinsics.mma_sync)
+            return lambda emu: emu._mma([a(emu) for a in args], m.group(1) + m.group(2))
         raise NotImplementedError(f"device helper {fname}")
 
     def call_default(self, fname: str, args: list[Any], dt: DType | None = None) -> Any:
@@ -1297,12 +1340,14 @@ class Emulator(DialectHelpers):
         if (p.mem.inflight[rows[m], b[m]] == 2).any():
             raise EmulationError("tl_wgmma_fence_acc: accumulator registers still in flight (missing wgmma.wait_group)")
 
-    def _operand(self, d: np.ndarray, wg: int, k_major: bool, rows: int, what: str) -> _Operand:
+    def _operand(self, d: np.ndarray, wg: int, k_major: bool, rows: int, what: str, kind: str = "f16"
+                 ) -> _Operand:
         vals = np.unique(np.asarray(d, np.uint64)[wg * 128:(wg + 1) * 128])
         if vals.size != 1:
             raise EmulationError(f"wgmma {what} descriptor differs between the threads of warpgroup {wg}")
         desc = Descriptor.decode(int(vals[0]))
-        addr = canonical_addresses(desc, k_major, rows)
+        k, elem = wgmma_k_elem(kind)
+        addr = canonical_addresses(desc, k_major, rows, k, elem)
         region = [(b, m) for b, m in self.smem_regions if b <= desc.start < b + m.data.shape[-1]]
         if not region:
             raise EmulationError(f"wgmma {what} descriptor start {desc.start:#x} is outside every shared allocation")
@@ -1311,15 +1356,18 @@ class Emulator(DialectHelpers):
             raise EmulationError(f"wgmma {what}: swizzled descriptor into static shared {mem.name}; only the dynamic "
                                  "pool is aligned to the 1024-byte swizzle repeat")
         idx = addr - base
-        if idx.min() < 0 or idx.max() + 2 > mem.data.shape[-1]:
+        if idx.min() < 0 or idx.max() + elem > mem.data.shape[-1]:
             raise EmulationError(f"wgmma {what} reads outside {mem.name} (descriptor {desc})")
-        if (desc.start & 15) or (addr & 1).any():
+        if (desc.start & 15) or (addr & (elem - 1)).any():
             raise EmulationError(f"wgmma {what} operand not 16-byte aligned (descriptor {desc})")
-        return _Operand(mem, idx, self.desc_bufs.get(desc.start, ""))
+        # the buffer: the one whose descriptor started nearest below (a gemm adds sub-matrix offsets to the
+        # descriptor of its tile's origin)
+        starts = [st for st in self.desc_bufs if base <= st <= desc.start]
+        return _Operand(mem, idx, self.desc_bufs[max(starts)] if starts else "", elem)
 
     def _operand_issue(self, op: _Operand, wg: int, what: str) -> None:
         """Issue-time checks of a shared operand, then mark its bytes as read by an in-flight wgmma."""
-        mem, b = op.mem, (op.addr[..., None] + np.arange(2)).reshape(-1)
+        mem, b = op.mem, (op.addr[..., None] + np.arange(op.elem)).reshape(-1)
         if mem.pending[b].any():
             raise EmulationError(f"wgmma {what}: reads {mem.name} bytes an in-flight cp.async has not landed yet")
         if (mem.w_epoch[b] < 0).any():
@@ -1346,7 +1394,7 @@ class Emulator(DialectHelpers):
             if np.unique(scales).size != 1:
                 raise EmulationError("wgmma scale-d differs between the threads of a warpgroup")
             scale = int(scales[0] != 0)
-        what = f"wgmma m64n{n}k16 ({kind_ss})"
+        what = f"wgmma m64n{n}k{wgmma_k_elem(kind)[0]} ({kind_ss})"
         acc_p = a[0]
         if acc_p.mem.scope != "local":
             raise EmulationError(f"{what}: the accumulator must be registers (a local array)")
@@ -1373,8 +1421,8 @@ class Emulator(DialectHelpers):
                 a_regs = np.ascontiguousarray(ap.mem.data[rows, a_idx]).view(np.uint32)
                 a_src = (ap.mem, a_idx)
             else:
-                a_op = self._operand(a[1], wg, not ta, 64, "A")
-            b_op = self._operand(a[2], wg, not tb, n, "B")
+                a_op = self._operand(a[1], wg, not ta, 64, "A", kind[:4])
+            b_op = self._operand(a[2], wg, not tb, n, "B", kind[4:] or kind)
             if a_op is not None:
                 self._operand_issue(a_op, wg, what + " A")
             self._operand_issue(b_op, wg, what + " B")
@@ -1393,7 +1441,7 @@ class Emulator(DialectHelpers):
         op.acc.inflight[rows, op.acc_idx] = 2
 
     def _operand_values(self, op: _Operand, kind: str, wg: int) -> np.ndarray:
-        mem, b = op.mem, (op.addr[..., None] + np.arange(2))
+        mem, b = op.mem, (op.addr[..., None] + np.arange(op.elem))
         np.add.at(mem.wg_reading, b.reshape(-1), -1)
         bid = _buf_id(op.buf)
         wb = mem.w_buf[b]
@@ -1407,6 +1455,8 @@ class Emulator(DialectHelpers):
         mem.r_epoch[flat] = self.epoch
         mem.r_min[flat] = np.minimum(mem.r_min[flat], wg * 128)
         mem.r_max[flat] = np.maximum(mem.r_max[flat], wg * 128 + 127)
+        if op.elem == 1:
+            return _half_values(mem.data[b][..., 0], kind)
         raw = np.ascontiguousarray(mem.data[b]).view(np.uint16)[..., 0]
         return _half_values(raw, kind)
 
@@ -1425,8 +1475,8 @@ class Emulator(DialectHelpers):
             ar, ac = wgmma_a_layout()
             A[ar, ac] = _unpack(op.a_regs, op.kind)
         else:
-            A = self._operand_values(op.a, op.kind, op.wg)
-        B = self._operand_values(op.b, op.kind, op.wg).T  # (16, n)
+            A = self._operand_values(op.a, op.kind[:4], op.wg)
+        B = self._operand_values(op.b, op.kind[4:] or op.kind, op.wg).T  # (K, n)
         dr, dc = wgmma_acc_layout(op.n)
         acc = np.ascontiguousarray(op.acc.data[rows, op.acc_idx]).view(np.float32)
         C = np.zeros((64, op.n))
@@ -1570,6 +1620,8 @@ def _global_mem(name: str, t: Any) -> Mem:
         raise ValueError(f"{name}: emulate() needs contiguous tensors")
     if t.dtype == torch.bfloat16:
         t = t.view(torch.int16)
+    elif t.element_size() == 1 and t.is_floating_point():  # fp8: its bit patterns
+        t = t.view(torch.uint8)
     return Mem(name, "global", t.detach().numpy().reshape(-1).view(np.uint8))
 
 

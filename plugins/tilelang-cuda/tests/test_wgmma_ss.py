@@ -247,10 +247,13 @@ class _Block:
                 self.memory[(buf.name, offset + e)] = (ld.source.name, row, col + e)
 
     def descriptor(self, desc, tx: int) -> tuple[str, tuple[int, int, int, int]]:
+        step = 0  # the tile origin's descriptor plus the sub-matrix's offset in 16-byte units
+        if isinstance(desc, tirx.Add):
+            desc, step = desc.a, self.ev(desc.b, tx)
         assert str(desc.args[0].value) == "tl_wgmma_desc_sw"
         ptr = desc.args[1]
         assert ptr.op.name == "tirx.tvm_access_ptr" and int(ptr.args[4]) == 1  # a read TVM's planner sees
-        start = self.ev(ptr.args[2], tx) * 2
+        start = self.ev(ptr.args[2], tx) * 2 + step * 16
         return ptr.args[1].args[0].name, (start, *(self.ev(a, tx) for a in desc.args[2:5]))
 
     def check_group(self) -> None:

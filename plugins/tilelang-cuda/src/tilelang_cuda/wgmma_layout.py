@@ -1,4 +1,5 @@
-"""The hardware-swizzled shared layouts ``wgmma`` reads through matrix descriptors (sm_90a), for 16-bit tiles.
+"""The hardware-swizzled shared layouts ``wgmma`` reads through matrix descriptors (sm_90a), for 16-bit and 8-bit
+(fp8, K-major only) tiles.
 
 A tile ``[R, L]`` (last dim contiguous) is stored as column blocks of ``W`` bytes (``W`` in 128, 64, 32): block
 ``b`` holds columns ``[b * W/e, (b+1) * W/e)`` as a dense ``[R, W/e]`` sub-tile, blocks one after another
@@ -7,10 +8,10 @@ A tile ``[R, L]`` (last dim contiguous) is stored as column blocks of ``W`` byte
 is what the hardware applies to descriptor addresses when the tile starts at a multiple of ``8 * W`` bytes.
 
 Descriptors (PTX "Matrix Descriptor Format"): start address, leading / stride byte offsets (LBO / SBO) and the
-swizzle mode (1 = 128B, 2 = 64B, 3 = 32B). For an operand stored K-major (rows = M or N, K contiguous) a k16 step
-starts ``32`` bytes further inside a block, rows of 8 are ``SBO = 8 * W`` apart and LBO is unused (1). For an
-MN-major operand (rows = K) a k16 step is 16 rows further, ``SBO = 8 * W`` (8 K rows) and ``LBO = R * W`` (the
-next ``W``-byte MN block).
+swizzle mode (1 = 128B, 2 = 64B, 3 = 32B). One instruction's K step is 32 bytes (k16 of 16-bit elements, k32
+of fp8). For an operand stored K-major (rows = M or N, K contiguous) a K step starts ``32`` bytes further inside a
+block, rows of 8 are ``SBO = 8 * W`` apart and LBO is unused (1). For an MN-major operand (rows = K, 16-bit only)
+a k16 step is 16 rows further, ``SBO = 8 * W`` (8 K rows) and ``LBO = R * W`` (the next ``W``-byte MN block).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from tvm import tirx
 from tilelang.transform import utils as C
 
 CHUNK_BYTES = 16
+K_STEP_BYTES = 32  # K bytes of one wgmma instruction (k16 for 16-bit types, k32 for fp8)
 SWIZZLE_MODE = {128: 1, 64: 2, 32: 3}  # descriptor bits 62-63
 
 
@@ -75,6 +77,11 @@ class SwizzledTile:
         return self.width // CHUNK_BYTES
 
     @property
+    def k_step(self) -> int:
+        """Elements of K per wgmma instruction."""
+        return K_STEP_BYTES // self.elem
+
+    @property
     def mode(self) -> int:
         return SWIZZLE_MODE[self.width]
 
@@ -103,20 +110,20 @@ class SwizzledTile:
         return lead * self.elements + self.offset(row, col)
 
     def descriptor(self, k_major: bool, row_block: int, k_step: int) -> tuple[int, int, int, int]:
-        """``(start_bytes, lbo, sbo, mode)`` of the operand sub-matrix at MN offset `row_block` and k16 step
-        `k_step` (start relative to the tile start)."""
+        """``(start_bytes, lbo, sbo, mode)`` of the operand sub-matrix at MN offset `row_block` and instruction K
+        step `k_step` (start relative to the tile start)."""
         if k_major:
-            start = self.offset(row_block, k_step * 16) * self.elem
+            start = self.offset(row_block, k_step * self.k_step) * self.elem
             return start, 1 * CHUNK_BYTES, 8 * self.width, self.mode
-        start = self.offset(k_step * 16, row_block) * self.elem
+        start = self.offset(k_step * self.k_step, row_block) * self.elem
         return start, self.rows * self.width, 8 * self.width, self.mode
 
 
 def tile_layout(shape: list[Any], elem_bytes: int) -> SwizzledTile | None:
     """The swizzled layout of a shared tile of `shape` (the last two dims; leading dims are whole copies), or
-    None when wgmma cannot read it through a swizzled descriptor."""
+    None when wgmma cannot read it through a swizzled descriptor (16-bit or 8-bit elements)."""
     dims = [C.as_int(s) for s in shape]
-    if len(dims) < 2 or elem_bytes != 2 or any(d is None for d in dims[-2:]):
+    if len(dims) < 2 or elem_bytes not in (1, 2) or any(d is None for d in dims[-2:]):
         return None
     rows, cols = dims[-2], dims[-1]
     width = pick_width(cols, elem_bytes)

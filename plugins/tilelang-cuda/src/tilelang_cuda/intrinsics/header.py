@@ -180,6 +180,8 @@ _END = "#endif  // TILELANG_CUDA_INTRINSICS\n"
 
 _WGMMA_NAME = re.compile(r"\btl_wgmma_m64n(\d+)k16_(f16|bf16)\b")
 _WGMMA_SS_NAME = re.compile(r"\btl_wgmma_ss_m64n(\d+)k16_(f16|bf16)_t([01])([01])\b")
+# fp8 (sm_90a): k32, A and B types named (e4m3 / e5m2, either mix), both operands K-major (no transpose)
+_WGMMA_SS_FP8_NAME = re.compile(r"\btl_wgmma_ss_m64n(\d+)k32_(e4m3|e5m2)(e4m3|e5m2)_t00\b")
 _WGMMA_RS_NAME = re.compile(r"\btl_wgmma_rs_m64n(\d+)k16_(f16|bf16)_t([01])\b")
 _PTX_TYPE = {"f16": "f16", "bf16": "bf16"}
 
@@ -205,6 +207,28 @@ def wgmma_helper(n: int, ab: str, trans_b: int | None = None) -> str:
         f'  asm volatile("{ptx}"\n'
         f"               : {outs}\n"
         '               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "l"(b_desc), "r"(1));\n'
+        "}\n#endif\n"
+    )
+
+
+def wgmma_ss_fp8_helper(n: int, a: str, b: str) -> str:
+    """``tl_wgmma_ss_m64n{n}k32_{a}{b}_t00(acc, a_desc, b_desc)``: fp8 A (`a`) and B (`b`) from shared memory
+    through matrix descriptors, both K-major (PTX has no transpose immediates for 8-bit types)."""
+    regs = n // 2
+    acc = ", ".join(f"%{i}" for i in range(regs))
+    outs = ", ".join(f'"+f"(c[{i}])' for i in range(regs))
+    ptx = ("{\\n.reg .pred p;\\n"
+           f"setp.ne.b32 p, %{regs + 2}, 0;\\n"
+           f"wgmma.mma_async.sync.aligned.m64n{n}k32.f32.{a}.{b} "
+           f"{{{acc}}}, %{regs}, %{regs + 1}, p, 1, 1;\\n}}\\n")
+    return (
+        "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n"
+        f"__device__ __forceinline__ void tl_wgmma_ss_m64n{n}k32_{a}{b}_t00(void* acc, "
+        "unsigned long long a_desc, unsigned long long b_desc) {\n"
+        "  float* c = reinterpret_cast<float*>(acc);\n"
+        f'  asm volatile("{ptx}"\n'
+        f"               : {outs}\n"
+        '               : "l"(a_desc), "l"(b_desc), "r"(1));\n'
         "}\n#endif\n"
     )
 
@@ -263,12 +287,14 @@ def header_for(source: str) -> str:
     wanted_ss = sorted({(int(n), ab, int(ta), int(tb)) for n, ab, ta, tb in _WGMMA_SS_NAME.findall(source)})
     wanted_rs = sorted({(int(n), ab, int(tb)) for n, ab, tb in _WGMMA_RS_NAME.findall(source)})
     wanted_sd = sorted({(int(n), ab, int(ta), int(tb)) for n, ab, ta, tb in _WGMMA_SD_NAME.findall(source)})
+    wanted_fp8 = sorted({(int(n), a, b) for n, a, b in _WGMMA_SS_FP8_NAME.findall(source)})
     from tilelang_cuda.intrinsics.device import snippets_for
     from tilelang_cuda.intrinsics.mma_sync import helpers_for
 
     return (_COMMON + _HOPPER + "".join(wgmma_helper(n, ab) for n, ab in wanted)
             + "".join(wgmma_helper(*w) for w in wanted_rs) + "".join(wgmma_ss_helper(*w) for w in wanted_ss)
             + "".join(wgmma_ss_scaled_helper(*w) for w in wanted_sd)
+            + "".join(wgmma_ss_fp8_helper(*w) for w in wanted_fp8)
             + helpers_for(source) + snippets_for(source) + _END)
 
 

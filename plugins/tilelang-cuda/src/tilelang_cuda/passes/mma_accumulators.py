@@ -1,9 +1,10 @@
 """MMAAccumulators: keep the C fragment of a tensor-core ``T.gemm`` in the MMA register layout.
 
 Core distributes fragments cyclically over threads; tensor cores need `tilelang_cuda.mma_layout`'s layout.
-For every ``local.fragment`` C of an eligible gemm (dtypes fp16/bf16/tf32/int8, tile sizes that split into
-MMA atoms over the block's warps) whose every use is understood, this pass (at ``pre_layout``) replaces the
-fragment by per-thread registers (scope ``local``) and rewrites its uses in that layout:
+For every ``local.fragment`` C of an eligible gemm (dtypes fp16/bf16/tf32/int8, or fp8 e4m3 / e5m2 in either
+mix on sm_89+; tile sizes that split into MMA atoms over the block's warps) whose every use is understood, this
+pass (at ``pre_layout``) replaces the fragment by per-thread registers (scope ``local``) and rewrites its uses
+in that layout:
 
 - ``tl.gemm(A, B, C)`` gets the register buffer and the layout as extra arguments (lowered by
   `tilelang_cuda.tileops.gemm`); ``tl.fill`` and ``tl.copy`` from/to non-fragment memory become per-thread
@@ -40,6 +41,26 @@ FRAGMENT = "local.fragment"
 # (A dtype, C dtype) -> (MMA kind, K of one atom)
 MMA_KINDS = {("float16", "float32"): ("f16", 16), ("bfloat16", "float32"): ("bf16", 16),
              ("float32", "float32"): ("tf32", 8), ("int8", "int32"): ("s8", 32)}
+# fp8 operand dtype -> its PTX type; A and B may mix them (e4m3 x e5m2), K of one atom is 32 (32 bytes, as k16
+# of 16-bit types); the hardware reads fp8 operands K-major only (wgmma has no transpose for 8-bit types)
+FP8_KINDS = {"float8_e4m3fn": "e4m3", "float8_e4m3": "e4m3", "float8_e5m2": "e5m2"}
+FP8_K = 32
+FP8_MIN_ARCH = 89  # mma.sync.m16n8k32 .e4m3 / .e5m2
+
+
+def mma_kind(a_dtype: str, b_dtype: str, c_dtype: str) -> tuple[str, int] | None:
+    """``(kind, K of one atom)`` of a tensor-core gemm of these dtypes, or None; an fp8 kind names both operand
+    types (``e4m3e5m2``)."""
+    if a_dtype in FP8_KINDS and b_dtype in FP8_KINDS:
+        return (FP8_KINDS[a_dtype] + FP8_KINDS[b_dtype], FP8_K) if c_dtype == "float32" else None
+    return MMA_KINDS.get((a_dtype, c_dtype)) if a_dtype == b_dtype else None
+
+
+def is_fp8(kind: str) -> bool:
+    """Whether an MMA kind of `mma_kind` has fp8 operands."""
+    return kind[:1] == "e"
+
+
 OPERAND_SCOPES = ("shared", "shared.dyn", FRAGMENT)
 
 
@@ -67,9 +88,9 @@ def gemm_layout(call: Any, target: Any, threads: int) -> AccumulatorLayout | Non
     a, b, c = args[:3]
     if C.scope_of(c.source) != FRAGMENT or len(c.source.ty.shape) != 2 or not full_region(c):
         return None
-    if any(C.scope_of(x.source) not in OPERAND_SCOPES for x in (a, b)) or a.source.ty.dtype != b.source.ty.dtype:
+    if any(C.scope_of(x.source) not in OPERAND_SCOPES for x in (a, b)):
         return None
-    kind = MMA_KINDS.get((str(a.source.ty.dtype), str(c.source.ty.dtype)))
+    kind = mma_kind(str(a.source.ty.dtype), str(b.source.ty.dtype), str(c.source.ty.dtype))
     ta, tb, policy = C.as_int(args[3]), C.as_int(args[4]), C.as_int(args[5]) or 0
     mn = _static(list(c.source.ty.shape))
     ak = _static([r.extent for r in a.region[-2:]])
@@ -77,14 +98,15 @@ def gemm_layout(call: Any, target: Any, threads: int) -> AccumulatorLayout | Non
         return None
     name, k_atom = kind
     k = ak[0] if ta else ak[1]
-    if k % k_atom or (name == "s8" and (ta or not tb)):
+    if k % k_atom or ((name == "s8" or is_fp8(name)) and (ta or not tb)):
         return None
     major, specific = arch_of(target)
-    if major < 80:
+    if major < 80 or (is_fp8(name) and major < FP8_MIN_ARCH):
         return None
-    if major == 90 and specific and name in ("f16", "bf16"):
+    if major == 90 and specific and (name in ("f16", "bf16") or is_fp8(name)):
         layout = choose(mn[0], mn[1], threads // 32, policy, wgmma=True)
-        if layout is not None:
+        # fp8 tiles wgmma cannot read through descriptors run mma.sync in this layout (16-column atom pairs)
+        if layout is not None and (not is_fp8(name) or mn[1] % 16 == 0):
             return layout
     return choose(mn[0], mn[1], threads // 32, policy, n_unit=8 if name == "tf32" else 16)
 
@@ -166,6 +188,21 @@ class _Plan:
         return {b: lay for b, lay in self.layouts.items() if b not in self.bad}
 
 
+def _check_fp8(func: Any, call: Any, target: Any) -> None:
+    """An fp8 ``T.gemm`` needs the fp8 tensor-core instructions of sm_89+; below, a LoweringError says so (the
+    reference 0.1.15 builds a kernel there whose MMA is CuTe's invalid-path stub)."""
+    fp8 = [str(x.source.ty.dtype) for x in call.args[:2] if isinstance(x, tvm.ir.TensorRegion)
+           and str(x.source.ty.dtype) in FP8_KINDS]
+    if not fp8 or target is None:
+        return
+    major, _ = arch_of(target)
+    if major < FP8_MIN_ARCH:
+        arch = target.attrs.get("arch", "sm_80") if hasattr(target, "attrs") else target.get("arch")
+        raise C.lowering_error(func, f"T.gemm with {fp8[0]} operands needs fp8 tensor cores (sm_89 or newer); "
+                                     f"target arch {arch} has none: cast the tiles to float16 or bfloat16 "
+                                     "before T.gemm, or compile for sm_89+")
+
+
 def _plan(func: Any, target: Any) -> tuple[dict[Any, AccumulatorLayout], dict[Any, RowLayout],
                                            dict[Any, AccumulatorLayout]]:
     """Accumulator layouts, the row vectors that follow their rows (`accumulator_rows`) and the half copies
@@ -174,6 +211,7 @@ def _plan(func: Any, target: Any) -> tuple[dict[Any, AccumulatorLayout], dict[An
     for ev in C.collect(func.body, tirx.Evaluate):
         found = C.tile_op_of(ev)
         if found is not None and found[0] == "tl.gemm":
+            _check_fp8(func, found[1], target)
             plan.add_gemm(found[1])
     if not plan.layouts:
         return {}, {}, {}

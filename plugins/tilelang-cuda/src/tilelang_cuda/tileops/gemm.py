@@ -10,6 +10,8 @@ are read by ``wgmma`` straight from their tiles through swizzled matrix descript
 stores the tiles in that layout). Otherwise A stays in registers and B is re-laid into a shared tile of 8x8 core
 matrices that a matrix descriptor points at; one ``wgmma.mma_async.m64nNk16`` per 64-row block and K step.
 fp32 operands run as tf32 (operands read element-wise); int8 needs A row-major and B transposed (K-major).
+fp8 (e4m3 / e5m2, either mix; K-major like int8) runs ``wgmma.mma_async.m64nNk32`` SS on sm_90a when both tiles
+take a hardware swizzle layout, otherwise ``mma.sync.m16n8k32`` (sm_89+) in the same register layout.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from tilelang.backend.sdk import dtype_bytes
 from tilelang.layout import linearize
 from tilelang.transform import utils as C
 from tilelang_cuda.mma_layout import WGMMA, AccumulatorLayout
-from tilelang_cuda.passes.mma_accumulators import MMA_KINDS
+from tilelang_cuda.passes.mma_accumulators import is_fp8, mma_kind
 from tilelang_cuda.tileops.common import addr as _addr
 from tilelang_cuda.tileops.common import extern as _extern
 from tilelang_cuda.tileops.common import extern_name, is_cuda
@@ -91,13 +93,14 @@ class _Gemm:
         self.a, self.b = _Operand(a), _Operand(b)
         self.acc = args[2].source
         dtype = str(a.source.ty.dtype)
-        self.kind, self.k_atom = MMA_KINDS[(dtype, str(self.acc.ty.dtype))]
+        self.kind, self.k_atom = mma_kind(dtype, str(b.source.ty.dtype), str(self.acc.ty.dtype))
+        self.fp8 = is_fp8(self.kind)
         if self.a_regs is not None:
             self.k = self.a_regs.n
         else:
             ext = [C.as_int(r.extent) for r in a.region[-2:]]
             self.k = ext[0] if self.ta else ext[1]
-        self.vec = 16 // {"f16": 2, "bf16": 2, "tf32": 4, "s8": 1}[self.kind]  # elements per 16 bytes
+        self.vec = 16 // dtype_bytes(dtype)  # elements per 16 bytes
         tid = C.linear_thread(ctx.func)
         self.lane, self.w_m, self.w_n = self.layout.warp_coords(tid)
 
@@ -169,7 +172,10 @@ class _Gemm:
         lay = self.layout
         a_frag = tirx.decl_buffer((lay.mi * 4,), "uint32", name="a_frag", scope="local")
         b_frag = tirx.decl_buffer((lay.ni * 2,), "uint32", name="b_frag", scope="local")
-        func = f"tl_mma_{self.kind}_{'s32' if self.kind == 's8' else 'f32'}"
+        if self.fp8:  # the generated helper (`tilelang_cuda.intrinsics.mma_sync`)
+            func = f"tl_mma_sync_m16n8k32_{self.kind[:4]}_{self.kind[4:]}_fp32"
+        else:
+            func = f"tl_mma_{self.kind}_{'s32' if self.kind == 's8' else 'f32'}"
 
         def step(ks: Any) -> Any:
             loads = [_unroll(lay.mi, "mi", lambda mi: self.load_a(a_frag, mi, mi, ks)), self.load_b(b_frag, ks)]
@@ -184,9 +190,10 @@ class _Gemm:
     # ---------------------------------------------------------------- wgmma operands via swizzled descriptors
     def _swizzled(self, op: _Operand, mn_major: bool, mn: int) -> SwizzledTile | None:
         """The hardware layout wgmma can read operand `op` through (its MN extent per instruction `mn`), or None:
-        a 16-bit tile of the dynamic pool (which the swizzle pass keeps 1024-byte aligned) whose origin is on the
-        layout's grid: rows (MN for K-major, K for MN-major) in steps of 8; K-major columns in k16 steps inside
-        one block; MN-major columns on whole column blocks (an instruction's MN extent spans blocks LBO apart)."""
+        a 16-bit (or K-major fp8) tile of the dynamic pool (which the swizzle pass keeps 1024-byte aligned) whose
+        origin is on the layout's grid: rows (MN for K-major, K for MN-major) in steps of 8; K-major columns in
+        instruction K steps inside one block; MN-major columns on whole column blocks (an instruction's MN extent
+        spans blocks LBO apart)."""
         if C.scope_of(op.buf) != "shared.dyn":
             return None
         tile = tile_layout(list(op.buf.ty.shape), dtype_bytes(str(op.buf.ty.dtype)))
@@ -201,7 +208,7 @@ class _Gemm:
 
         if not multiple(r0, 8):
             return None
-        if not multiple(c0, 16) if not mn_major else (not multiple(c0, tile.block) or mn % tile.block):
+        if not multiple(c0, self.k_atom) if not mn_major else (not multiple(c0, tile.block) or mn % tile.block):
             return None
         return tile
 
@@ -210,19 +217,28 @@ class _Gemm:
         tiles staged from fragments; no TMA, whose boxes are written unswizzled); None where it cannot."""
         from tilelang.backend.sdk import current_tl_config
 
-        if (not current_tl_config(SS_KEY, SS_ENABLED_BY_DEFAULT) or self.kind not in ("f16", "bf16")
+        if (not current_tl_config(SS_KEY, SS_ENABLED_BY_DEFAULT) or not (self.kind in ("f16", "bf16") or self.fp8)
                 or tma_enabled(self.ctx.target)):
             return None, None
         a = None if self.staged_a or self.a_regs is not None else self._swizzled(self.a, self.ta, 64)
         b = None if self.staged_b else self._swizzled(self.b, not self.tb, self.layout.n)
         return a, b
 
-    @staticmethod
-    def _desc(op: _Operand, tile: SwizzledTile, mn_major: bool, mn0: Any, ks: Any) -> Any:
-        idx = op.at(ks * 16, mn0) if mn_major else op.at(mn0, ks * 16)
+    def _desc(self, op: _Operand, tile: SwizzledTile, mn_major: bool, mn0: Any, ks: Any) -> Any:
+        """The descriptor of the operand sub-matrix at MN offset `mn0` and K step `ks` of region `op`. With the
+        region's origin static (in its last two dims), the origin's descriptor plus the sub-matrix's swizzled
+        byte offset in 16-byte units (the start field's unit; shared addresses stay below its 2^18 bytes): one
+        descriptor per tile that nvcc computes once, each instruction's an addition of a constant."""
+        dr, dc = (ks * self.k_atom, mn0) if mn_major else (mn0, ks * self.k_atom)
         lbo = tile.rows * tile.width if mn_major else 16
-        return tirx.call_extern("uint64", "tl_wgmma_desc_sw", _read_ptr(op.buf, idx), lbo, 8 * tile.width,
-                                tile.mode)
+        r0, c0 = (C.as_int(x) for x in op.base[-2:])
+        if r0 is None or c0 is None:
+            return tirx.call_extern("uint64", "tl_wgmma_desc_sw", _read_ptr(op.buf, op.at(dr, dc)), lbo,
+                                    8 * tile.width, tile.mode)
+        origin = tirx.call_extern("uint64", "tl_wgmma_desc_sw", _read_ptr(op.buf, op.at(0, 0)), lbo,
+                                  8 * tile.width, tile.mode)
+        delta = (tile.offset(C.add(r0, dr), C.add(c0, dc)) - tile.offset(r0, c0)) * tile.elem
+        return origin + tirx.Cast("uint64", tirx.floordiv(delta, 16))
 
     def _a_row(self, mi: Any) -> Any:
         """First row of warpgroup ``w_m // 4``'s 64-row block for atom row `mi` (its four warps' rows)."""
@@ -236,14 +252,14 @@ class _Gemm:
         # another warpgroup's wgmma still reads (wait_group 0 covers only the own warpgroup's reads). In a
         # pipelined loop AsyncCopyPipeline may relax the SS form's wait to wait_group 1 (`deferrable_wgmma`).
         return C.seq([*self.pre, _sync(), _extern("tl_fence_proxy_async"), *extra, *self.clear_stmt(),
-                      _extern("tl_wgmma_fence"), _unroll(self.k // 16, "ks", issue), _extern("tl_wgmma_commit"),
-                      _extern("tl_wgmma_wait"), _sync()])
+                      _extern("tl_wgmma_fence"), _unroll(self.k // self.k_atom, "ks", issue),
+                      _extern("tl_wgmma_commit"), _extern("tl_wgmma_wait"), _sync()])
 
     def wgmma_ss(self, a_tile: SwizzledTile, b_tile: SwizzledTile) -> Any:
         """SS form: A and B both through descriptors (no ldmatrix, no relayout)."""
         lay = self.layout
         trans_a, trans_b = int(self.ta), int(not self.tb)
-        func = f"tl_wgmma_ss_m64n{lay.n}k16_{self.kind}_t{trans_a}{trans_b}"
+        func = f"tl_wgmma_ss_m64n{lay.n}k{self.k_atom}_{self.kind}_t{trans_a}{trans_b}"
 
         def issue(ks: Any) -> Any:
             b_desc = self._desc(self.b, b_tile, bool(trans_b), 0, ks)
@@ -274,6 +290,8 @@ class _Gemm:
         a_tile, b_tile = self.desc_tiles()
         if a_tile is not None and b_tile is not None:
             return self.wgmma_ss(a_tile, b_tile)
+        if self.fp8:  # fp8 wgmma reads A and B through descriptors here; otherwise mma.sync, same registers
+            return self.mma()
         if b_tile is not None:
             return self.wgmma_rs_swizzled_b(b_tile)
         lay, k, n = self.layout, self.k, self.layout.n
