@@ -8,8 +8,9 @@ expressions evaluate vectorised over the block's threads (numpy arrays of shape 
 Memory is bytes: global = the tensors' storage, shared = one byte array per allocation (typed views at byte
 offsets, so the merged ``buf_dyn_shmem`` pool and its casts work), local = ``(T, nbytes)`` per-thread bytes.
 The plugin's inline-PTX helpers are modelled from the PTX ISA text (fragment layouts of ldmatrix and
-mma.m16n8k16 / m16n8k8 / m16n8k32; wgmma m64nNk16 register fragments, matrix descriptors and the canonical
-swizzled shared layouts), not from our lowering. Checks that make a broken kernel fail loudly:
+mma.m16n8k16 / m16n8k8 / m16n8k32, sparse mma.sp m16n8k32 / m16n8k64 and their metadata; wgmma m64nNk16
+register fragments, matrix descriptors and the canonical swizzled shared layouts), not from our lowering.
+Checks that make a broken kernel fail loudly:
 
 - out-of-bounds loads/stores of active threads raise `EmulationError`;
 - ``__syncthreads`` under divergence raises;
@@ -55,7 +56,7 @@ import numpy as np
 from cuda_emulator_dialect import DialectHelpers
 from tvm import tirx
 
-__all__ = ["EmulationError", "Emulator", "emulate", "ldmatrix_x4", "mma_sync", "shfl_xor", "warp_butterfly"]
+__all__ = ["EmulationError", "Emulator", "emulate", "ldmatrix_x4", "mma_sp", "mma_sync", "shfl_xor", "warp_butterfly"]
 
 
 class EmulationError(RuntimeError):
@@ -195,6 +196,69 @@ def mma_sync(kind: str, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarr
     D = A @ B + C
     if kind == "s8":
         D = ((D + 2**31) % 2**32 - 2**31)  # s32 wrap-around
+    return D[:, _ACC_C[0], _ACC_C[1]].reshape(T, 4).astype(acc_t)
+
+
+# PTX ISA 9.7.14.6 "Sparse Matrix Multiply-Accumulate" (mma.sp::ordered_metadata, sparsity selector 0). A is the
+# compressed 16 x K/2 tile in the dense m16n8k(K/2) A layout; B (K x 8, four .b32 registers): m16n8k32
+# .f16/.bf16: b0..b7 at rows 2t + (i & 1) + 8 (i >> 1); m16n8k64 .s8: b0..b15 at rows 4t + (i & 3) + 16 (i >> 2).
+# Metadata (one .b32 per lane): 16-bit types -- lanes with t in {0, 1} give rows g (bits 15:0) and g + 8 (31:16),
+# dense columns 16t .. 16t + 15; 8-bit types -- every lane gives row g + 8 (t % 2), columns 32 (t // 2) .. + 31.
+# Each 4-bit chunk j covers dense columns 4j .. 4j + 3 of its range: bits 1:0 / 3:2 index the two kept values,
+# in increasing order.
+_F16_SP_B = _frag([_TG * 2 + (i & 1) + 8 * (i >> 1) for i in range(8)], [_G for _ in range(8)])
+_S8_SP_B = _frag([_TG * 4 + (i & 3) + 16 * (i >> 2) for i in range(16)], [_G for _ in range(16)])
+MMA_SP_SHAPES = {"f16": (32, _F16_A, _F16_SP_B), "bf16": (32, _F16_A, _F16_SP_B), "s8": (64, _S8_A, _S8_SP_B)}
+
+
+def sparse_metadata(kind: str, e: np.ndarray) -> np.ndarray:
+    """The (W, 16, K/4, 2) kept indices of a warp's metadata registers `e` ((T,) uint32)."""
+    K = MMA_SP_SHAPES[kind][0]
+    e = np.asarray(e, np.uint64).reshape(-1, 32)
+    W = e.shape[0]
+    out = np.full((W, 16, K // 4, 2), -1, np.int64)
+    for lane in range(32):
+        g, t = lane >> 2, lane & 3
+        if kind == "s8":
+            spans = [(g + 8 * (t % 2), 32 * (t // 2), 0)]
+        elif t < 2:
+            spans = [(g, 16 * t, 0), (g + 8, 16 * t, 16)]
+        else:
+            continue
+        for row, col0, bit0 in spans:
+            for j in range((32 if kind == "s8" else 16) // 4):
+                chunk = (e[:, lane] >> np.uint64(bit0 + 4 * j)) & np.uint64(15)
+                out[:, row, col0 // 4 + j, 0] = (chunk & np.uint64(3)).astype(np.int64)
+                out[:, row, col0 // 4 + j, 1] = (chunk >> np.uint64(2)).astype(np.int64)
+    return out
+
+
+def mma_sp(kind: str, a: np.ndarray, b: np.ndarray, e: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """One ``mma.sp::ordered_metadata.sync.aligned.m16n8k{32,64}.row.col`` per warp: ``a`` (T, 4) / ``b`` (T, 4)
+    uint32 registers, ``e`` (T,) metadata, ``c`` (T, 4) accumulators; returns D = decompress(A) @ B + C. Metadata
+    whose two indices of a group are not increasing raises `EmulationError`."""
+    K, (ra, ca), (rb, cb) = MMA_SP_SHAPES[kind]
+    T = a.shape[0]
+    W = T // 32
+    av = _unpack(a, kind).reshape(W, 32, -1)
+    bv = _unpack(b, kind).reshape(W, 32, -1)
+    compressed = np.zeros((W, 16, K // 2), av.dtype)
+    compressed[:, ra, ca] = av
+    idx = sparse_metadata(kind, e)
+    if (idx[..., 0] >= idx[..., 1]).any():
+        raise EmulationError("mma.sp::ordered_metadata: a group's two indices are not increasing")
+    A = np.zeros((W, 16, K), av.dtype)
+    w, r, j = np.meshgrid(np.arange(W), np.arange(16), np.arange(K // 4), indexing="ij")
+    for h in (0, 1):
+        A[w, r, 4 * j + idx[..., h]] = compressed[w, r, 2 * j + h]
+    B = np.zeros((W, K, 8), bv.dtype)
+    B[:, rb, cb] = bv
+    acc_t = np.int32 if kind == "s8" else np.float32
+    C = np.zeros((W, 16, 8), np.float64 if acc_t is np.float32 else np.int64)
+    C[:, _ACC_C[0], _ACC_C[1]] = np.asarray(c).reshape(W, 32, 4)
+    D = A @ B + C
+    if kind == "s8":
+        D = ((D + 2**31) % 2**32 - 2**31)
     return D[:, _ACC_C[0], _ACC_C[1]].reshape(T, 4).astype(acc_t)
 
 
@@ -1217,6 +1281,27 @@ class Emulator(DialectHelpers):
 
     def _x_tl_mma_s8_s32(self, a: list, dt: DType, e: Any) -> None:
         self._mma(a, "s8")
+
+    def _mma_sp(self, a: list, kind: str) -> None:
+        self._full_warps(f"mma.sp ({kind})")
+        acc, ap, b_lo, b_hi, meta = a
+        c = self.ptr_read(acc, 16, "mma.sp C").view(np.int32 if kind == "s8" else np.float32)
+        av = self.ptr_read(ap, 16, "mma.sp A").view(np.uint32)
+        bv = np.concatenate([self.ptr_read(b_lo, 8, "mma.sp B (low K half)").view(np.uint32),
+                             self.ptr_read(b_hi, 8, "mma.sp B (high K half)").view(np.uint32)], axis=1)
+        meta = np.broadcast_to(np.asarray(meta).astype(np.int64) & 0xFFFFFFFF, (self.T,))
+        d = mma_sp(kind, av, bv, meta, c)
+        self.ptr_write(acc, np.ascontiguousarray(d).view(np.uint8).reshape(self.T, 16), "mma.sp D")
+        self.stats["mma_sp"] = self.stats.get("mma_sp", 0) + 1
+
+    def _x_tl_mma_sp_f16_f32(self, a: list, dt: DType, e: Any) -> None:
+        self._mma_sp(a, "f16")
+
+    def _x_tl_mma_sp_bf16_f32(self, a: list, dt: DType, e: Any) -> None:
+        self._mma_sp(a, "bf16")
+
+    def _x_tl_mma_sp_s8_s32(self, a: list, dt: DType, e: Any) -> None:
+        self._mma_sp(a, "s8")
 
     def _x_tl_regs_copy16(self, a: list, dt: DType, e: Any) -> None:
         """Four 32-bit registers moved between per-thread arrays (an A fragment taken from registers)."""

@@ -68,6 +68,44 @@ __device__ __forceinline__ void tl_mma_s8_s32(void* acc, const void* a, const vo
                : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
                : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]));
 }
+// ---- mma.sp (sm_80+): 2:4-sparse A (the compressed half of K), B as the fragments of its two K halves, the
+// metadata register e (sparsity selector 0)
+__device__ __forceinline__ void tl_mma_sp_f16_f32(void* acc, const void* a, const void* b_lo, const void* b_hi,
+                                                  unsigned e) {
+  float* c = reinterpret_cast<float*>(acc);
+  const unsigned* A = reinterpret_cast<const unsigned*>(a);
+  const unsigned* B0 = reinterpret_cast<const unsigned*>(b_lo);
+  const unsigned* B1 = reinterpret_cast<const unsigned*>(b_hi);
+  asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+               "{%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B0[0]), "r"(B0[1]), "r"(B1[0]), "r"(B1[1]),
+                 "r"(e));
+}
+__device__ __forceinline__ void tl_mma_sp_bf16_f32(void* acc, const void* a, const void* b_lo, const void* b_hi,
+                                                   unsigned e) {
+  float* c = reinterpret_cast<float*>(acc);
+  const unsigned* A = reinterpret_cast<const unsigned*>(a);
+  const unsigned* B0 = reinterpret_cast<const unsigned*>(b_lo);
+  const unsigned* B1 = reinterpret_cast<const unsigned*>(b_hi);
+  asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
+               "{%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B0[0]), "r"(B0[1]), "r"(B1[0]), "r"(B1[1]),
+                 "r"(e));
+}
+__device__ __forceinline__ void tl_mma_sp_s8_s32(void* acc, const void* a, const void* b_lo, const void* b_hi,
+                                                 unsigned e) {
+  int* c = reinterpret_cast<int*>(acc);
+  const unsigned* A = reinterpret_cast<const unsigned*>(a);
+  const unsigned* B0 = reinterpret_cast<const unsigned*>(b_lo);
+  const unsigned* B1 = reinterpret_cast<const unsigned*>(b_hi);
+  asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, "
+               "{%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\n"
+               : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B0[0]), "r"(B0[1]), "r"(B1[0]), "r"(B1[1]),
+                 "r"(e));
+}
 // an A fragment (four 32-bit registers) taken from a register array (16-byte aligned offset)
 __device__ __forceinline__ void tl_regs_copy16(void* dst, const void* src) {
   unsigned* d = reinterpret_cast<unsigned*>(dst);
