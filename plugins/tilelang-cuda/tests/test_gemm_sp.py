@@ -209,3 +209,16 @@ def test_gemm_sp_on_the_gpu(name):
     a_sp, e, b, c = (x.cuda() for x in (a_sp, e, b, c))
     kernel(a_sp, e, b, c)
     torch.testing.assert_close(c.double().cpu(), ref, atol=1e-2, rtol=1e-2)
+
+
+def test_the_mma_sp_class_is_registered_for_sm80_and_newer():
+    import tilelang_cuda.op  # noqa: F401 -- registers the CUDA classes
+    from tilelang.tileop.gemm_sp.registry import resolve_gemm_sp_impl
+    from tilelang_cuda.op.gemm_sp import GemmSPMMA, GemmSPWGMMA
+    from tilelang_cuda.tileops.gemm_sp import GEMM_SP
+
+    assert resolve_gemm_sp_impl("cuda.mma.sp", {"kind": "cuda", "arch": "sm_80"}) is GemmSPMMA
+    assert GemmSPMMA.tile_op_impl() is GEMM_SP
+    assert not GemmSPMMA.matches({"kind": "cuda", "arch": "sm_75"})
+    with pytest.raises(NotImplementedError, match="mma.sp on sm_90a"):
+        GemmSPWGMMA().lower(None)
