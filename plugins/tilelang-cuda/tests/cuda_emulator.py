@@ -68,6 +68,10 @@ _NP = {"float16": np.float16, "float32": np.float32, "float64": np.float64, "int
        "int16": np.int16, "uint16": np.uint16, "int32": np.int32, "uint32": np.uint32, "int64": np.int64,
        "uint64": np.uint64, "bool": np.bool_, "bfloat16": np.float32}
 _STORE_NP = dict(_NP, bfloat16=np.uint16, bool=np.uint8)
+# fp8 tiles are moved as their bit patterns (loads, stores, copies); only the mma.sp model reads their values
+_FP8 = ("float8_e4m3", "float8_e4m3fn", "float8_e5m2")
+_NP.update(dict.fromkeys(_FP8, np.uint8))
+_STORE_NP.update(dict.fromkeys(_FP8, np.uint8))
 
 
 @dataclass(frozen=True)
@@ -175,6 +179,11 @@ def _unpack(regs: np.ndarray, kind: str) -> np.ndarray:
         return (regs & np.uint32(0xFFFFE000)).view(np.float32).astype(np.float64)
     if kind == "s8":
         return regs.view(np.int8).astype(np.int64)
+    if kind in ("e4m3", "e5m2"):  # fp8 operands (sparse m16n8k64)
+        import torch
+
+        fp8 = torch.float8_e4m3fn if kind == "e4m3" else torch.float8_e5m2
+        return torch.from_numpy(regs.view(np.uint8).copy()).view(fp8).double().numpy()
     raise NotImplementedError(f"mma operand kind {kind}")
 
 
@@ -208,7 +217,8 @@ def mma_sync(kind: str, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarr
 # in increasing order.
 _F16_SP_B = _frag([_TG * 2 + (i & 1) + 8 * (i >> 1) for i in range(8)], [_G for _ in range(8)])
 _S8_SP_B = _frag([_TG * 4 + (i & 3) + 16 * (i >> 2) for i in range(16)], [_G for _ in range(16)])
-MMA_SP_SHAPES = {"f16": (32, _F16_A, _F16_SP_B), "bf16": (32, _F16_A, _F16_SP_B), "s8": (64, _S8_A, _S8_SP_B)}
+MMA_SP_SHAPES = {"f16": (32, _F16_A, _F16_SP_B), "bf16": (32, _F16_A, _F16_SP_B), "s8": (64, _S8_A, _S8_SP_B),
+                 "e4m3": (64, _S8_A, _S8_SP_B), "e5m2": (64, _S8_A, _S8_SP_B)}
 
 
 def sparse_metadata(kind: str, e: np.ndarray) -> np.ndarray:
@@ -219,14 +229,14 @@ def sparse_metadata(kind: str, e: np.ndarray) -> np.ndarray:
     out = np.full((W, 16, K // 4, 2), -1, np.int64)
     for lane in range(32):
         g, t = lane >> 2, lane & 3
-        if kind == "s8":
+        if K == 64:  # 8-bit types
             spans = [(g + 8 * (t % 2), 32 * (t // 2), 0)]
         elif t < 2:
             spans = [(g, 16 * t, 0), (g + 8, 16 * t, 16)]
         else:
             continue
         for row, col0, bit0 in spans:
-            for j in range((32 if kind == "s8" else 16) // 4):
+            for j in range((32 if K == 64 else 16) // 4):
                 chunk = (e[:, lane] >> np.uint64(bit0 + 4 * j)) & np.uint64(15)
                 out[:, row, col0 // 4 + j, 0] = (chunk & np.uint64(3)).astype(np.int64)
                 out[:, row, col0 // 4 + j, 1] = (chunk >> np.uint64(2)).astype(np.int64)
@@ -1303,6 +1313,12 @@ class Emulator(DialectHelpers):
     def _x_tl_mma_sp_s8_s32(self, a: list, dt: DType, e: Any) -> None:
         self._mma_sp(a, "s8")
 
+    def _x_tl_mma_sp_e4m3_f32(self, a: list, dt: DType, e: Any) -> None:
+        self._mma_sp(a, "e4m3")
+
+    def _x_tl_mma_sp_e5m2_f32(self, a: list, dt: DType, e: Any) -> None:
+        self._mma_sp(a, "e5m2")
+
     def _x_tl_regs_copy16(self, a: list, dt: DType, e: Any) -> None:
         """Four 32-bit registers moved between per-thread arrays (an A fragment taken from registers)."""
         dst, src = a
@@ -1655,6 +1671,8 @@ def _global_mem(name: str, t: Any) -> Mem:
         raise ValueError(f"{name}: emulate() needs contiguous tensors")
     if t.dtype == torch.bfloat16:
         t = t.view(torch.int16)
+    elif t.element_size() == 1 and t.dtype.is_floating_point:  # fp8: numpy has no such type
+        t = t.view(torch.uint8)
     return Mem(name, "global", t.detach().numpy().reshape(-1).view(np.uint8))
 
 

@@ -21,8 +21,9 @@ import tilelang
 import tilelang.language as T
 from tilelang_cuda.intrinsics.sparse_layout import get_e_factor
 
-TL = {torch.float16: T.float16, torch.bfloat16: T.bfloat16, torch.int8: T.int8, torch.float32: T.float32,
-      torch.int32: T.int32, torch.int16: T.int16}
+TL = {torch.float8_e4m3fn: T.float8_e4m3fn, torch.float8_e5m2: T.float8_e5m2, torch.float16: T.float16,
+      torch.bfloat16: T.bfloat16, torch.int8: T.int8, torch.float32: T.float32, torch.int32: T.int32,
+      torch.int16: T.int16}
 
 
 def gemm_sp_kernel(M, N, K, bm, bn, bk, dtype, e_dtype, acc, trans_a=False, trans_b=False, threads=128, stages=2):
@@ -70,7 +71,8 @@ def compress(dense: torch.Tensor, keep: torch.Tensor, e_dtype: torch.dtype) -> t
     """``(A_sparse, E)``: the kept values (M x K/2) and row-major metadata, each 4-bit chunk the two kept indices of
     a group of four (bits 1:0, 3:2), chunks packed little-endian into `e_dtype` elements."""
     M, K = dense.shape
-    vals = dense.view(M, K // 4, 4).gather(-1, keep).reshape(M, K // 2)
+    raw = dense.view(torch.uint8) if dense.element_size() == 1 and dense.dtype != torch.int8 else dense  # fp8
+    vals = raw.view(M, K // 4, 4).gather(-1, keep).reshape(M, K // 2).view(dense.dtype)
     chunks = (keep[..., 0] | (keep[..., 1] << 2)).to(torch.int64)
     bits = torch.iinfo(e_dtype).bits
     c = chunks.view(M, -1, bits // 4)
@@ -82,7 +84,8 @@ def compress(dense: torch.Tensor, keep: torch.Tensor, e_dtype: torch.dtype) -> t
 
 
 CALL = re.compile(r"\btl_mma_sp_\w+\(\(")  # a call of the mma.sp helper (the header defines them all)
-ACC = {torch.float16: torch.float32, torch.bfloat16: torch.float32, torch.int8: torch.int32}
+ACC = {torch.float16: torch.float32, torch.bfloat16: torch.float32, torch.int8: torch.int32,
+       torch.float8_e4m3fn: torch.float32, torch.float8_e5m2: torch.float32}
 CASES = {  # name: (M, N, K, bm, bn, bk, dtype, e_dtype, trans_a, trans_b)
     "f16_e16": (64, 64, 128, 64, 64, 64, torch.float16, torch.int16, False, False),
     "f16_e8": (32, 32, 128, 32, 32, 64, torch.float16, torch.int8, False, False),
@@ -93,7 +96,10 @@ CASES = {  # name: (M, N, K, bm, bn, bk, dtype, e_dtype, trans_a, trans_b)
     "f16_ta_tb": (32, 32, 64, 32, 32, 32, torch.float16, torch.int16, True, True),
     "s8_e32": (32, 32, 128, 32, 32, 64, torch.int8, torch.int32, False, True),
     "s8_e16": (32, 32, 128, 32, 32, 64, torch.int8, torch.int16, False, True),
+    "e4m3_e32": (32, 32, 128, 32, 32, 64, torch.float8_e4m3fn, torch.int32, False, True),
+    "e5m2_e32": (32, 32, 128, 32, 32, 64, torch.float8_e5m2, torch.int32, False, True),
 }
+FP8 = ("e4m3_e32", "e5m2_e32")  # sm_89+ (tested on sm_90a)
 
 
 @functools.cache
@@ -123,6 +129,8 @@ def operands(name: str, seed: int = 0):
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 @pytest.mark.parametrize("name", list(CASES))
 def test_gemm_sp_lowers_to_mma_sp_and_matches_dense_product(name, arch):
+    if name in FP8 and arch == "sm_80":
+        pytest.skip("fp8 mma.sp needs sm_89")
     art = lowered(name, arch)
     assert CALL.search(art.kernel_source)
     a_sp, e, b, c, ref = operands(name)
@@ -187,13 +195,15 @@ def test_unsupported_shapes_keep_the_generic_lowering():
 
 @needs_nvcc
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
-@pytest.mark.parametrize("name", ["f16_e16", "bf16_e16", "s8_e32", "f16_ta_tb"])
+@pytest.mark.parametrize("name", ["f16_e16", "bf16_e16", "s8_e32", "f16_ta_tb", "e5m2_e32"])
 def test_nvcc_builds_mma_sp(name, arch):
+    if name in FP8 and arch == "sm_80":
+        pytest.skip("fp8 mma.sp needs sm_89")
     from tilelang_cuda.compiler import compile_artifact
 
     binary = compile_artifact(lowered(name, arch))
     assert binary.cubin
-    shape = "m16n8k64" if name.startswith("s8") else "m16n8k32"
+    shape = "m16n8k32" if name.startswith(("f16", "bf16")) else "m16n8k64"
     assert f"mma.sp::ordered_metadata.sync.aligned.{shape}" in binary.ptx
 
 

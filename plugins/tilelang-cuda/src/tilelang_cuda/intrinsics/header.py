@@ -106,6 +106,34 @@ __device__ __forceinline__ void tl_mma_sp_s8_s32(void* acc, const void* a, const
                : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B0[0]), "r"(B0[1]), "r"(B1[0]), "r"(B1[1]),
                  "r"(e));
 }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+__device__ __forceinline__ void tl_mma_sp_e4m3_f32(void* acc, const void* a, const void* b_lo, const void* b_hi,
+                                                  unsigned e) {
+  float* c = reinterpret_cast<float*>(acc);
+  const unsigned* A = reinterpret_cast<const unsigned*>(a);
+  const unsigned* B0 = reinterpret_cast<const unsigned*>(b_lo);
+  const unsigned* B1 = reinterpret_cast<const unsigned*>(b_hi);
+  asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, "
+               "{%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B0[0]), "r"(B0[1]), "r"(B1[0]), "r"(B1[1]),
+                 "r"(e));
+}
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+__device__ __forceinline__ void tl_mma_sp_e5m2_f32(void* acc, const void* a, const void* b_lo, const void* b_hi,
+                                                  unsigned e) {
+  float* c = reinterpret_cast<float*>(acc);
+  const unsigned* A = reinterpret_cast<const unsigned*>(a);
+  const unsigned* B0 = reinterpret_cast<const unsigned*>(b_lo);
+  const unsigned* B1 = reinterpret_cast<const unsigned*>(b_hi);
+  asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e5m2.e5m2.f32 {%0, %1, %2, %3}, "
+               "{%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B0[0]), "r"(B0[1]), "r"(B1[0]), "r"(B1[1]),
+                 "r"(e));
+}
+#endif
 // an A fragment (four 32-bit registers) taken from a register array (16-byte aligned offset)
 __device__ __forceinline__ void tl_regs_copy16(void* dst, const void* src) {
   unsigned* d = reinterpret_cast<unsigned*>(dst);

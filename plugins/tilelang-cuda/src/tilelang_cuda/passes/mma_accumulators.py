@@ -42,8 +42,11 @@ FRAGMENT = "local.fragment"
 MMA_KINDS = {("float16", "float32"): ("f16", 16), ("bfloat16", "float32"): ("bf16", 16),
              ("float32", "float32"): ("tf32", 8), ("int8", "int32"): ("s8", 32)}
 # sparse (mma.sp): (A dtype, C dtype) -> (MMA kind, K of the dense atom whose A / B fragments one sparse atom uses)
+# (fp8: sm_89+)
 SPARSE_KINDS = {("float16", "float32"): ("f16", 16), ("bfloat16", "float32"): ("bf16", 16),
-                ("int8", "int32"): ("s8", 32)}
+                ("int8", "int32"): ("s8", 32), ("float8_e4m3", "float32"): ("e4m3", 32),
+                ("float8_e4m3fn", "float32"): ("e4m3", 32), ("float8_e5m2", "float32"): ("e5m2", 32)}
+BYTE_KINDS = ("s8", "e4m3", "e5m2")
 OPERAND_SCOPES = ("shared", "shared.dyn", FRAGMENT)
 
 
@@ -114,7 +117,9 @@ def gemm_sp_layout(call: Any, target: Any, threads: int) -> AccumulatorLayout | 
         return None
     name, k_atom = kind
     k = bk[1] if tb else bk[0]
-    if k % (2 * k_atom) or (name == "s8" and (ta or not tb)) or arch_of(target)[0] < 80:
+    if k % (2 * k_atom) or (name in BYTE_KINDS and (ta or not tb)):
+        return None
+    if arch_of(target)[0] < (89 if name in ("e4m3", "e5m2") else 80):
         return None
     return choose(mn[0], mn[1], threads // 32, policy, n_unit=16)
 

@@ -2,14 +2,16 @@
 
 Serves the calls `tilelang_cuda.passes.mma_accumulators` prepared (C is the thread's accumulator registers, the
 call carries its `AccumulatorLayout`). One sparse atom covers twice the dense atom's K: ``m16n8k32`` for
-fp16/bf16, ``m16n8k64`` for int8. Its A fragment is the dense atom's fragment of the compressed tile (K/2 columns,
-loaded by ldmatrix exactly like `tilelang_cuda.tileops.gemm`), its B fragment the two dense B fragments of its K
-halves, and its metadata one 32-bit register per thread assembled from E (row-major metadata, as TileLang's
-compressors write it: one 4-bit chunk per group of four dense columns, its two kept indices in bits 1:0 and 3:2):
+fp16/bf16, ``m16n8k64`` for int8 and fp8 (e4m3 / e5m2, sm_89+). Its A fragment is the dense atom's fragment of
+the compressed tile (K/2 columns, loaded by ldmatrix exactly like `tilelang_cuda.tileops.gemm`), its B fragment
+the two dense B fragments of its K halves, and its metadata one 32-bit register per thread assembled from E
+(row-major metadata, as TileLang's compressors write it: one 4-bit chunk per group of four dense columns, its two
+kept indices in bits 1:0 and 3:2):
 
 - 16-bit A (sparsity selector 0): lane ``4g + t``, ``t < 2``: the 16 bits of rows ``g`` (low half) and ``g + 8``
   (high half) for dense columns ``16t .. 16t + 15`` of the atom (lanes ``t >= 2`` pass the same, unused);
-- 8-bit A: lane ``4g + t``: the 32 bits of row ``g + 8 (t % 2)`` for dense columns ``32 (t // 2) .. + 31``.
+- 8-bit A (int8, fp8): lane ``4g + t``: the 32 bits of row ``g + 8 (t % 2)`` for dense columns
+  ``32 (t // 2) .. + 31``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from tvm import tirx
 from tilelang.backend import TileOpImpl
 from tilelang.transform import utils as C
 from tilelang_cuda.mma_layout import AccumulatorLayout
-from tilelang_cuda.passes.mma_accumulators import SPARSE_KINDS
+from tilelang_cuda.passes.mma_accumulators import BYTE_KINDS, SPARSE_KINDS
 from tilelang_cuda.tileops.common import addr as _addr
 from tilelang_cuda.tileops.common import extern as _extern
 from tilelang_cuda.tileops.common import is_cuda
@@ -86,7 +88,7 @@ class _SparseGemm(_Gemm):
         self.kind, self.k_atom = SPARSE_KINDS[(str(a.source.ty.dtype), str(self.acc.ty.dtype))]
         ext = [C.as_int(r.extent) for r in b.region[-2:]]
         self.k = ext[1] if self.tb else ext[0]  # dense K
-        self.vec = 16 // (1 if self.kind == "s8" else 2)
+        self.vec = 16 // (1 if self.kind in BYTE_KINDS else 2)
         tid = C.linear_thread(ctx.func)
         self.lane, self.w_m, self.w_n = self.layout.warp_coords(tid)
 
@@ -94,7 +96,7 @@ class _SparseGemm(_Gemm):
         """This thread's metadata register of sparse atom (mi, K step s)."""
         g, t = self.lane // 4, self.lane % 4
         row0 = self.row0(mi) + g
-        if self.kind == "s8":
+        if self.kind in BYTE_KINDS:
             return metadata_bits(self.e, self.te, row0 + 8 * (t % 2), s * 64 + 32 * (t // 2), 32)
         k0 = s * 32 + 16 * (t % 2)
         low = metadata_bits(self.e, self.te, row0, k0, 16)
