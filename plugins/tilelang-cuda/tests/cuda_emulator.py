@@ -9,8 +9,8 @@ Memory is bytes: global = the tensors' storage, shared = one byte array per allo
 offsets, so the merged ``buf_dyn_shmem`` pool and its casts work), local = ``(T, nbytes)`` per-thread bytes.
 The plugin's inline-PTX helpers are modelled from the PTX ISA text (fragment layouts of ldmatrix and
 mma.m16n8k16 / m16n8k8 / m16n8k32, sparse mma.sp m16n8k32 / m16n8k64 and their metadata; wgmma m64nNk16
-register fragments, matrix descriptors and the canonical swizzled shared layouts), not from our lowering.
-Checks that make a broken kernel fail loudly:
+and wgmma.sp m64nNk32 register fragments, matrix descriptors and the canonical swizzled shared layouts), not from
+our lowering. Checks that make a broken kernel fail loudly:
 
 - out-of-bounds loads/stores of active threads raise `EmulationError`;
 - ``__syncthreads`` under divergence raises;
@@ -379,6 +379,19 @@ def canonical_addresses(desc: Descriptor, k_major: bool, mn: int, k: int = 16, e
     return addr
 
 
+def wgmma_sp_decompress(compressed: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """The dense 64 x 32 A of ``wgmma.mma_async.sp`` (fp16/bf16, sparsity selector 0) from its compressed 64 x 16
+    values and the warpgroup's (128,) metadata registers: warp w's rows 16w.. with the m16n8k32 metadata layout."""
+    idx = sparse_metadata("f16", e).reshape(64, 8, 2)  # warps stacked along the rows
+    if (idx[..., 0] >= idx[..., 1]).any():
+        raise EmulationError("wgmma.sp: a group's two metadata indices are not increasing")
+    dense = np.zeros((64, 32))
+    r, j = np.meshgrid(np.arange(64), np.arange(8), indexing="ij")
+    for h in (0, 1):
+        dense[r, 4 * j + idx[..., h]] = compressed[r, 2 * j + h]
+    return dense
+
+
 def _sm_version(func: Any) -> int:
     """The SM version of the PrimFunc's target (0 when unknown)."""
     import re
@@ -427,6 +440,7 @@ class _Wgmma:
     a: _Operand | None          # shared A (SS), (64, 16)
     b: _Operand                 # shared B, (n, 16) = B^T (n, k)
     scale: int = 1              # scale-d: 0 overwrites the accumulators
+    e: np.ndarray | None = None  # wgmma.sp: (128,) metadata registers; A is then the compressed half of K = 32
 
 
 def _half_values(raw: np.ndarray, kind: str) -> np.ndarray:
@@ -437,8 +451,9 @@ def _half_values(raw: np.ndarray, kind: str) -> np.ndarray:
 
 
 def _wgmma_form(fname: str) -> tuple[str, int, str, int, int] | None:
-    """``(ss|ss_sd|rs, n, f16|bf16, trans_a, trans_b)`` of a generated wgmma helper name (None: not one);
-    ``ss_sd``: the SS form whose last operand is scale-d (0 overwrites the accumulators)."""
+    """``(ss|ss_sd|rs|sp, n, f16|bf16, trans_a, trans_b)`` of a generated wgmma helper name (None: not one);
+    ``ss_sd``: the SS form whose last operand is scale-d (0 overwrites the accumulators); ``sp``: the 2:4-sparse
+    m64nNk32 RS form (A registers, B descriptor, metadata register)."""
     import re
 
     m = re.fullmatch(r"tl_wgmma_ss_m64n(\d+)k16_(f16|bf16)_t([01])([01])(_sd)?", fname)
@@ -450,6 +465,9 @@ def _wgmma_form(fname: str) -> tuple[str, int, str, int, int] | None:
     m = re.fullmatch(r"tl_wgmma_m64n(\d+)k16_(f16|bf16)", fname)
     if m:
         return "rs", int(m.group(1)), m.group(2), 0, 0
+    m = re.fullmatch(r"tl_wgmma_sp_m64n(\d+)k32_(f16|bf16)", fname)
+    if m:
+        return "sp", int(m.group(1)), m.group(2), 0, 0
     return None
 
 
@@ -1398,12 +1416,12 @@ class Emulator(DialectHelpers):
         if (p.mem.inflight[rows[m], b[m]] == 2).any():
             raise EmulationError("tl_wgmma_fence_acc: accumulator registers still in flight (missing wgmma.wait_group)")
 
-    def _operand(self, d: np.ndarray, wg: int, k_major: bool, rows: int, what: str) -> _Operand:
+    def _operand(self, d: np.ndarray, wg: int, k_major: bool, rows: int, what: str, k: int = 16) -> _Operand:
         vals = np.unique(np.asarray(d, np.uint64)[wg * 128:(wg + 1) * 128])
         if vals.size != 1:
             raise EmulationError(f"wgmma {what} descriptor differs between the threads of warpgroup {wg}")
         desc = Descriptor.decode(int(vals[0]))
-        addr = canonical_addresses(desc, k_major, rows)
+        addr = canonical_addresses(desc, k_major, rows, k)
         region = [(b, m) for b, m in self.smem_regions if b <= desc.start < b + m.data.shape[-1]]
         if not region:
             raise EmulationError(f"wgmma {what} descriptor start {desc.start:#x} is outside every shared allocation")
@@ -1447,7 +1465,10 @@ class Emulator(DialectHelpers):
             if np.unique(scales).size != 1:
                 raise EmulationError("wgmma scale-d differs between the threads of a warpgroup")
             scale = int(scales[0] != 0)
-        what = f"wgmma m64n{n}k16 ({kind_ss})"
+        sparse = kind_ss == "sp"
+        if sparse:
+            kind_ss = "rs"
+        what = f"wgmma{'.sp' if sparse else ''} m64n{n}k{32 if sparse else 16} ({kind_ss})"
         acc_p = a[0]
         if acc_p.mem.scope != "local":
             raise EmulationError(f"{what}: the accumulator must be registers (a local array)")
@@ -1475,11 +1496,14 @@ class Emulator(DialectHelpers):
                 a_src = (ap.mem, a_idx)
             else:
                 a_op = self._operand(a[1], wg, not ta, 64, "A")
-            b_op = self._operand(a[2], wg, not tb, n, "B")
+            b_op = self._operand(a[2], wg, not tb, n, "B", 32 if sparse else 16)
             if a_op is not None:
                 self._operand_issue(a_op, wg, what + " A")
             self._operand_issue(b_op, wg, what + " B")
-            op = _Wgmma(wg, kind, n, acc_p.mem, acc_idx[sl], a_regs, a_src, a_op, b_op, scale)
+            meta = None
+            if sparse:
+                meta = (np.broadcast_to(np.asarray(a[3]).astype(np.int64), (self.T,))[sl] & 0xFFFFFFFF).copy()
+            op = _Wgmma(wg, kind, n, acc_p.mem, acc_idx[sl], a_regs, a_src, a_op, b_op, scale, meta)
             self._mark_registers(op)
             self.wg_inflight += 1
             self.wg_open.setdefault(wg, []).append(op)
@@ -1527,7 +1551,9 @@ class Emulator(DialectHelpers):
             A[ar, ac] = _unpack(op.a_regs, op.kind)
         else:
             A = self._operand_values(op.a, op.kind, op.wg)
-        B = self._operand_values(op.b, op.kind, op.wg).T  # (16, n)
+        if op.e is not None:  # wgmma.sp: each warp's 16 rows decompressed by its mma.sp m16n8k32 metadata
+            A = wgmma_sp_decompress(A, op.e)
+        B = self._operand_values(op.b, op.kind, op.wg).T  # (16, n); (32, n) for wgmma.sp
         dr, dc = wgmma_acc_layout(op.n)
         acc = np.ascontiguousarray(op.acc.data[rows, op.acc_idx]).view(np.float32)
         C = np.zeros((64, op.n))

@@ -1,4 +1,5 @@
-"""2:4 structured-sparse GEMM (``T.gemm_sp``) on sparse tensor cores: ``mma.sp::ordered_metadata`` (sm_80+).
+"""2:4 structured-sparse GEMM (``T.gemm_sp``) on sparse tensor cores: ``mma.sp::ordered_metadata`` (sm_80+) and
+``wgmma.mma_async.sp`` (fp16/bf16 on sm_90a).
 
 Kernels are lowered for sm_80 and sm_90a, run through the SIMT emulator (whose ``mma.sp`` model is written from
 the PTX ISA fragment and metadata layouts) against torch's dense product of the decompressed A, and built by nvcc
@@ -84,6 +85,7 @@ def compress(dense: torch.Tensor, keep: torch.Tensor, e_dtype: torch.dtype) -> t
 
 
 CALL = re.compile(r"\btl_mma_sp_\w+\(\(")  # a call of the mma.sp helper (the header defines them all)
+WG_CALL = re.compile(r"\btl_wgmma_sp_m64n\d+k32_\w+\(\(")
 ACC = {torch.float16: torch.float32, torch.bfloat16: torch.float32, torch.int8: torch.int32,
        torch.float8_e4m3fn: torch.float32, torch.float8_e5m2: torch.float32}
 CASES = {  # name: (M, N, K, bm, bn, bk, dtype, e_dtype, trans_a, trans_b)
@@ -94,6 +96,8 @@ CASES = {  # name: (M, N, K, bm, bn, bk, dtype, e_dtype, trans_a, trans_b)
     "f16_tb": (32, 32, 64, 32, 32, 32, torch.float16, torch.int16, False, True),
     "f16_ta": (32, 32, 64, 32, 32, 32, torch.float16, torch.int16, True, False),
     "f16_ta_tb": (32, 32, 64, 32, 32, 32, torch.float16, torch.int16, True, True),
+    "bf16_64": (64, 32, 128, 64, 32, 64, torch.bfloat16, torch.int8, False, True),
+    "f16_64_ta": (64, 32, 64, 64, 32, 32, torch.float16, torch.int32, True, False),
     "s8_e32": (32, 32, 128, 32, 32, 64, torch.int8, torch.int32, False, True),
     "s8_e16": (32, 32, 128, 32, 32, 64, torch.int8, torch.int16, False, True),
     "e4m3_e32": (32, 32, 128, 32, 32, 64, torch.float8_e4m3fn, torch.int32, False, True),
@@ -132,10 +136,12 @@ def test_gemm_sp_lowers_to_mma_sp_and_matches_dense_product(name, arch):
     if name in FP8 and arch == "sm_80":
         pytest.skip("fp8 mma.sp needs sm_89")
     art = lowered(name, arch)
-    assert CALL.search(art.kernel_source)
+    # wgmma.sp: fp16/bf16 on sm_90a with 64-row blocks per warpgroup (128 threads: bm a multiple of 64)
+    wgmma = arch == "sm_90a" and CASES[name][6] in (torch.float16, torch.bfloat16) and CASES[name][3] % 64 == 0
+    assert (WG_CALL if wgmma else CALL).search(art.kernel_source)
     a_sp, e, b, c, ref = operands(name)
     stats = emulate(art, a_sp, e, b, c)
-    assert stats.get("mma_sp", 0) > 0
+    assert stats.get("wgmma" if wgmma else "mma_sp", 0) > 0
     torch.testing.assert_close(c.double(), ref, atol=1e-3, rtol=1e-3)
 
 
@@ -195,7 +201,7 @@ def test_unsupported_shapes_keep_the_generic_lowering():
 
 @needs_nvcc
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
-@pytest.mark.parametrize("name", ["f16_e16", "bf16_e16", "s8_e32", "f16_ta_tb", "e5m2_e32"])
+@pytest.mark.parametrize("name", ["f16_e16", "bf16_e16", "s8_e32", "f16_ta_tb", "e5m2_e32", "bf16_64"])
 def test_nvcc_builds_mma_sp(name, arch):
     if name in FP8 and arch == "sm_80":
         pytest.skip("fp8 mma.sp needs sm_89")
@@ -203,6 +209,9 @@ def test_nvcc_builds_mma_sp(name, arch):
 
     binary = compile_artifact(lowered(name, arch))
     assert binary.cubin
+    if arch == "sm_90a" and name.startswith(("f16", "bf16")) and CASES[name][3] % 64 == 0:
+        assert re.search(r"wgmma\.mma_async\.sp\.sync\.aligned\.m64n\d+k32\.f32", binary.ptx)
+        return
     shape = "m16n8k32" if name.startswith(("f16", "bf16")) else "m16n8k64"
     assert f"mma.sp::ordered_metadata.sync.aligned.{shape}" in binary.ptx
 
@@ -230,5 +239,20 @@ def test_the_mma_sp_class_is_registered_for_sm80_and_newer():
     assert resolve_gemm_sp_impl("cuda.mma.sp", {"kind": "cuda", "arch": "sm_80"}) is GemmSPMMA
     assert GemmSPMMA.tile_op_impl() is GEMM_SP
     assert not GemmSPMMA.matches({"kind": "cuda", "arch": "sm_75"})
-    with pytest.raises(NotImplementedError, match="mma.sp on sm_90a"):
-        GemmSPWGMMA().lower(None)
+    assert resolve_gemm_sp_impl("cuda.wgmma.sp", {"kind": "cuda", "arch": "sm_90a"}) is GemmSPWGMMA
+    assert GemmSPWGMMA.tile_op_impl() is GEMM_SP
+    assert not GemmSPWGMMA.matches({"kind": "cuda", "arch": "sm_80"})
+
+    class _Ctx:  # a tl.gemm_sp call whose accumulator the pass laid out for mma.sp (instr 0)
+        args = [None] * 9 + [64, 32, 4, 1, 0]
+
+    with pytest.raises(ValueError, match="not laid out for wgmma.sp"):
+        GemmSPWGMMA().lower(_Ctx())
+
+
+def test_wgmma_sp_reads_the_metadata():
+    """On sm_90a (wgmma.sp) a shifted E no longer reproduces the dense product either."""
+    art = lowered("f16_e16", "sm_90a")
+    a_sp, e, b, c, ref = operands("f16_e16")
+    emulate(art, a_sp, torch.roll(e, 1, dims=1), b, c)
+    assert not torch.allclose(c.double(), ref, atol=1e-3)

@@ -322,6 +322,33 @@ def wgmma_ss_scaled_helper(n: int, ab: str, trans_a: int, trans_b: int) -> str:
     )
 
 
+_WGMMA_SP_NAME = re.compile(r"\btl_wgmma_sp_m64n(\d+)k32_(f16|bf16)\b")
+
+
+def wgmma_sp_helper(n: int, ab: str) -> str:
+    """``tl_wgmma_sp_m64n{n}k32_{ab}(acc, a_regs, b_desc, e)``: 2:4-sparse A (its compressed half of K) from
+    registers, B (K-major) from shared memory, metadata register `e` (sparsity selector 0)."""
+    regs = n // 2
+    acc = ", ".join(f"%{i}" for i in range(regs))
+    a = ", ".join(f"%{regs + i}" for i in range(4))
+    outs = ", ".join(f'"+f"(c[{i}])' for i in range(regs))
+    ptx = ("{\\n.reg .pred p;\\n"
+           f"setp.ne.b32 p, %{regs + 6}, 0;\\n"
+           f"wgmma.mma_async.sp.sync.aligned.m64n{n}k32.f32.{_PTX_TYPE[ab]}.{_PTX_TYPE[ab]} "
+           f"{{{acc}}}, {{{a}}}, %{regs + 4}, %{regs + 5}, 0, p, 1, 1, 0;\\n}}\\n")
+    return (
+        "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n"
+        f"__device__ __forceinline__ void tl_wgmma_sp_m64n{n}k32_{ab}(void* acc, const void* a, "
+        "unsigned long long b_desc, unsigned e) {\n"
+        "  float* c = reinterpret_cast<float*>(acc);\n"
+        "  const unsigned* A = reinterpret_cast<const unsigned*>(a);\n"
+        f'  asm volatile("{ptx}"\n'
+        f"               : {outs}\n"
+        '               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "l"(b_desc), "r"(e), "r"(1));\n'
+        "}\n#endif\n"
+    )
+
+
 def header_for(source: str) -> str:
     """The intrinsics header with the shape-specific helpers and the dialect helpers
     (`tilelang_cuda.intrinsics.device`) that `source` calls."""
@@ -329,12 +356,13 @@ def header_for(source: str) -> str:
     wanted_ss = sorted({(int(n), ab, int(ta), int(tb)) for n, ab, ta, tb in _WGMMA_SS_NAME.findall(source)})
     wanted_rs = sorted({(int(n), ab, int(tb)) for n, ab, tb in _WGMMA_RS_NAME.findall(source)})
     wanted_sd = sorted({(int(n), ab, int(ta), int(tb)) for n, ab, ta, tb in _WGMMA_SD_NAME.findall(source)})
+    wanted_sp = sorted({(int(n), ab) for n, ab in _WGMMA_SP_NAME.findall(source)})
     from tilelang_cuda.intrinsics.device import snippets_for
     from tilelang_cuda.intrinsics.mma_sync import helpers_for
 
     return (_COMMON + _HOPPER + "".join(wgmma_helper(n, ab) for n, ab in wanted)
             + "".join(wgmma_helper(*w) for w in wanted_rs) + "".join(wgmma_ss_helper(*w) for w in wanted_ss)
-            + "".join(wgmma_ss_scaled_helper(*w) for w in wanted_sd)
+            + "".join(wgmma_ss_scaled_helper(*w) for w in wanted_sd) + "".join(wgmma_sp_helper(*w) for w in wanted_sp)
             + helpers_for(source) + snippets_for(source) + _END)
 
 

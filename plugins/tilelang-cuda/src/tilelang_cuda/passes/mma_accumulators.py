@@ -97,8 +97,8 @@ def gemm_layout(call: Any, target: Any, threads: int) -> AccumulatorLayout | Non
 
 
 def gemm_sp_layout(call: Any, target: Any, threads: int) -> AccumulatorLayout | None:
-    """The accumulator layout for this ``tl.gemm_sp`` call (``mma.sp``, sm_80+), or None when sparse tensor cores
-    cannot serve it (core's generic lowering does)."""
+    """The accumulator layout for this ``tl.gemm_sp`` call (``mma.sp``, sm_80+; ``wgmma.sp`` for fp16/bf16 on
+    sm_90a), or None when sparse tensor cores cannot serve it (core's generic lowering does)."""
     args = list(call.args)
     if len(args) < 9 or not all(isinstance(x, tvm.ir.TensorRegion) for x in args[:4]):
         return None
@@ -119,8 +119,13 @@ def gemm_sp_layout(call: Any, target: Any, threads: int) -> AccumulatorLayout | 
     k = bk[1] if tb else bk[0]
     if k % (2 * k_atom) or (name in BYTE_KINDS and (ta or not tb)):
         return None
-    if arch_of(target)[0] < (89 if name in ("e4m3", "e5m2") else 80):
+    major, specific = arch_of(target)
+    if major < (89 if name in ("e4m3", "e5m2") else 80):
         return None
+    if major == 90 and specific and name in ("f16", "bf16"):  # wgmma.sp
+        layout = choose(mn[0], mn[1], threads // 32, policy, wgmma=True)
+        if layout is not None:
+            return layout
     return choose(mn[0], mn[1], threads // 32, policy, n_unit=16)
 
 

@@ -1,4 +1,5 @@
-"""``tl.gemm_sp`` on sparse tensor cores: ``mma.sp::ordered_metadata`` (sm_80+), A 2:4-sparse.
+"""``tl.gemm_sp`` on sparse tensor cores: ``mma.sp::ordered_metadata`` (sm_80+) and, for fp16/bf16 on sm_90a,
+``wgmma.mma_async.sp`` (`_SparseGemm.wgmma_sp`); A 2:4-sparse.
 
 Serves the calls `tilelang_cuda.passes.mma_accumulators` prepared (C is the thread's accumulator registers, the
 call carries its `AccumulatorLayout`). One sparse atom covers twice the dense atom's K: ``m16n8k32`` for
@@ -12,6 +13,9 @@ kept indices in bits 1:0 and 3:2):
   (high half) for dense columns ``16t .. 16t + 15`` of the atom (lanes ``t >= 2`` pass the same, unused);
 - 8-bit A (int8, fp8): lane ``4g + t``: the 32 bits of row ``g + 8 (t % 2)`` for dense columns
   ``32 (t // 2) .. + 31``.
+
+``wgmma.sp`` (m64nNk32) reads each warp's 16 rows of A and of the metadata in the layouts of the fp16 ``mma.sp``
+atom above.
 """
 
 from __future__ import annotations
@@ -22,15 +26,16 @@ import tvm
 from tvm import tirx
 
 from tilelang.backend import TileOpImpl
+from tilelang.backend.sdk import dtype_bytes
 from tilelang.transform import utils as C
-from tilelang_cuda.mma_layout import AccumulatorLayout
+from tilelang_cuda.mma_layout import WGMMA, AccumulatorLayout
 from tilelang_cuda.passes.mma_accumulators import BYTE_KINDS, SPARSE_KINDS
 from tilelang_cuda.tileops.common import addr as _addr
 from tilelang_cuda.tileops.common import extern as _extern
 from tilelang_cuda.tileops.common import is_cuda
 from tilelang_cuda.tileops.common import sync as _sync
 from tilelang_cuda.tileops.common import unroll as _unroll
-from tilelang_cuda.tileops.gemm import _Gemm, _Operand
+from tilelang_cuda.tileops.gemm import SCRATCH, STATIC_SCRATCH_BYTES, _Gemm, _Operand
 
 __all__ = ["GEMM_SP", "LAYOUT_ARGS", "SPARSE_KINDS", "lower_gemm_sp", "metadata_bits"]
 
@@ -125,8 +130,45 @@ class _SparseGemm(_Gemm):
         return C.seq([*self.pre, _sync(), *frags, *self.clear_stmt(), steps, _sync()])
 
 
+    def wgmma_sp(self) -> Any:
+        """sm_90a: one ``wgmma.mma_async.sp.m64nNk32`` per 64-row block and K step of 32; A (compressed) and the
+        metadata in registers, B re-laid into a shared tile of K-major 8x8 core matrices (as the dense RS path)."""
+        lay, k, n = self.layout, self.k, self.layout.n
+        steps = k // 32
+        dtype = str(self.b.buf.ty.dtype)
+        scope = "shared" if n * k * dtype_bytes(dtype) <= STATIC_SCRATCH_BYTES else "shared.dyn"
+        b_core = tirx.decl_buffer((n * k,), dtype, name="b_core", scope=scope)
+
+        def relayout(vs: list[Any]) -> Any:
+            nn, kk = vs
+            src = self.b.at(nn, kk) if self.tb else self.b.at(kk, nn)
+            dst = ((kk // 8) * (n // 8) + nn // 8) * 64 + (nn % 8) * 8 + kk % 8
+            return tirx.BufferStore(b_core, tirx.BufferLoad(self.b.buf, src), [dst])
+
+        stage = C.make_parallel_nest([n, k], relayout, names="nk")
+        a_frag = tirx.decl_buffer((steps * lay.mi * 4,), "uint32", name="a_frag", scope="local")
+        e_reg = tirx.decl_buffer((steps * lay.mi,), "uint32", name="e_reg", scope="local")
+        loads = _unroll(steps, "ks", lambda s: _unroll(lay.mi, "mi", lambda mi: C.seq([
+            self.load_a(a_frag, s * lay.mi + mi, mi, s),
+            tirx.BufferStore(e_reg, self.metadata(mi, s), [s * lay.mi + mi])])))
+        func = f"tl_wgmma_sp_m64n{n}k32_{self.kind}"
+        lbo, sbo = n * 8 * 2, 8 * 8 * 2  # bytes between core matrices along K / along N
+
+        def issue(s: Any) -> Any:
+            desc = tirx.call_extern("uint64", "tl_wgmma_desc", _addr(b_core, [s * 4 * (n // 8) * 64]), lbo, sbo)
+            return _unroll(lay.mi, "mi", lambda mi: _extern(
+                func, _addr(self.acc, [mi * lay.ni * 4]), _addr(a_frag, [(s * lay.mi + mi) * 4]), desc,
+                tirx.BufferLoad(e_reg, [s * lay.mi + mi])))
+
+        return C.seq([*self.pre, _sync(), tirx.AllocBuffer(b_core, {SCRATCH: 1}), stage,
+                      _extern("tl_fence_proxy_async"), _sync(), tirx.AllocBuffer(a_frag), tirx.AllocBuffer(e_reg),
+                      *self.clear_stmt(), loads, _extern("tl_wgmma_fence"), _unroll(steps, "ks", issue),
+                      _extern("tl_wgmma_commit"), _extern("tl_wgmma_wait"), _sync()])
+
+
 def lower_gemm_sp(ctx: Any) -> Any:
-    return _SparseGemm(ctx).mma_sp()
+    gemm = _SparseGemm(ctx)
+    return gemm.wgmma_sp() if gemm.layout.instr == WGMMA else gemm.mma_sp()
 
 
 GEMM_SP = TileOpImpl("tl.gemm_sp", "cuda_sparse_tensor_core", lower_gemm_sp, supports_target=is_cuda,

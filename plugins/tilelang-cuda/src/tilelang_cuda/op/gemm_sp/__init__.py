@@ -1,5 +1,5 @@
-"""2:4 sparse GEMM paths (``tilelang.cuda.op.gemm_sp``): ``mma.sp`` (sm_80+, `GemmSPMMA`), registered with core's
-GEMM_SP registry (``tilelang.tileop.gemm_sp.registry``); sparse wgmma is not emitted (`GemmSPWGMMA`)."""
+"""2:4 sparse GEMM paths (``tilelang.cuda.op.gemm_sp``): ``mma.sp`` (sm_80+, `GemmSPMMA`) and ``wgmma.sp`` (sm_90a,
+`GemmSPWGMMA`), registered with core's GEMM_SP registry (``tilelang.tileop.gemm_sp.registry``)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ def _register() -> None:
     except ImportError:  # this core has no GEMM_SP registry
         return
     registry.register_gemm_sp_impl("cuda.mma.sp", GEMM_SP_INST_MMA_SP, GemmSPMMA.matches, GemmSPMMA)
+    registry.register_gemm_sp_impl("cuda.wgmma.sp", GEMM_SP_INST_WGMMA_SP, GemmSPWGMMA.matches, GemmSPWGMMA)
 
 
 _register()
