@@ -1331,6 +1331,13 @@ class Emulator(DialectHelpers):
     def _x_tl_mma_sp_s8_s32(self, a: list, dt: DType, e: Any) -> None:
         self._mma_sp(a, "s8")
 
+    def _x_tl_u32_at(self, a: list, dt: DType, e: Any) -> np.ndarray:
+        """The 32-bit register at a per-thread array element (T.ptx_mma_sp's metadata operand)."""
+        (p,) = a
+        if p.mem.scope != "local":
+            raise EmulationError("tl_u32_at reads a register: the pointer must be a local array")
+        return self.ptr_read(p, 4, "metadata register").view(np.uint32)[:, 0].astype(np.int64)
+
     def _x_tl_mma_sp_e4m3_f32(self, a: list, dt: DType, e: Any) -> None:
         self._mma_sp(a, "e4m3")
 

@@ -256,3 +256,102 @@ def test_wgmma_sp_reads_the_metadata():
     a_sp, e, b, c, ref = operands("f16_e16")
     emulate(art, a_sp, torch.roll(e, 1, dims=1), b, c)
     assert not torch.allclose(c.double(), ref, atol=1e-3)
+
+
+def emitter_kernel(M, N, K, dtype, e_dtype, acc, warp_rows=1, warp_cols=1, block_k=64):
+    """A hand-written sparse GEMM through `SparseTensorCoreIntrinEmitter` (one block of 2 x 2 warps)."""
+    from tilelang.cuda.intrinsics.macro.mma_sp_macro_generator import SparseTensorCoreIntrinEmitter
+
+    ef = get_e_factor(dtype, e_dtype)
+    em = SparseTensorCoreIntrinEmitter(a_dtype=dtype, e_dtype=e_dtype, b_dtype=dtype, accum_dtype=acc,
+                                       b_transposed=True, block_row_warps=2, block_col_warps=2,
+                                       warp_row_tiles=M // 2, warp_col_tiles=N // 2, warp_k=block_k)
+    steps = block_k // em.micro_size_k
+
+    @T.prim_func
+    def gemm_sp_emitter(A: T.Tensor((M, K // 2), dtype), E: T.Tensor((M, K // ef), e_dtype),
+                        B: T.Tensor((N, K), dtype), C: T.Tensor((M, N), acc)):
+        with T.Kernel(1, 1, threads=128):
+            a_s = T.alloc_shared((M, block_k // 2), dtype)
+            e_s = T.alloc_shared((M, block_k // ef), e_dtype)
+            b_s = T.alloc_shared((N, block_k), dtype)
+            a_l = T.alloc_local((em.warp_rows * em.local_size_a,), dtype)
+            e_l = T.alloc_local((em.warp_rows * em.local_size_e,), e_dtype)
+            b_l = T.alloc_local((em.warp_cols * em.local_size_b,), dtype)
+            c_l = T.alloc_local((em.warp_rows * em.warp_cols * em.local_size_out,), acc)
+            for r in T.serial(em.warp_rows * em.warp_cols * em.local_size_out):
+                c_l[r] = 0
+            for ko in T.serial(K // block_k):
+                T.copy(A[0, ko * block_k // 2], a_s)
+                T.copy(E[0, ko * block_k // ef], e_s)
+                T.copy(B[0, ko * block_k], b_s)
+                for ki in T.serial(steps):
+                    em.ldmatrix_a(a_l, a_s, ki)
+                    em.ldmatrix_e(e_l, e_s, ki)
+                    em.ldmatrix_b(b_l, b_s, ki)
+                    em.mma_sp(a_l, e_l, b_l, c_l)
+            em.stmatrix(c_l, C)
+
+    return gemm_sp_emitter
+
+
+@pytest.mark.parametrize("dt,et,K", [(torch.float16, torch.int16, 128), (torch.bfloat16, torch.int8, 64),
+                                     (torch.int8, torch.int32, 128), (torch.int8, torch.int8, 128)])
+def test_the_sparse_emitter_matches_the_dense_product(dt, et, K):
+    M, N = 32, 32
+    kernel = emitter_kernel(M, N, K, TL[dt], TL[et], TL[ACC[dt]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        art = tilelang.lower(kernel, target={"kind": "cuda", "arch": "sm_80"})
+    assert CALL.search(art.kernel_source)
+    gen = torch.Generator().manual_seed(1)
+    a, keep = semi_sparse(M, K, dt, gen)
+    a_sp, e = compress(a, keep, et)
+    b = (torch.randint(-4, 5, (N, K), generator=gen).float() if dt == torch.int8 else torch.randn(N, K, generator=gen))
+    b = b.to(dt)
+    c = torch.zeros(M, N, dtype=ACC[dt])
+    stats = emulate(art, a_sp, e, b, c)
+    assert stats["mma_sp"] > 0
+    torch.testing.assert_close(c.double(), a.double() @ b.double().T, atol=1e-3, rtol=1e-3)
+
+
+def test_the_sparse_emitter_names_unsupported_operands():
+    from tilelang.cuda.intrinsics.macro.mma_sp_macro_generator import SparseTensorCoreIntrinEmitter
+
+    with pytest.raises(ValueError, match="float32"):
+        SparseTensorCoreIntrinEmitter(a_dtype="float32", e_dtype="int16", b_dtype="float32", accum_dtype="float32",
+                                      warp_row_tiles=16, warp_col_tiles=16)
+    with pytest.raises(ValueError, match="metadata of int32"):
+        SparseTensorCoreIntrinEmitter(a_dtype="float16", e_dtype="int32", accum_dtype="float32",
+                                      warp_row_tiles=16, warp_col_tiles=16)
+    em = SparseTensorCoreIntrinEmitter(a_dtype="float16", e_dtype="int16", accum_dtype="float32",
+                                       warp_row_tiles=16, warp_col_tiles=16, warp_k=32)
+    assert (em.mma_prefix, em.local_size_a, em.local_size_e, em.local_size_b) == ("m16n8k32", 8, 2, 16)
+
+
+@needs_nvcc
+def test_nvcc_builds_the_sparse_emitter_kernel():
+    from tilelang_cuda.compiler import compile_artifact
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        art = tilelang.lower(emitter_kernel(32, 32, 128, T.float16, T.int16, T.float32),
+                             target={"kind": "cuda", "arch": "sm_80"})
+    assert "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32" in compile_artifact(art).ptx
+
+
+def test_ptx_mma_sp_names_a_selector_it_does_not_emit():
+    from tilelang.errors import TileLangError
+
+    @T.prim_func
+    def bad(C: T.Tensor((32, 4), T.float32)):
+        with T.Kernel(1, threads=32):
+            a = T.alloc_local((8,), T.float16)
+            b = T.alloc_local((8,), T.float16)
+            e = T.alloc_local((2,), T.int16)
+            c = T.alloc_local((4,), T.float32)
+            T.ptx_mma_sp(T.float32, "m16n8k32", "row", "col", "fp16", "fp16", "fp32", a, 0, b, 0, c, 0, e, 0, 1)
+            C[T.get_thread_binding(), 0] = c[0]
+
+    with pytest.raises(TileLangError, match="sparsity selector 1"):
+        tilelang.lower(bad, target={"kind": "cuda", "arch": "sm_80"})

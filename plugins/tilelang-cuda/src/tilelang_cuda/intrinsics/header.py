@@ -142,6 +142,8 @@ __device__ __forceinline__ void tl_regs_copy16(void* dst, const void* src) {
 }
 // one 32-bit operand register from a 32-bit element (tf32 operands are fp32 bit patterns)
 __device__ __forceinline__ unsigned tl_bits32(float x) { return __float_as_uint(x); }
+// the 32-bit register at a per-thread array element (a metadata register of T.ptx_mma_sp)
+__device__ __forceinline__ unsigned tl_u32_at(const void* p) { return *reinterpret_cast<const unsigned*>(p); }
 
 // ---- cp.async (sm_80+): 16-byte global -> shared copies; bytes < 16 zero-fills the rest
 __device__ __forceinline__ void tl_cp_async16(void* smem, const void* gmem, int bytes) {
