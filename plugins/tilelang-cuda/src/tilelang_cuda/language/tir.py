@@ -196,8 +196,10 @@ def _unsupported(name: str, what: str, where: str) -> Any:
     return public(unsupported)
 
 
-ptx_wgmma_sp_ss = _unsupported("ptx_wgmma_sp_ss", "sparse wgmma", "use T.wgmma_gemm on dense operands")
-ptx_wgmma_sp_rs = _unsupported("ptx_wgmma_sp_rs", "sparse wgmma", "use T.wgmma_gemm on dense operands")
+ptx_wgmma_sp_ss = _unsupported("ptx_wgmma_sp_ss", "sparse wgmma on descriptors",
+                               "use T.gemm_sp (wgmma.mma_async.sp on sm_90a) or T.ptx_mma_sp")
+ptx_wgmma_sp_rs = _unsupported("ptx_wgmma_sp_rs", "sparse wgmma on registers",
+                               "use T.gemm_sp (wgmma.mma_async.sp on sm_90a) or T.ptx_mma_sp")
 ptx_mma_block_scale = _unsupported("ptx_mma_block_scale", "sm_120 block-scaled mma",
                                    "dequantize the operands and use T.gemm")
 ptx_tcgen05_mma_blockscaled_ss = _unsupported("ptx_tcgen05_mma_blockscaled_ss", "block-scaled tcgen05.mma",
