@@ -27,7 +27,8 @@ TL = {torch.float8_e4m3fn: T.float8_e4m3fn, torch.float8_e5m2: T.float8_e5m2, to
       torch.int16: T.int16}
 
 
-def gemm_sp_kernel(M, N, K, bm, bn, bk, dtype, e_dtype, acc, trans_a=False, trans_b=False, threads=128, stages=2):
+def gemm_sp_kernel(M, N, K, bm, bn, bk, dtype, e_dtype, acc, trans_a=False, trans_b=False, threads=128, stages=2,
+                   a_fragment=False):
     ef = get_e_factor(dtype, e_dtype)
     a_shape, as_shape = ((K // 2, M), (bk // 2, bm)) if trans_a else ((M, K // 2), (bm, bk // 2))
     e_shape, es_shape = ((K // ef, M), (bk // ef, bm)) if trans_a else ((M, K // ef), (bm, bk // ef))
@@ -40,6 +41,7 @@ def gemm_sp_kernel(M, N, K, bm, bn, bk, dtype, e_dtype, acc, trans_a=False, tran
             a_s = T.alloc_shared(as_shape, dtype)
             e_s = T.alloc_shared(es_shape, e_dtype)
             b_s = T.alloc_shared(bs_shape, dtype)
+            a_f = T.alloc_fragment(as_shape, dtype)
             c_l = T.alloc_fragment((bm, bn), acc)
             T.clear(c_l)
             for k in T.Pipelined(T.ceildiv(K, bk), num_stages=stages):
@@ -53,7 +55,11 @@ def gemm_sp_kernel(M, N, K, bm, bn, bk, dtype, e_dtype, acc, trans_a=False, tran
                     T.copy(B[bx * bn, k * bk], b_s)
                 else:
                     T.copy(B[k * bk, bx * bn], b_s)
-                T.gemm_sp(a_s, e_s, b_s, c_l, trans_a, trans_a, trans_b)
+                if a_fragment:  # A read from a fragment (staged back to shared by the lowering)
+                    T.copy(a_s, a_f)
+                    T.gemm_sp(a_f, e_s, b_s, c_l, trans_a, trans_a, trans_b)
+                else:
+                    T.gemm_sp(a_s, e_s, b_s, c_l, trans_a, trans_a, trans_b)
             T.copy(c_l, C[by * bm, bx * bn])
 
     return gemm_sp
@@ -88,7 +94,7 @@ CALL = re.compile(r"\btl_mma_sp_\w+\(\(")  # a call of the mma.sp helper (the he
 WG_CALL = re.compile(r"\btl_wgmma_sp_m64n\d+k32_\w+\(\(")
 ACC = {torch.float16: torch.float32, torch.bfloat16: torch.float32, torch.int8: torch.int32,
        torch.float8_e4m3fn: torch.float32, torch.float8_e5m2: torch.float32}
-CASES = {  # name: (M, N, K, bm, bn, bk, dtype, e_dtype, trans_a, trans_b)
+CASES = {  # name: (M, N, K, bm, bn, bk, dtype, e_dtype, trans_a, trans_b[, A from a fragment])
     "f16_e16": (64, 64, 128, 64, 64, 64, torch.float16, torch.int16, False, False),
     "f16_e8": (32, 32, 128, 32, 32, 64, torch.float16, torch.int8, False, False),
     "f16_e32": (32, 32, 128, 32, 32, 64, torch.float16, torch.int32, False, False),
@@ -98,6 +104,7 @@ CASES = {  # name: (M, N, K, bm, bn, bk, dtype, e_dtype, trans_a, trans_b)
     "f16_ta_tb": (32, 32, 64, 32, 32, 32, torch.float16, torch.int16, True, True),
     "bf16_64": (64, 32, 128, 64, 32, 64, torch.bfloat16, torch.int8, False, True),
     "f16_64_ta": (64, 32, 64, 64, 32, 32, torch.float16, torch.int32, True, False),
+    "f16_64_a_frag": (64, 32, 64, 64, 32, 32, torch.float16, torch.int16, False, True, True),
     "s8_e32": (32, 32, 128, 32, 32, 64, torch.int8, torch.int32, False, True),
     "s8_e16": (32, 32, 128, 32, 32, 64, torch.int8, torch.int16, False, True),
     "e4m3_e32": (32, 32, 128, 32, 32, 64, torch.float8_e4m3fn, torch.int32, False, True),
@@ -108,15 +115,15 @@ FP8 = ("e4m3_e32", "e5m2_e32")  # sm_89+ (tested on sm_90a)
 
 @functools.cache
 def lowered(name: str, arch: str):
-    M, N, K, bm, bn, bk, dt, et, ta, tb = CASES[name]
-    kernel = gemm_sp_kernel(M, N, K, bm, bn, bk, TL[dt], TL[et], TL[ACC[dt]], ta, tb)
+    M, N, K, bm, bn, bk, dt, et, ta, tb, *a_frag = CASES[name]
+    kernel = gemm_sp_kernel(M, N, K, bm, bn, bk, TL[dt], TL[et], TL[ACC[dt]], ta, tb, a_fragment=bool(a_frag))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return tilelang.lower(kernel, target={"kind": "cuda", "arch": arch})
 
 
 def operands(name: str, seed: int = 0):
-    M, N, K, *_, dt, et, ta, tb = CASES[name]
+    M, N, K, _, _, _, dt, et, ta, tb, *_ = CASES[name]
     gen = torch.Generator().manual_seed(seed)
     a, keep = semi_sparse(M, K, dt, gen)
     a_sp, e = compress(a, keep, et)
@@ -221,7 +228,7 @@ def test_nvcc_builds_mma_sp(name, arch):
 def test_gemm_sp_on_the_gpu(name):
     if not torch.cuda.is_available():
         pytest.skip("no CUDA GPU")
-    M, N, K, bm, bn, bk, dt, et, ta, tb = CASES[name]
+    M, N, K, bm, bn, bk, dt, et, ta, tb, *_ = CASES[name]
     kernel = tilelang.compile(gemm_sp_kernel(M, N, K, bm, bn, bk, TL[dt], TL[et], TL[ACC[dt]], ta, tb),
                               target="cuda")
     a_sp, e, b, c, ref = operands(name)
