@@ -9,8 +9,9 @@ Memory is bytes: global = the tensors' storage, shared = one byte array per allo
 offsets, so the merged ``buf_dyn_shmem`` pool and its casts work), local = ``(T, nbytes)`` per-thread bytes.
 The plugin's inline-PTX helpers are modelled from the PTX ISA text (fragment layouts of ldmatrix and
 mma.m16n8k16 / m16n8k8 / m16n8k32 (s8, and e4m3 / e5m2 in any mix through the generated ``tl_mma_sync_*``
-helpers); wgmma m64nNk16 register fragments, m64nNk32 fp8 SS operands, matrix descriptors and the canonical
-swizzled shared layouts), not from our lowering. Checks that make a broken kernel fail loudly:
+helpers), sparse mma.sp m16n8k32 / m16n8k64 and their metadata; wgmma m64nNk16 and wgmma.sp m64nNk32 register
+fragments, m64nNk32 fp8 SS operands, matrix descriptors and the canonical swizzled shared layouts), not from our
+lowering. Checks that make a broken kernel fail loudly:
 
 - out-of-bounds loads/stores of active threads raise `EmulationError`;
 - ``__syncthreads`` under divergence raises;
@@ -56,7 +57,7 @@ import numpy as np
 from cuda_emulator_dialect import DialectHelpers
 from tvm import tirx
 
-__all__ = ["EmulationError", "Emulator", "emulate", "ldmatrix_x4", "mma_sync", "shfl_xor", "warp_butterfly"]
+__all__ = ["EmulationError", "Emulator", "emulate", "ldmatrix_x4", "mma_sp", "mma_sync", "shfl_xor", "warp_butterfly"]
 
 
 class EmulationError(RuntimeError):
@@ -67,7 +68,11 @@ class EmulationError(RuntimeError):
 _NP = {"float16": np.float16, "float32": np.float32, "float64": np.float64, "int8": np.int8, "uint8": np.uint8,
        "int16": np.int16, "uint16": np.uint16, "int32": np.int32, "uint32": np.uint32, "int64": np.int64,
        "uint64": np.uint64, "bool": np.bool_, "bfloat16": np.float32}
-_STORE_NP = dict(_NP, bfloat16=np.uint16, bool=np.uint8, float8_e4m3fn=np.uint8, float8_e5m2=np.uint8)  # fp8: bits
+_STORE_NP = dict(_NP, bfloat16=np.uint16, bool=np.uint8)
+# fp8 tiles are moved as their bit patterns (loads, stores, copies); only the mma.sp model reads their values
+_FP8 = ("float8_e4m3", "float8_e4m3fn", "float8_e5m2")
+_NP.update(dict.fromkeys(_FP8, np.uint8))
+_STORE_NP.update(dict.fromkeys(_FP8, np.uint8))
 
 
 @dataclass(frozen=True)
@@ -225,6 +230,70 @@ def mma_sync(kind: str, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarr
     return D[:, _ACC_C[0], _ACC_C[1]].reshape(T, 4).astype(acc_t)
 
 
+# PTX ISA 9.7.14.6 "Sparse Matrix Multiply-Accumulate" (mma.sp::ordered_metadata, sparsity selector 0). A is the
+# compressed 16 x K/2 tile in the dense m16n8k(K/2) A layout; B (K x 8, four .b32 registers): m16n8k32
+# .f16/.bf16: b0..b7 at rows 2t + (i & 1) + 8 (i >> 1); m16n8k64 .s8: b0..b15 at rows 4t + (i & 3) + 16 (i >> 2).
+# Metadata (one .b32 per lane): 16-bit types -- lanes with t in {0, 1} give rows g (bits 15:0) and g + 8 (31:16),
+# dense columns 16t .. 16t + 15; 8-bit types -- every lane gives row g + 8 (t % 2), columns 32 (t // 2) .. + 31.
+# Each 4-bit chunk j covers dense columns 4j .. 4j + 3 of its range: bits 1:0 / 3:2 index the two kept values,
+# in increasing order.
+_F16_SP_B = _frag([_TG * 2 + (i & 1) + 8 * (i >> 1) for i in range(8)], [_G for _ in range(8)])
+_S8_SP_B = _frag([_TG * 4 + (i & 3) + 16 * (i >> 2) for i in range(16)], [_G for _ in range(16)])
+MMA_SP_SHAPES = {"f16": (32, _F16_A, _F16_SP_B), "bf16": (32, _F16_A, _F16_SP_B), "s8": (64, _S8_A, _S8_SP_B),
+                 "e4m3": (64, _S8_A, _S8_SP_B), "e5m2": (64, _S8_A, _S8_SP_B)}
+
+
+def sparse_metadata(kind: str, e: np.ndarray) -> np.ndarray:
+    """The (W, 16, K/4, 2) kept indices of a warp's metadata registers `e` ((T,) uint32)."""
+    K = MMA_SP_SHAPES[kind][0]
+    e = np.asarray(e, np.uint64).reshape(-1, 32)
+    W = e.shape[0]
+    out = np.full((W, 16, K // 4, 2), -1, np.int64)
+    for lane in range(32):
+        g, t = lane >> 2, lane & 3
+        if K == 64:  # 8-bit types
+            spans = [(g + 8 * (t % 2), 32 * (t // 2), 0)]
+        elif t < 2:
+            spans = [(g, 16 * t, 0), (g + 8, 16 * t, 16)]
+        else:
+            continue
+        for row, col0, bit0 in spans:
+            for j in range((32 if K == 64 else 16) // 4):
+                chunk = (e[:, lane] >> np.uint64(bit0 + 4 * j)) & np.uint64(15)
+                out[:, row, col0 // 4 + j, 0] = (chunk & np.uint64(3)).astype(np.int64)
+                out[:, row, col0 // 4 + j, 1] = (chunk >> np.uint64(2)).astype(np.int64)
+    return out
+
+
+def mma_sp(kind: str, a: np.ndarray, b: np.ndarray, e: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """One ``mma.sp::ordered_metadata.sync.aligned.m16n8k{32,64}.row.col`` per warp: ``a`` (T, 4) / ``b`` (T, 4)
+    uint32 registers, ``e`` (T,) metadata, ``c`` (T, 4) accumulators; returns D = decompress(A) @ B + C. Metadata
+    whose two indices of a group are not increasing raises `EmulationError`."""
+    K, (ra, ca), (rb, cb) = MMA_SP_SHAPES[kind]
+    T = a.shape[0]
+    W = T // 32
+    av = _unpack(a, kind).reshape(W, 32, -1)
+    bv = _unpack(b, kind).reshape(W, 32, -1)
+    compressed = np.zeros((W, 16, K // 2), av.dtype)
+    compressed[:, ra, ca] = av
+    idx = sparse_metadata(kind, e)
+    if (idx[..., 0] >= idx[..., 1]).any():
+        raise EmulationError("mma.sp::ordered_metadata: a group's two indices are not increasing")
+    A = np.zeros((W, 16, K), av.dtype)
+    w, r, j = np.meshgrid(np.arange(W), np.arange(16), np.arange(K // 4), indexing="ij")
+    for h in (0, 1):
+        A[w, r, 4 * j + idx[..., h]] = compressed[w, r, 2 * j + h]
+    B = np.zeros((W, K, 8), bv.dtype)
+    B[:, rb, cb] = bv
+    acc_t = np.int32 if kind == "s8" else np.float32
+    C = np.zeros((W, 16, 8), np.float64 if acc_t is np.float32 else np.int64)
+    C[:, _ACC_C[0], _ACC_C[1]] = np.asarray(c).reshape(W, 32, 4)
+    D = A @ B + C
+    if kind == "s8":
+        D = ((D + 2**31) % 2**32 - 2**31)
+    return D[:, _ACC_C[0], _ACC_C[1]].reshape(T, 4).astype(acc_t)
+
+
 def ldmatrix_x4(rows: np.ndarray, trans: bool) -> np.ndarray:
     """``ldmatrix.sync.aligned.m8n8.x4[.trans].b16``: ``rows`` (T, 8) uint16 = the 16-byte row each lane
     addresses (lanes 8j..8j+7 give rows 0..7 of matrix j); returns (T, 4) uint32, register j of lane l
@@ -332,6 +401,19 @@ def canonical_addresses(desc: Descriptor, k_major: bool, mn: int, k: int = 16, e
     return addr
 
 
+def wgmma_sp_decompress(compressed: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """The dense 64 x 32 A of ``wgmma.mma_async.sp`` (fp16/bf16, sparsity selector 0) from its compressed 64 x 16
+    values and the warpgroup's (128,) metadata registers: warp w's rows 16w.. with the m16n8k32 metadata layout."""
+    idx = sparse_metadata("f16", e).reshape(64, 8, 2)  # warps stacked along the rows
+    if (idx[..., 0] >= idx[..., 1]).any():
+        raise EmulationError("wgmma.sp: a group's two metadata indices are not increasing")
+    dense = np.zeros((64, 32))
+    r, j = np.meshgrid(np.arange(64), np.arange(8), indexing="ij")
+    for h in (0, 1):
+        dense[r, 4 * j + idx[..., h]] = compressed[r, 2 * j + h]
+    return dense
+
+
 def _sm_version(func: Any) -> int:
     """The SM version of the PrimFunc's target (0 when unknown)."""
     import re
@@ -381,6 +463,7 @@ class _Wgmma:
     a: _Operand | None          # shared A (SS), (64, K)
     b: _Operand                 # shared B, (n, K) = B^T (n, k)
     scale: int = 1              # scale-d: 0 overwrites the accumulators
+    e: np.ndarray | None = None  # wgmma.sp: (128,) metadata registers; A is then the compressed half of K = 32
 
 
 def wgmma_k_elem(kind: str) -> tuple[int, int]:
@@ -398,8 +481,9 @@ def _half_values(raw: np.ndarray, kind: str) -> np.ndarray:
 
 
 def _wgmma_form(fname: str) -> tuple[str, int, str, int, int] | None:
-    """``(ss|ss_sd|rs, n, f16|bf16, trans_a, trans_b)`` of a generated wgmma helper name (None: not one);
-    ``ss_sd``: the SS form whose last operand is scale-d (0 overwrites the accumulators)."""
+    """``(ss|ss_sd|rs|sp, n, f16|bf16, trans_a, trans_b)`` of a generated wgmma helper name (None: not one);
+    ``ss_sd``: the SS form whose last operand is scale-d (0 overwrites the accumulators); ``sp``: the 2:4-sparse
+    m64nNk32 RS form (A registers, B descriptor, metadata register)."""
     import re
 
     m = re.fullmatch(r"tl_wgmma_ss_m64n(\d+)k16_(f16|bf16)_t([01])([01])(_sd)?", fname)
@@ -414,6 +498,9 @@ def _wgmma_form(fname: str) -> tuple[str, int, str, int, int] | None:
     m = re.fullmatch(r"tl_wgmma_ss_m64n(\d+)k32_((?:e4m3|e5m2){2})_t00", fname)  # fp8: both K-major
     if m:
         return "ss", int(m.group(1)), m.group(2), 0, 0
+    m = re.fullmatch(r"tl_wgmma_sp_m64n(\d+)k32_(f16|bf16)", fname)
+    if m:
+        return "sp", int(m.group(1)), m.group(2), 0, 0
     return None
 
 
@@ -1261,6 +1348,40 @@ class Emulator(DialectHelpers):
     def _x_tl_mma_s8_s32(self, a: list, dt: DType, e: Any) -> None:
         self._mma(a, "s8")
 
+    def _mma_sp(self, a: list, kind: str) -> None:
+        self._full_warps(f"mma.sp ({kind})")
+        acc, ap, b_lo, b_hi, meta = a
+        c = self.ptr_read(acc, 16, "mma.sp C").view(np.int32 if kind == "s8" else np.float32)
+        av = self.ptr_read(ap, 16, "mma.sp A").view(np.uint32)
+        bv = np.concatenate([self.ptr_read(b_lo, 8, "mma.sp B (low K half)").view(np.uint32),
+                             self.ptr_read(b_hi, 8, "mma.sp B (high K half)").view(np.uint32)], axis=1)
+        meta = np.broadcast_to(np.asarray(meta).astype(np.int64) & 0xFFFFFFFF, (self.T,))
+        d = mma_sp(kind, av, bv, meta, c)
+        self.ptr_write(acc, np.ascontiguousarray(d).view(np.uint8).reshape(self.T, 16), "mma.sp D")
+        self.stats["mma_sp"] = self.stats.get("mma_sp", 0) + 1
+
+    def _x_tl_mma_sp_f16_f32(self, a: list, dt: DType, e: Any) -> None:
+        self._mma_sp(a, "f16")
+
+    def _x_tl_mma_sp_bf16_f32(self, a: list, dt: DType, e: Any) -> None:
+        self._mma_sp(a, "bf16")
+
+    def _x_tl_mma_sp_s8_s32(self, a: list, dt: DType, e: Any) -> None:
+        self._mma_sp(a, "s8")
+
+    def _x_tl_u32_at(self, a: list, dt: DType, e: Any) -> np.ndarray:
+        """The 32-bit register at a per-thread array element (T.ptx_mma_sp's metadata operand)."""
+        (p,) = a
+        if p.mem.scope != "local":
+            raise EmulationError("tl_u32_at reads a register: the pointer must be a local array")
+        return self.ptr_read(p, 4, "metadata register").view(np.uint32)[:, 0].astype(np.int64)
+
+    def _x_tl_mma_sp_e4m3_f32(self, a: list, dt: DType, e: Any) -> None:
+        self._mma_sp(a, "e4m3")
+
+    def _x_tl_mma_sp_e5m2_f32(self, a: list, dt: DType, e: Any) -> None:
+        self._mma_sp(a, "e5m2")
+
     def _x_tl_regs_copy16(self, a: list, dt: DType, e: Any) -> None:
         """Four 32-bit registers moved between per-thread arrays (an A fragment taken from registers)."""
         dst, src = a
@@ -1340,14 +1461,14 @@ class Emulator(DialectHelpers):
         if (p.mem.inflight[rows[m], b[m]] == 2).any():
             raise EmulationError("tl_wgmma_fence_acc: accumulator registers still in flight (missing wgmma.wait_group)")
 
-    def _operand(self, d: np.ndarray, wg: int, k_major: bool, rows: int, what: str, kind: str = "f16"
-                 ) -> _Operand:
+    def _operand(self, d: np.ndarray, wg: int, k_major: bool, rows: int, what: str, kind: str = "f16",
+                 k: int | None = None) -> _Operand:
         vals = np.unique(np.asarray(d, np.uint64)[wg * 128:(wg + 1) * 128])
         if vals.size != 1:
             raise EmulationError(f"wgmma {what} descriptor differs between the threads of warpgroup {wg}")
         desc = Descriptor.decode(int(vals[0]))
-        k, elem = wgmma_k_elem(kind)
-        addr = canonical_addresses(desc, k_major, rows, k, elem)
+        k_kind, elem = wgmma_k_elem(kind)
+        addr = canonical_addresses(desc, k_major, rows, k_kind if k is None else k, elem)
         region = [(b, m) for b, m in self.smem_regions if b <= desc.start < b + m.data.shape[-1]]
         if not region:
             raise EmulationError(f"wgmma {what} descriptor start {desc.start:#x} is outside every shared allocation")
@@ -1394,7 +1515,10 @@ class Emulator(DialectHelpers):
             if np.unique(scales).size != 1:
                 raise EmulationError("wgmma scale-d differs between the threads of a warpgroup")
             scale = int(scales[0] != 0)
-        what = f"wgmma m64n{n}k{wgmma_k_elem(kind)[0]} ({kind_ss})"
+        sparse = kind_ss == "sp"
+        if sparse:
+            kind_ss = "rs"
+        what = f"wgmma{'.sp' if sparse else ''} m64n{n}k{32 if sparse else wgmma_k_elem(kind)[0]} ({kind_ss})"
         acc_p = a[0]
         if acc_p.mem.scope != "local":
             raise EmulationError(f"{what}: the accumulator must be registers (a local array)")
@@ -1422,11 +1546,14 @@ class Emulator(DialectHelpers):
                 a_src = (ap.mem, a_idx)
             else:
                 a_op = self._operand(a[1], wg, not ta, 64, "A", kind[:4])
-            b_op = self._operand(a[2], wg, not tb, n, "B", kind[4:] or kind)
+            b_op = self._operand(a[2], wg, not tb, n, "B", kind[4:] or kind, 32 if sparse else None)
             if a_op is not None:
                 self._operand_issue(a_op, wg, what + " A")
             self._operand_issue(b_op, wg, what + " B")
-            op = _Wgmma(wg, kind, n, acc_p.mem, acc_idx[sl], a_regs, a_src, a_op, b_op, scale)
+            meta = None
+            if sparse:
+                meta = (np.broadcast_to(np.asarray(a[3]).astype(np.int64), (self.T,))[sl] & 0xFFFFFFFF).copy()
+            op = _Wgmma(wg, kind, n, acc_p.mem, acc_idx[sl], a_regs, a_src, a_op, b_op, scale, meta)
             self._mark_registers(op)
             self.wg_inflight += 1
             self.wg_open.setdefault(wg, []).append(op)
@@ -1476,7 +1603,9 @@ class Emulator(DialectHelpers):
             A[ar, ac] = _unpack(op.a_regs, op.kind)
         else:
             A = self._operand_values(op.a, op.kind[:4], op.wg)
-        B = self._operand_values(op.b, op.kind[4:] or op.kind, op.wg).T  # (K, n)
+        if op.e is not None:  # wgmma.sp: each warp's 16 rows decompressed by its mma.sp m16n8k32 metadata
+            A = wgmma_sp_decompress(A, op.e)
+        B = self._operand_values(op.b, op.kind[4:] or op.kind, op.wg).T  # (K, n); (32, n) for wgmma.sp
         dr, dc = wgmma_acc_layout(op.n)
         acc = np.ascontiguousarray(op.acc.data[rows, op.acc_idx]).view(np.float32)
         C = np.zeros((64, op.n))

@@ -68,6 +68,72 @@ __device__ __forceinline__ void tl_mma_s8_s32(void* acc, const void* a, const vo
                : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
                : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]));
 }
+// ---- mma.sp (sm_80+): 2:4-sparse A (the compressed half of K), B as the fragments of its two K halves, the
+// metadata register e (sparsity selector 0)
+__device__ __forceinline__ void tl_mma_sp_f16_f32(void* acc, const void* a, const void* b_lo, const void* b_hi,
+                                                  unsigned e) {
+  float* c = reinterpret_cast<float*>(acc);
+  const unsigned* A = reinterpret_cast<const unsigned*>(a);
+  const unsigned* B0 = reinterpret_cast<const unsigned*>(b_lo);
+  const unsigned* B1 = reinterpret_cast<const unsigned*>(b_hi);
+  asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+               "{%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B0[0]), "r"(B0[1]), "r"(B1[0]), "r"(B1[1]),
+                 "r"(e));
+}
+__device__ __forceinline__ void tl_mma_sp_bf16_f32(void* acc, const void* a, const void* b_lo, const void* b_hi,
+                                                   unsigned e) {
+  float* c = reinterpret_cast<float*>(acc);
+  const unsigned* A = reinterpret_cast<const unsigned*>(a);
+  const unsigned* B0 = reinterpret_cast<const unsigned*>(b_lo);
+  const unsigned* B1 = reinterpret_cast<const unsigned*>(b_hi);
+  asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
+               "{%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B0[0]), "r"(B0[1]), "r"(B1[0]), "r"(B1[1]),
+                 "r"(e));
+}
+__device__ __forceinline__ void tl_mma_sp_s8_s32(void* acc, const void* a, const void* b_lo, const void* b_hi,
+                                                 unsigned e) {
+  int* c = reinterpret_cast<int*>(acc);
+  const unsigned* A = reinterpret_cast<const unsigned*>(a);
+  const unsigned* B0 = reinterpret_cast<const unsigned*>(b_lo);
+  const unsigned* B1 = reinterpret_cast<const unsigned*>(b_hi);
+  asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, "
+               "{%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\n"
+               : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B0[0]), "r"(B0[1]), "r"(B1[0]), "r"(B1[1]),
+                 "r"(e));
+}
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+__device__ __forceinline__ void tl_mma_sp_e4m3_f32(void* acc, const void* a, const void* b_lo, const void* b_hi,
+                                                  unsigned e) {
+  float* c = reinterpret_cast<float*>(acc);
+  const unsigned* A = reinterpret_cast<const unsigned*>(a);
+  const unsigned* B0 = reinterpret_cast<const unsigned*>(b_lo);
+  const unsigned* B1 = reinterpret_cast<const unsigned*>(b_hi);
+  asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, "
+               "{%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B0[0]), "r"(B0[1]), "r"(B1[0]), "r"(B1[1]),
+                 "r"(e));
+}
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+__device__ __forceinline__ void tl_mma_sp_e5m2_f32(void* acc, const void* a, const void* b_lo, const void* b_hi,
+                                                  unsigned e) {
+  float* c = reinterpret_cast<float*>(acc);
+  const unsigned* A = reinterpret_cast<const unsigned*>(a);
+  const unsigned* B0 = reinterpret_cast<const unsigned*>(b_lo);
+  const unsigned* B1 = reinterpret_cast<const unsigned*>(b_hi);
+  asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e5m2.e5m2.f32 {%0, %1, %2, %3}, "
+               "{%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B0[0]), "r"(B0[1]), "r"(B1[0]), "r"(B1[1]),
+                 "r"(e));
+}
+#endif
 // an A fragment (four 32-bit registers) taken from a register array (16-byte aligned offset)
 __device__ __forceinline__ void tl_regs_copy16(void* dst, const void* src) {
   unsigned* d = reinterpret_cast<unsigned*>(dst);
@@ -76,6 +142,8 @@ __device__ __forceinline__ void tl_regs_copy16(void* dst, const void* src) {
 }
 // one 32-bit operand register from a 32-bit element (tf32 operands are fp32 bit patterns)
 __device__ __forceinline__ unsigned tl_bits32(float x) { return __float_as_uint(x); }
+// the 32-bit register at a per-thread array element (a metadata register of T.ptx_mma_sp)
+__device__ __forceinline__ unsigned tl_u32_at(const void* p) { return *reinterpret_cast<const unsigned*>(p); }
 
 // ---- cp.async (sm_80+): 16-byte global -> shared copies; bytes < 16 zero-fills the rest
 __device__ __forceinline__ void tl_cp_async16(void* smem, const void* gmem, int bytes) {
@@ -280,6 +348,33 @@ def wgmma_ss_scaled_helper(n: int, ab: str, trans_a: int, trans_b: int) -> str:
     )
 
 
+_WGMMA_SP_NAME = re.compile(r"\btl_wgmma_sp_m64n(\d+)k32_(f16|bf16)\b")
+
+
+def wgmma_sp_helper(n: int, ab: str) -> str:
+    """``tl_wgmma_sp_m64n{n}k32_{ab}(acc, a_regs, b_desc, e)``: 2:4-sparse A (its compressed half of K) from
+    registers, B (K-major) from shared memory, metadata register `e` (sparsity selector 0)."""
+    regs = n // 2
+    acc = ", ".join(f"%{i}" for i in range(regs))
+    a = ", ".join(f"%{regs + i}" for i in range(4))
+    outs = ", ".join(f'"+f"(c[{i}])' for i in range(regs))
+    ptx = ("{\\n.reg .pred p;\\n"
+           f"setp.ne.b32 p, %{regs + 6}, 0;\\n"
+           f"wgmma.mma_async.sp.sync.aligned.m64n{n}k32.f32.{_PTX_TYPE[ab]}.{_PTX_TYPE[ab]} "
+           f"{{{acc}}}, {{{a}}}, %{regs + 4}, %{regs + 5}, 0, p, 1, 1, 0;\\n}}\\n")
+    return (
+        "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n"
+        f"__device__ __forceinline__ void tl_wgmma_sp_m64n{n}k32_{ab}(void* acc, const void* a, "
+        "unsigned long long b_desc, unsigned e) {\n"
+        "  float* c = reinterpret_cast<float*>(acc);\n"
+        "  const unsigned* A = reinterpret_cast<const unsigned*>(a);\n"
+        f'  asm volatile("{ptx}"\n'
+        f"               : {outs}\n"
+        '               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "l"(b_desc), "r"(e), "r"(1));\n'
+        "}\n#endif\n"
+    )
+
+
 def header_for(source: str) -> str:
     """The intrinsics header with the shape-specific helpers and the dialect helpers
     (`tilelang_cuda.intrinsics.device`) that `source` calls."""
@@ -288,13 +383,14 @@ def header_for(source: str) -> str:
     wanted_rs = sorted({(int(n), ab, int(tb)) for n, ab, tb in _WGMMA_RS_NAME.findall(source)})
     wanted_sd = sorted({(int(n), ab, int(ta), int(tb)) for n, ab, ta, tb in _WGMMA_SD_NAME.findall(source)})
     wanted_fp8 = sorted({(int(n), a, b) for n, a, b in _WGMMA_SS_FP8_NAME.findall(source)})
+    wanted_sp = sorted({(int(n), ab) for n, ab in _WGMMA_SP_NAME.findall(source)})
     from tilelang_cuda.intrinsics.device import snippets_for
     from tilelang_cuda.intrinsics.mma_sync import helpers_for
 
     return (_COMMON + _HOPPER + "".join(wgmma_helper(n, ab) for n, ab in wanted)
             + "".join(wgmma_helper(*w) for w in wanted_rs) + "".join(wgmma_ss_helper(*w) for w in wanted_ss)
             + "".join(wgmma_ss_scaled_helper(*w) for w in wanted_sd)
-            + "".join(wgmma_ss_fp8_helper(*w) for w in wanted_fp8)
+            + "".join(wgmma_ss_fp8_helper(*w) for w in wanted_fp8) + "".join(wgmma_sp_helper(*w) for w in wanted_sp)
             + helpers_for(source) + snippets_for(source) + _END)
 
 

@@ -155,6 +155,22 @@ def ptx_mma(dtype: Any, shape: str, A_layout: str, B_layout: str, A_dtype: str, 
                                       _regs(accumulator, c_index), bool(saturate)])
 
 
+@public
+def ptx_mma_sp(dtype: Any, shape: str, A_layout: str, B_layout: str, A_dtype: str, B_dtype: str, C_dtype: str,
+               multiplicand_a: Any, a_index: Any, multiplicand_b: Any, b_index: Any, accumulator: Any, c_index: Any,
+               metadata: Any, meta_index: Any, sparse_selector: Any = 0, saturate: Any = False) -> Any:
+    """``mma.sp::ordered_metadata.sync.aligned.{shape}.row.col`` (2:4-sparse A, sm_80+): accumulator[c_index..] +=
+    decompress(A[a_index..]) * B[b_index..], the 32-bit metadata register at `metadata` element `meta_index`
+    (m16n8k32 fp16/bf16, m16n8k64 int8 and fp8 from sm_89; sparsity selector 0)."""
+    if (str(A_layout), str(B_layout)) != ("row", "col"):
+        raise ValueError(f"T.ptx_mma_sp supports the row.col operand layouts, got {A_layout}.{B_layout}")
+    return call("ptx_mma_sp", "handle", [str(dtype), str(shape), str(A_dtype), str(B_dtype), str(C_dtype),
+                                         _regs(multiplicand_a, a_index), _regs(multiplicand_b, b_index),
+                                         _regs(accumulator, c_index), _regs(metadata, meta_index),
+                                         const_int(sparse_selector, "T.ptx_mma_sp sparse_selector"),
+                                         bool(saturate)])
+
+
 @_dtype_first
 def mma_fill(dtype: Any, local_size: int, local_ptr: Any, offset: Any) -> Any:
     """Zero `local_size` accumulator registers from element `offset`."""
@@ -180,9 +196,10 @@ def _unsupported(name: str, what: str, where: str) -> Any:
     return public(unsupported)
 
 
-ptx_mma_sp = _unsupported("ptx_mma_sp", "2:4 sparse mma.sp", "use dense T.gemm / T.ptx_mma")
-ptx_wgmma_sp_ss = _unsupported("ptx_wgmma_sp_ss", "sparse wgmma", "use T.wgmma_gemm on dense operands")
-ptx_wgmma_sp_rs = _unsupported("ptx_wgmma_sp_rs", "sparse wgmma", "use T.wgmma_gemm on dense operands")
+ptx_wgmma_sp_ss = _unsupported("ptx_wgmma_sp_ss", "sparse wgmma on descriptors",
+                               "use T.gemm_sp (wgmma.mma_async.sp on sm_90a) or T.ptx_mma_sp")
+ptx_wgmma_sp_rs = _unsupported("ptx_wgmma_sp_rs", "sparse wgmma on registers",
+                               "use T.gemm_sp (wgmma.mma_async.sp on sm_90a) or T.ptx_mma_sp")
 ptx_mma_block_scale = _unsupported("ptx_mma_block_scale", "sm_120 block-scaled mma",
                                    "dequantize the operands and use T.gemm")
 ptx_tcgen05_mma_blockscaled_ss = _unsupported("ptx_tcgen05_mma_blockscaled_ss", "block-scaled tcgen05.mma",

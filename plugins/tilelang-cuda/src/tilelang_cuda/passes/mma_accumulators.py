@@ -7,7 +7,8 @@ pass (at ``pre_layout``) replaces the fragment by per-thread registers (scope ``
 in that layout:
 
 - ``tl.gemm(A, B, C)`` gets the register buffer and the layout as extra arguments (lowered by
-  `tilelang_cuda.tileops.gemm`); ``tl.fill`` and ``tl.copy`` from/to non-fragment memory become per-thread
+  `tilelang_cuda.tileops.gemm`), so does ``tl.gemm_sp(A, E, B, C)`` (`tilelang_cuda.tileops.gemm_sp`);
+  ``tl.fill`` and ``tl.copy`` from/to non-fragment memory become per-thread
   register loops; a ``T.Parallel(M, N)`` nest that indexes C by its own loop variables (and writes no other
   fragment) runs over the thread's registers;
 - tile ops that read C across elements (reduce, copy into another fragment, gemm operands, atomics) read a
@@ -61,6 +62,12 @@ def is_fp8(kind: str) -> bool:
     return kind[:1] == "e"
 
 
+# sparse (mma.sp): (A dtype, C dtype) -> (MMA kind, K of the dense atom whose A / B fragments one sparse atom uses)
+# (fp8: sm_89+)
+SPARSE_KINDS = {("float16", "float32"): ("f16", 16), ("bfloat16", "float32"): ("bf16", 16),
+                ("int8", "int32"): ("s8", 32), ("float8_e4m3", "float32"): ("e4m3", 32),
+                ("float8_e4m3fn", "float32"): ("e4m3", 32), ("float8_e5m2", "float32"): ("e5m2", 32)}
+BYTE_KINDS = ("s8", "e4m3", "e5m2")
 OPERAND_SCOPES = ("shared", "shared.dyn", FRAGMENT)
 
 
@@ -111,6 +118,39 @@ def gemm_layout(call: Any, target: Any, threads: int) -> AccumulatorLayout | Non
     return choose(mn[0], mn[1], threads // 32, policy, n_unit=8 if name == "tf32" else 16)
 
 
+def gemm_sp_layout(call: Any, target: Any, threads: int) -> AccumulatorLayout | None:
+    """The accumulator layout for this ``tl.gemm_sp`` call (``mma.sp``, sm_80+; ``wgmma.sp`` for fp16/bf16 on
+    sm_90a), or None when sparse tensor cores cannot serve it (core's generic lowering does)."""
+    args = list(call.args)
+    if len(args) < 9 or not all(isinstance(x, tvm.ir.TensorRegion) for x in args[:4]):
+        return None
+    a, e, b, c = args[:4]
+    if C.scope_of(c.source) != FRAGMENT or len(c.source.ty.shape) != 2 or not full_region(c):
+        return None
+    if any(C.scope_of(x.source) not in OPERAND_SCOPES for x in (a, e, b)) or a.source.ty.dtype != b.source.ty.dtype:
+        return None
+    if tvm.DataType(str(e.source.ty.dtype)).bits not in (8, 16, 32):
+        return None
+    kind = SPARSE_KINDS.get((str(a.source.ty.dtype), str(c.source.ty.dtype)))
+    ta, tb, policy = C.as_int(args[4]), C.as_int(args[6]), C.as_int(args[7]) or 0
+    mn = _static(list(c.source.ty.shape))
+    bk = _static([r.extent for r in b.region[-2:]])
+    if kind is None or mn is None or bk is None or threads % 32:
+        return None
+    name, k_atom = kind
+    k = bk[1] if tb else bk[0]
+    if k % (2 * k_atom) or (name in BYTE_KINDS and (ta or not tb)):
+        return None
+    major, specific = arch_of(target)
+    if major < (89 if name in ("e4m3", "e5m2") else 80):
+        return None
+    if major == 90 and specific and name in ("f16", "bf16"):  # wgmma.sp
+        layout = choose(mn[0], mn[1], threads // 32, policy, wgmma=True)
+        if layout is not None:
+            return layout
+    return choose(mn[0], mn[1], threads // 32, policy, n_unit=16)
+
+
 class _Plan:
     """Per candidate fragment: its layout, then whether every use is understood."""
 
@@ -121,11 +161,11 @@ class _Plan:
         self.bad: set[Any] = set()
         self.target = target
 
-    def add_gemm(self, call: Any) -> None:
-        c = call.args[2]
+    def add_gemm(self, call: Any, sparse: bool = False) -> None:
+        c = call.args[3 if sparse else 2]
         if not isinstance(c, tvm.ir.TensorRegion) or c.source not in self.fragments:
             return
-        layout = gemm_layout(call, self.target, self.threads)
+        layout = (gemm_sp_layout if sparse else gemm_layout)(call, self.target, self.threads)
         if layout is None or self.layouts.get(c.source, layout) != layout:
             self.bad.add(c.source)
         else:
@@ -140,6 +180,8 @@ class _Plan:
             ok = isinstance(arg, tvm.ir.TensorRegion) and full_region(arg)
             if name == "tl.gemm":
                 ok = ok and index in (0, 1, 2)
+            elif name == "tl.gemm_sp":
+                ok = ok and index == 3
             elif name == "tl.fill":
                 ok = ok and index == 0
             elif name == "tl.copy":
@@ -213,6 +255,8 @@ def _plan(func: Any, target: Any) -> tuple[dict[Any, AccumulatorLayout], dict[An
         if found is not None and found[0] == "tl.gemm":
             _check_fp8(func, found[1], target)
             plan.add_gemm(found[1])
+        elif found is not None and found[0] == "tl.gemm_sp":
+            plan.add_gemm(found[1], sparse=True)
     if not plan.layouts:
         return {}, {}, {}
 
@@ -294,6 +338,10 @@ class _Rewriter:
                         new_args[0] = tirx.BufferRegion(self.operand_regs[a], [
                             tvm.ir.Range.from_min_extent(0, self.operands[a].regs)])
                         new_args += [tirx.IntImm("int32", v) for v in self.operands[a].to_args()]
+                    continue
+                if name == "tl.gemm_sp" and index == 3:
+                    new_args[3] = self.reg_region(arg.source)
+                    new_args = new_args[:9] + [tirx.IntImm("int32", v) for v in self.layouts[arg.source].to_args()]
                     continue
                 stmts, new_args[index] = self.stage(arg)
                 pre.extend(stmts)

@@ -453,6 +453,34 @@ def _mma(ctx: Any) -> Any:
     return ext(name, addr_of(c), addr_of(a), addr_of(b))
 
 
+# (shape, A type, C type) -> (mma.sp helper, A element bits)
+_MMA_SP = {("m16n8k32", "fp16", "fp32"): ("tl_mma_sp_f16_f32", 16),
+           ("m16n8k32", "bf16", "fp32"): ("tl_mma_sp_bf16_f32", 16),
+           ("m16n8k64", "int8", "int32"): ("tl_mma_sp_s8_s32", 8),
+           ("m16n8k64", "e4m3", "fp32"): ("tl_mma_sp_e4m3_f32", 8),
+           ("m16n8k64", "e5m2", "fp32"): ("tl_mma_sp_e5m2_f32", 8)}
+FP8_MMA = _r(89, "fp8 mma.sp")
+
+
+@lowering("ptx_mma_sp", MMA)
+def _mma_sp(ctx: Any) -> Any:
+    args = list(ctx.args)
+    shape, a_t, b_t, c_t = (str(args[i].value) for i in (1, 2, 3, 4))
+    a, b, c, e = args[5], args[6], args[7], args[8]
+    found = _MMA_SP.get((shape, a_t, c_t)) if a_t == b_t else None
+    if found is None:
+        supported = ", ".join(f"{s} {t} -> {ct}" for s, t, ct in _MMA_SP)
+        raise ctx.error(f"has no sparse mma for {shape} {a_t} x {b_t} -> {c_t}; supported: {supported}")
+    if ctx.int_arg(9) != 0:
+        raise ctx.error(f"uses sparsity selector {ctx.int_arg(9)}; this backend emits selector 0 (metadata from "
+                        "the first threads of each quad)")
+    require(ctx, FP8_MMA if a_t in ("e4m3", "e5m2") else MMA)
+    name, bits = _MMA_SP[(shape, a_t, c_t)]
+    b_hi = tirx.BufferLoad(b.source, [*list(b.indices)[:-1], b.indices[-1] + 2 * 32 // bits])
+    meta = ext("tl_u32_at", addr_of(e), dtype="uint32")
+    return ext(name, addr_of(c), addr_of(a), addr_of(b), addr_of(b_hi), meta)
+
+
 @lowering("mma_fill", BASE)
 def _mma_fill(ctx: Any) -> Any:
     n = ctx.int_arg(1)

@@ -1,8 +1,8 @@
 """Fragments of the 2:4 sparse ``mma.sp`` operands (PTX ISA "Sparse matrix fragments"): A holds only the kept
 half of each group of four along K, so its fragment is the dense one of half the K extent; B is dense.
 
-The sparse tensor-core path itself (``T.gemm_sp``) is not lowered by the tilelang-cuda backend; these maps
-describe the layouts for tools and tests.
+``T.gemm_sp`` itself lowers through `tilelang_cuda.tileops.gemm_sp` (ldmatrix fragments of the compressed tile);
+these maps describe the layouts for tools and tests.
 """
 
 from __future__ import annotations
