@@ -28,7 +28,12 @@ from tilelang_cuda.intrinsics.layout.mma_layout import (
     ldmatrix_32x32_to_shared_16x64_layout_a,
     ldmatrix_32x32_to_shared_16x64_layout_b,
 )
-from tilelang_cuda.intrinsics.macro.mma_macro_generator import TensorCoreIntrinEmitter, _bits, _emit
+from tilelang_cuda.intrinsics.macro.mma_macro_generator import (
+    TensorCoreIntrinEmitter,
+    _alloc_registers,
+    _bits,
+    _emit,
+)
 
 __all__ = ["SF_LAYOUTS", "BlockScaleMmaConfig", "SM120BlockScaleTile", "TensorCoreIntrinEmitterSM120",
            "block_scale_mma_config"]
@@ -224,6 +229,16 @@ class TensorCoreIntrinEmitterSM120(TensorCoreIntrinEmitter):
         if self.is_blockscaled and self.chunk % self.micro_size_k:
             raise ValueError(f"block-scaled chunk {self.chunk} must be a multiple of the atom K {self.micro_size_k}")
 
+    #: atoms of a warp interleave with the other row warps' (`atom_row0`): the accumulator layout of the backend's
+    #: ``T.gemm`` (`tilelang_cuda.mma_layout`); False (the reference's) gives each warp contiguous rows
+    interleave_warp_rows: bool = False
+
+    def atom_row0(self, warp_m: Any, i: Any) -> Any:
+        """First tile row of A atom `i` of row warp `warp_m`."""
+        if self.interleave_warp_rows:
+            return i * (self.micro_size_x * self.block_row_warps) + warp_m * self.micro_size_x
+        return warp_m * self.warp_row_tiles + i * self.micro_size_x
+
     # ------------------------------------------------------------------------------------ shape policy
     def _initialize_k_dim(self, a_dtype: str = "float16") -> None:
         if self.is_blockscaled:
@@ -336,7 +351,7 @@ class TensorCoreIntrinEmitterSM120(TensorCoreIntrinEmitter):
         dtype = self.a_dtype if is_a else self.b_dtype
         wk = rk * self.chunk + ki * self.micro_size_k
         for i in range(tiles):
-            ws = warp * warp_tiles + i * micro
+            ws = self.atom_row0(warp, i) if is_a else warp * warp_tiles + i * micro
             src = tirx.BufferLoad(buf, [*other, base0 + ws + row_off, base1 + wk + col_off])
             dst = tirx.BufferLoad(local_buf, [self._reg_offset(local_buf, i * size, dtype)])
             _emit(ptx_ldmatrix(False, num, access_ptr(src, "r", extent=size), access_ptr(dst, "w", extent=size)))
@@ -383,7 +398,7 @@ class TensorCoreIntrinEmitterSM120(TensorCoreIntrinEmitter):
         lane, warp_n, warp_m = self.extract_thread_binding(self.get_thread_binding())
         halves = 2 if self.n_dim == 16 else 1
         for i in range(self.warp_rows):
-            row = warp_m * self.warp_row_tiles + i * self.micro_size_x + self._sfa_row_in_atom(lane)
+            row = self.atom_row0(warp_m, i) + self._sfa_row_in_atom(lane)
             scale_a = self._scale_load(SFA_buf, row, wk_a, sf_layout)
             for j in range(self.warp_cols):
                 for h in range(halves):
@@ -401,27 +416,26 @@ class TensorCoreIntrinEmitterSM120(TensorCoreIntrinEmitter):
         says, and each K block issues `SM120BlockScaleTile.omma_sf_issue_schedule_per_warp`."""
         from tvm import tirx
 
-        from tilelang.language import alloc_local
-
         tile = SM120BlockScaleTile.from_emitter(self, sf_layout=sf_layout)
         self._check_kmajor()
         lane, warp_n, warp_m = self.extract_thread_binding(self.get_thread_binding())
         q = lane % 4
-        a0 = warp_m * self.warp_row_tiles + self._sfa_row_in_atom(lane)
+        sfa_row = self._sfa_row_in_atom(lane)
         b0 = warp_n * self.warp_col_tiles + self._sfb_col_in_atom(lane)
         regs_a = self.warp_rows * self.local_size_a * _bits(self.a_dtype) // 32
         regs_b = self.warp_cols * self.local_size_b * _bits(self.b_dtype) // 32
         packages = []
-        for _ in range(min(2, tile.kblocks)):
-            packages.append(tuple(alloc_local((n,), "uint32")
-                                  for n in (regs_a, regs_b, tile.sfa_words, tile.sfb_words)))
+        for p in range(min(2, tile.kblocks)):
+            packages.append(tuple(_alloc_registers(n, "uint32", f"{what}_pkg{p}") for n, what in (
+                (regs_a, "A"), (regs_b, "B"), (tile.sfa_words, "SFA"), (tile.sfb_words, "SFB"))))
 
         def load(p: int, kblock: int) -> None:
             a_regs, b_regs, sfa, sfb = packages[p]
             self.ldmatrix_a(a_regs, A_shared_buf, kblock)
             self.ldmatrix_b(b_regs, B_shared_buf, kblock)
             for g in range(tile.sfa_words):
-                row = a0 + 32 * g + 16 * (q // 2)
+                # lanes with q < 2 hold atom 2g's row, the others atom 2g+1's (selector thread-id-a = atom % 2)
+                row = tirx.Select(q < 2, self.atom_row0(warp_m, 2 * g), self.atom_row0(warp_m, 2 * g + 1)) + sfa_row
                 _emit(tirx.BufferStore(sfa, self._scale_load(SFA_buf, row, kblock, sf_layout, tile.tile_m), [g]))
             for g in range(tile.sfb_words):
                 row = b0 + 32 * g + 8 * q
