@@ -94,6 +94,27 @@ def test_check_semantics_rejects_tile_ops_outside_kernel():
         CheckSemantics(None)(as_module(func))
 
 
+def test_check_semantics_knows_the_tile_ops_a_backend_lowers_for_the_target():
+    from tilelang.backend import TileOpImpl
+    from tilelang.backend.tile_ops import _TILE_OPS, register_tile_op_impl
+    from tilelang.ir import register_tile_op, tile_stmt
+
+    register_tile_op("tl.test_backend_only_op")
+    A = tvm.tirx.decl_buffer((8,), "float32", name="A")
+    stmt = tile_stmt("tl.test_backend_only_op", [tvm.tirx.BufferRegion(A, [tvm.ir.Range.from_min_extent(0, 8)])])
+    tx = tvm.tirx.Var("tx", "int32")
+    launch = tvm.tirx.AttrStmt(tvm.tirx.IterVar(tvm.ir.Range(0, 32), tx, 1, "threadIdx.x"), "thread_extent", 32, stmt)
+    func = tvm.tirx.PrimFunc([A], launch).with_attr("global_symbol", "kern")
+    with pytest.raises(Exception, match="unknown tile operator 'tl.test_backend_only_op'"):
+        CheckSemantics({"kind": "c"})(as_module(func))
+    impl = TileOpImpl("tl.test_backend_only_op", "test", lambda ctx: None)
+    register_tile_op_impl(impl, target_kind="c")
+    try:
+        CheckSemantics({"kind": "c"})(as_module(func))
+    finally:
+        _TILE_OPS.unregister("c", "tl.test_backend_only_op/test")
+
+
 def test_short_error_keeps_the_message_of_a_tvm_pass_error():
     """TVM's pass errors put the message first, then the pass and a dump of the IR whose last line is
     "(... N lines skipped ...)": the LoweringError shows the message and the pass, not the dump's last line."""
