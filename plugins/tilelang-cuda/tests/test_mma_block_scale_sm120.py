@@ -162,6 +162,20 @@ def test_nvcc_builds_an_sm120a_cubin_with_block_scaled_mma(sf_layout):
     assert binary.ptx.count("kind::mxf4nvf4.block_scale.scale_vec::4X") == 128
 
 
+def test_fp4_tile_copy_moves_32_elements_per_16_byte_cp_async():
+    @T.prim_func
+    def copy(A: T.Tensor((64, 128), FP4), B: T.Tensor((64, 128), FP4)):
+        with T.Kernel(1, threads=128):
+            S = T.alloc_shared((64, 128), FP4)
+            T.copy(A, S)
+            T.copy(S, B)
+
+    src = _lower(copy, arch="sm_80").kernel_source
+    # 8192 elements = 4 KiB: two 16-byte vectors per thread (16-element vectors read 8 bytes past every row)
+    assert len(re.findall(r"tl_cp_async16\(\(", src)) == 2
+    assert "((int)threadIdx.x) * 32)" in src
+
+
 # ------------------------------------------------------------------------------------------------ on a GPU
 _E2M1 = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0)
 
