@@ -6,7 +6,8 @@ MMA atoms over the block's warps) whose every use is understood, this pass (at `
 fragment by per-thread registers (scope ``local``) and rewrites its uses in that layout:
 
 - ``tl.gemm(A, B, C)`` gets the register buffer and the layout as extra arguments (lowered by
-  `tilelang_cuda.tileops.gemm`); ``tl.fill`` and ``tl.copy`` from/to non-fragment memory become per-thread
+  `tilelang_cuda.tileops.gemm`); so does ``tl.mma_gemm_blockscaled`` (sm_120 block-scaled fp4, 16 x 16 warp atoms;
+  `tilelang_cuda.tileops.gemm_blockscaled`); ``tl.fill`` and ``tl.copy`` from/to non-fragment memory become per-thread
   register loops; a ``T.Parallel(M, N)`` nest that indexes C by its own loop variables (and writes no other
   fragment) runs over the thread's registers;
 - tile ops that read C across elements (reduce, copy into another fragment, gemm operands, atomics) read a
