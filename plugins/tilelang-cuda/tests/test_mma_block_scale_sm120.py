@@ -90,6 +90,15 @@ def test_interleaved_rows_follow_the_accumulator_layout():
             assert e.atom_row0(warp_m, i) == lay.position(tid, 4 * (i * lay.ni))[0]
 
 
+def test_sm120_gemm_class_lowers_through_the_block_scaled_tile_op():
+    from tilelang.cuda.op.gemm.gemm_mma_sm120 import GemmMMASm120BlockScaled
+    from tilelang_cuda.tileops import IMPLS
+    from tilelang_cuda.tileops.gemm_blockscaled import GEMM_BLOCKSCALED
+
+    assert GemmMMASm120BlockScaled.tile_op_impl() is GEMM_BLOCKSCALED and GEMM_BLOCKSCALED in IMPLS
+    assert GEMM_BLOCKSCALED.op == "tl.mma_gemm_blockscaled"
+
+
 # ------------------------------------------------------------------------------------------------ T.ptx_mma_block_scale
 def test_ptx_mma_block_scale_checks_its_form():
     import tvm
