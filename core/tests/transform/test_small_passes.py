@@ -94,6 +94,62 @@ def test_check_semantics_rejects_tile_ops_outside_kernel():
         CheckSemantics(None)(as_module(func))
 
 
+def test_check_semantics_knows_the_tile_ops_a_backend_lowers_for_the_target():
+    from tilelang.backend import TileOpImpl
+    from tilelang.backend.tile_ops import _TILE_OPS, register_tile_op_impl
+    from tilelang.ir import register_tile_op, tile_stmt
+
+    register_tile_op("tl.test_backend_only_op")
+    A = tvm.tirx.decl_buffer((8,), "float32", name="A")
+    stmt = tile_stmt("tl.test_backend_only_op", [tvm.tirx.BufferRegion(A, [tvm.ir.Range.from_min_extent(0, 8)])])
+    tx = tvm.tirx.Var("tx", "int32")
+    launch = tvm.tirx.AttrStmt(tvm.tirx.IterVar(tvm.ir.Range(0, 32), tx, 1, "threadIdx.x"), "thread_extent", 32, stmt)
+    func = tvm.tirx.PrimFunc([A], launch).with_attr("global_symbol", "kern")
+    with pytest.raises(Exception, match="unknown tile operator 'tl.test_backend_only_op'"):
+        CheckSemantics({"kind": "c"})(as_module(func))
+    impl = TileOpImpl("tl.test_backend_only_op", "test", lambda ctx: None)
+    register_tile_op_impl(impl, target_kind="c")
+    try:
+        CheckSemantics({"kind": "c"})(as_module(func))
+    finally:
+        _TILE_OPS.unregister("c", "tl.test_backend_only_op/test")
+
+
+def _merged_script(dtype_a: str, n_a: int, n_b: int) -> str:
+    """A kernel with shared tiles ``a`` (`dtype_a`) and ``b`` (fp4) after TVM's lowering up to the pool merge."""
+    from tilelang.transform import FlattenBuffer, LowerOpaqueBlock, MergeSharedMemoryAllocations, Simplify
+
+    @S.prim_func(check_well_formed=False)
+    def before(A: S.Buffer((16,), "float4_e2m1fn"), B: S.Buffer((16,), "float4_e2m1fn")):
+        S.func_attr({"global_symbol": "main"})
+        tx = S.launch_thread("threadIdx.x", 32)  # noqa: F841 (the launch frame)
+        a = S.alloc_buffer((n_a,), dtype_a, scope="shared.dyn")
+        b = S.alloc_buffer((n_b,), "float4_e2m1fn", scope="shared.dyn")
+        a[0] = S.Cast(dtype_a, A[0])
+        b[0] = A[1]
+        B[0] = S.Cast("float4_e2m1fn", a[0])
+        B[1] = b[0]
+
+    mod = as_module(before)
+    for p in (LowerOpaqueBlock(), FlattenBuffer(), Simplify(), MergeSharedMemoryAllocations()):
+        mod = p(mod)
+    return mod.script()
+
+
+def test_merged_sub_byte_tile_is_offset_in_elements():
+    """TVM places pool members in bytes but indexes a 4-bit tile in elements (two a byte): an fp4 tile after a
+    1024-byte tile starts at element 2048 (TVM alone wrote 1024: byte 512, inside the other tile); one before it
+    (4096 elements, 2048 bytes) puts the other tile at its element 512."""
+    src = _merged_script("uint32", 256, 4096)
+    assert "b[2048]" in src or "a[512]" in src, src
+
+
+def test_tiny_sub_byte_tiles_take_16_byte_slots():
+    # three fp4 values in two bytes: the next tile starts at byte 16, element 32
+    src = _merged_script("float4_e2m1fn", 3, 4)
+    assert "b[32]" in src and "b[16]" not in src
+
+
 def test_short_error_keeps_the_message_of_a_tvm_pass_error():
     """TVM's pass errors put the message first, then the pass and a dump of the IR whose last line is
     "(... N lines skipped ...)": the LoweringError shows the message and the pass, not the dump's last line."""

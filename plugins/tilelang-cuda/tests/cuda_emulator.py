@@ -73,6 +73,14 @@ _STORE_NP = dict(_NP, bfloat16=np.uint16, bool=np.uint8)
 _FP8 = ("float8_e4m3", "float8_e4m3fn", "float8_e5m2")
 _NP.update(dict.fromkeys(_FP8, np.uint8))
 _STORE_NP.update(dict.fromkeys(_FP8, np.uint8))
+SUB_BYTE = {"float4_e2m1fn": 4, "int4": 4, "uint4": 4}  # packed two a byte; only addressed, never loaded here
+
+
+def _elem_bytes(dt: Any, idx: Any) -> Any:
+    """Byte offset of element `idx` of type `dt` (half a byte per element of a 4-bit type)."""
+    if dt.base in SUB_BYTE:
+        return np.asarray(idx, np.int64) * SUB_BYTE[dt.base] // 8
+    return np.asarray(idx, np.int64) * np.dtype(dt.store_np).itemsize
 
 
 @dataclass(frozen=True)
@@ -206,6 +214,52 @@ def _unpack(regs: np.ndarray, kind: str) -> np.ndarray:
     if kind in FP8:
         return fp8_decode(regs.view(np.uint8), kind)
     raise NotImplementedError(f"mma operand kind {kind}")
+
+
+# PTX ISA "Matrix Fragments for mma.m16n8k64" (.e2m1, packed 8 a register): a_i of register r = i // 8: row g
+# (+8 for r = 1, 3), column 8 t + i % 8 (+32 for r = 2, 3); b_i of register r: row (k) 8 t + i % 8 (+32 for r = 1),
+# column g
+_E2M1_A = _frag([_G + 8 * ((i // 8) & 1) for i in range(32)], [_TG * 8 + i % 8 + 32 * (i >= 16) for i in range(32)])
+_E2M1_B = _frag([_TG * 8 + i % 8 + 32 * (i >= 8) for i in range(16)], [_G for _ in range(16)])
+_E2M1 = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0])
+
+
+def _e2m1(regs: np.ndarray) -> np.ndarray:
+    """``(..., n)`` uint32 registers -> ``(..., 8 n)`` e2m1 values (lowest nibble first)."""
+    nib = (np.asarray(regs, np.uint32)[..., None] >> (4 * np.arange(8, dtype=np.uint32))) & 15
+    return _E2M1[nib.reshape(*regs.shape[:-1], -1)]
+
+
+def _ue4m3(byte: np.ndarray) -> np.ndarray:
+    e, m = (byte >> 3) & 15, byte & 7
+    return np.where(e == 0, m / 8.0 * 2.0 ** -6, (1 + m / 8.0) * 2.0 ** (e.astype(np.float64) - 7))
+
+
+def mma_block_scale_mxf4nvf4(a: np.ndarray, b: np.ndarray, c: np.ndarray, sfa: np.ndarray, sfb: np.ndarray,
+                             tid_a: np.ndarray, tid_b: np.ndarray) -> np.ndarray:
+    """``mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3``
+    per warp (PTX ISA, "Warp-level matrix multiply with block scaling"): byte j of a scale word scales K elements
+    16 j .. 16 j + 15. A's scales: within each quad, thread-id-a picks the lane pair (2 tid_a, 2 tid_a + 1); the
+    pair's first lane holds row g's word, the second row g + 8's. B's: lane tid_b of quad g holds column g's word."""
+    T = a.shape[0]
+    W = T // 32
+    A = np.zeros((W, 16, 64))
+    B = np.zeros((W, 64, 8))
+    A[:, _E2M1_A[0], _E2M1_A[1]] = _e2m1(a).reshape(W, 32, -1)
+    B[:, _E2M1_B[0], _E2M1_B[1]] = _e2m1(b).reshape(W, 32, -1)
+    sfa, sfb = np.asarray(sfa, np.uint32).reshape(W, 32), np.asarray(sfb, np.uint32).reshape(W, 32)
+    ta, tb = int(np.asarray(tid_a).reshape(-1)[0]), int(np.asarray(tid_b).reshape(-1)[0])
+    groups = np.arange(4, dtype=np.uint32)
+    rows = np.arange(16)
+    lane_a = 4 * (rows % 8) + 2 * ta + rows // 8
+    sa = _ue4m3((sfa[:, lane_a, None] >> (8 * groups)) & 255)  # (W, 16 rows, 4 groups)
+    sb = _ue4m3((sfb[:, 4 * np.arange(8) + tb, None] >> (8 * groups)) & 255)  # (W, 8 cols, 4 groups)
+    A = A * np.repeat(sa, 16, axis=2)
+    B = B * np.repeat(sb, 16, axis=2).transpose(0, 2, 1)
+    C = np.zeros((W, 16, 8))
+    C[:, _ACC_C[0], _ACC_C[1]] = np.asarray(c, np.float64).reshape(W, 32, 4)
+    D = A @ B + C
+    return D[:, _ACC_C[0], _ACC_C[1]].reshape(T, 4).astype(np.float32)
 
 
 def mma_sync(kind: str, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -1034,19 +1088,18 @@ class Emulator(DialectHelpers):
             buf = _buffer_of(load)
             idx = self._flat_index(buf, load.indices)
             bdt = _parse_dtype(str(buf.dtype))
-            size = np.dtype(bdt.store_np).itemsize
             off0 = int(buf.elem_offset)
             dvar = buf.id_
             bname = buf.name
-            return lambda emu: Ptr(emu.mems[dvar], emu.bases[dvar] + (idx(emu) + off0) * size, bdt, bname)
+            return lambda emu: Ptr(emu.mems[dvar], emu.bases[dvar] + _elem_bytes(bdt, idx(emu) + off0), bdt, bname)
         if name == "tvm_access_ptr":
             tdt = dtype_of(e.args[0])
             data, off = self.compile(e.args[1]), self.compile(e.args[2])
 
             def acc(emu: Emulator) -> Ptr:
                 p = data(emu)
-                size = np.dtype(tdt.store_np).itemsize if tdt.base != "handle" else 1
-                return Ptr(p.mem, p.off + np.asarray(off(emu)).astype(np.int64) * size, tdt, p.buf)
+                o = np.asarray(off(emu)).astype(np.int64)
+                return Ptr(p.mem, p.off + (o if tdt.base == "handle" else _elem_bytes(tdt, o)), tdt, p.buf)
             return acc
         if name == "if_then_else":
             return self._select(e.args[0], e.args[1], e.args[2], dt)
@@ -1381,6 +1434,24 @@ class Emulator(DialectHelpers):
 
     def _x_tl_mma_sp_e5m2_f32(self, a: list, dt: DType, e: Any) -> None:
         self._mma_sp(a, "e5m2")
+
+    def _x_tl_mma_block_scale_m16n8k64_mxf4nvf4_4x_e2m1_e2m1_ue4m3(self, a: list, dt: DType, e: Any) -> None:
+        self._full_warps("mma.sync block_scale")
+        acc, ap, bp, sfa, sfb, byte_a, tid_a, byte_b, tid_b = a
+        if np.any(np.asarray(byte_a)) or np.any(np.asarray(byte_b)):
+            raise EmulationError("scale_vec::4X takes byte-id 0")
+        for name, sel, hi in (("thread-id-a", tid_a, 1), ("thread-id-b", tid_b, 3)):
+            sel = np.asarray(sel)
+            if (sel.ndim and (sel != sel.reshape(-1)[0]).any()) or not 0 <= int(sel.reshape(-1)[0]) <= hi:
+                raise EmulationError(f"{name} must be a warp-uniform value in [0, {hi}], got {sel}")
+        c = self.ptr_read(acc, 16, "mma C").view(np.float32)
+        av = self.ptr_read(ap, 16, "mma A").view(np.uint32)
+        bv = self.ptr_read(bp, 8, "mma B").view(np.uint32)
+        sa = np.broadcast_to(np.asarray(sfa, np.uint32), (self.T,))
+        sb = np.broadcast_to(np.asarray(sfb, np.uint32), (self.T,))
+        d = mma_block_scale_mxf4nvf4(av, bv, c, sa, sb, tid_a, tid_b)
+        self.ptr_write(acc, np.ascontiguousarray(d).view(np.uint8).reshape(self.T, 16), "mma D")
+        self.stats["mma"] = self.stats.get("mma", 0) + 1
 
     def _x_tl_regs_copy16(self, a: list, dt: DType, e: Any) -> None:
         """Four 32-bit registers moved between per-thread arrays (an A fragment taken from registers)."""

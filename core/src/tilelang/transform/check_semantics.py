@@ -1,6 +1,7 @@
 """CheckSemantics: reject kernels the pipeline cannot lower, before any rewriting, with the kernel's location.
 
-Checks: every ``tl.*`` call is a known tile operator with enough arguments; its region operands are regions,
+Checks: every ``tl.*`` call is a known tile operator (core's, or one a backend lowers for the target) with enough
+arguments; its region operands are regions,
 buffers or elements; a ``T.copy``'s two regions have the same extents, unit ones aside (reported at its line); a
 ``local.fragment`` tile has a constant shape; thread extents are constants; tile ops and fragments appear only
 inside a ``T.Kernel`` launch; inside a ``T.Parallel`` loop a fragment is not stored at a fixed element other than
@@ -27,8 +28,23 @@ def _operand_ok(arg: Any) -> bool:
         isinstance(arg, tvm.ir.Var) and tirx.is_buffer_var(arg))
 
 
-def check(func: tirx.PrimFunc) -> None:
+def _backend_tile_op(name: str, target: Any) -> bool:
+    """Whether a backend registered a lowering of tile operator `name` for `target` (its own tile ops, e.g. the
+    CUDA backend's ``tl.mma_gemm_blockscaled``)."""
+    if target is None:
+        return False
+    from tilelang.backend.tile_ops import tile_op_impls_for
+
+    try:
+        return bool(tile_op_impls_for(name, target))
+    except Exception:  # an unknown target kind: no backend lowers the op there
+        return False
+
+
+def check(func: tirx.PrimFunc, target: Any = None) -> None:
     """Raise `LoweringError` for the first problem found."""
+    if target is None and func.attrs is not None:
+        target = func.attrs.get("target")
     launched = bool(C.launch_extents(func))
     C.block_threads(func)  # constant thread extents
     for ev in C.collect(func.body, tirx.Evaluate):
@@ -36,10 +52,10 @@ def check(func: tirx.PrimFunc) -> None:
         if found is None:
             continue
         name, call = found
-        if name not in _MIN_ARGS:
+        if name not in _MIN_ARGS and not _backend_tile_op(name, target):
             raise C.lowering_error(func, f"unknown tile operator {name!r}; known: {', '.join(sorted(_MIN_ARGS))}")
         args = list(call.args)
-        if len(args) < _MIN_ARGS[name]:
+        if len(args) < _MIN_ARGS.get(name, 1):
             raise C.lowering_error(func, f"{name} needs at least {_MIN_ARGS[name]} arguments, got {len(args)}")
         if not launched:
             raise C.lowering_error(func, f"{name} is used outside a T.Kernel launch")
@@ -83,7 +99,7 @@ def CheckSemantics(target: Any = None) -> tvm.transform.Pass:
 
     @C.prim_func_pass("tl.CheckSemantics")
     def check_semantics(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
-        check(func)
+        check(func, target)
         return func
 
     return check_semantics

@@ -107,6 +107,127 @@ def _take_locals(stmt: Any, taken: list[Any]) -> Any:
     return stmt
 
 
+_MARK = "tilelang.sub_byte_shared_index"
+_SMALL_BYTES = 64
+
+
+def _marker() -> Any:
+    from tilelang.ir.ops import register_tile_op
+
+    return register_tile_op(_MARK, "an index into a sub-byte shared tile, while the merge pass runs", effect="pure")
+
+
+def _sub_byte_bits(buf: Any) -> int | None:
+    """Bits of `buf`'s element when it is a scalar type narrower than a byte (float4_e2m1fn, int4), else None."""
+    dt = tvm.DataType(str(buf.ty.dtype))
+    return int(dt.bits) if dt.lanes == 1 and dt.bits < 8 else None
+
+
+def _mark_sub_byte(func: tirx.PrimFunc) -> tirx.PrimFunc:
+    """Before TVM's merge: each dynamic shared tile of a sub-byte type is declared by its byte count (TVM sizes a
+    tile as elements x ``DataType.bytes()``, one byte for a 4-bit type) and every index into it is wrapped in the
+    marker (TVM adds the tile's pool offset in bytes where the element index needs it in elements)."""
+    import tvm_ffi
+
+    vars_: list[Any] = []  # the sub-byte tiles and their data (compared with same_as: Python wrappers differ)
+    remap = {}
+    for alloc in C.allocations(func.body):
+        buf = alloc.buffer
+        bits = _sub_byte_bits(buf)
+        n = C.num_elements(buf.ty.shape)
+        if C.scope_of(buf) != "shared.dyn" or bits is None or n is None:
+            continue
+        nbytes = -(-n * bits // 8)
+        align = None
+        if nbytes <= _SMALL_BYTES:  # packed in 16-byte slots (TVM drops the offset of a tile of 8 bytes or less)
+            nbytes, align = max(nbytes, 16), 16
+        remap[buf] = C.buffer_with(buf, shape=[nbytes], align=align)
+        vars_ += [remap[buf], remap[buf].data]
+    if not vars_:
+        return func
+    op = _marker()
+
+    def sub_byte(var: Any) -> bool:
+        return any(var.same_as(v) for v in vars_)
+
+    def mark(i: Any) -> Any:
+        return tvm.ir.Call(op, [i], ret_ty=str(i.ty.dtype))
+
+    def on_load(ld: Any) -> Any:
+        if sub_byte(ld.source) and len(ld.indices) == 1:
+            return tirx.BufferLoad(ld.source, [mark(ld.indices[0])])
+        return ld
+
+    def on_store(st: Any) -> Any:
+        if sub_byte(st.buffer) and len(st.indices) == 1:
+            return tirx.BufferStore(st.buffer, st.value, [mark(st.indices[0])])
+        return st
+
+    def on_call(call: Any) -> Any:
+        if (isinstance(call.op, tvm.ir.Op) and call.op.name == "tirx.tvm_access_ptr" and sub_byte(call.args[1])):
+            args = list(call.args)
+            args[2] = mark(args[2])
+            return tvm.ir.Call(call.op, args, ret_ty=call.ty)
+        return call
+
+    body = C.substitute(func.body, remap)
+    body = tvm_ffi.structural_map(body, [(tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store),
+                                         (tvm.ir.Call, on_call)])
+    return C.with_body(func, body)
+
+
+def _unmark_sub_byte(func: tirx.PrimFunc) -> tirx.PrimFunc:
+    """After TVM's merge: ``marker(i) + offset`` (offset in bytes) becomes ``i + offset * 8 / bits``."""
+    import tvm_ffi
+
+    op = _marker()
+
+    def is_mark(x: Any) -> bool:
+        return isinstance(x, tvm.ir.Call) and x.op.same_as(op)
+
+    def scale(off: Any, load_bits: int) -> Any:
+        return off * (8 // load_bits)
+
+    def fix(idx: Any, load_bits: int) -> Any:
+        if is_mark(idx):
+            return idx.args[0]
+        if isinstance(idx, tirx.Add) and is_mark(idx.a):
+            return idx.a.args[0] + scale(idx.b, load_bits)
+        if isinstance(idx, tirx.Add) and is_mark(idx.b):
+            return idx.b.args[0] + scale(idx.a, load_bits)
+        return idx
+
+    def bits_of(dtype: str) -> int:
+        return int(tvm.DataType(dtype).bits)
+
+    def on_load(ld: Any) -> Any:
+        if len(ld.indices) == 1 and _has_mark(ld.indices[0]):
+            return tirx.BufferLoad(ld.source, [fix(ld.indices[0], bits_of(str(ld.source.ty.dtype)))])
+        return ld
+
+    def on_store(st: Any) -> Any:
+        if len(st.indices) == 1 and _has_mark(st.indices[0]):
+            return tirx.BufferStore(st.buffer, st.value, [fix(st.indices[0], bits_of(str(st.buffer.ty.dtype)))])
+        return st
+
+    def on_call(call: Any) -> Any:
+        if isinstance(call.op, tvm.ir.Op) and call.op.name == "tirx.tvm_access_ptr" and _has_mark(call.args[2]):
+            args = list(call.args)
+            args[2] = fix(args[2], bits_of(str(args[0].ty.dtype)))
+            return tvm.ir.Call(call.op, args, ret_ty=call.ty)
+        return call
+
+    def _has_mark(x: Any) -> bool:
+        return bool(C.collect(x, tvm.ir.Call, is_mark))
+
+    body = tvm_ffi.structural_map(func.body, [(tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store),
+                                              (tvm.ir.Call, on_call)])
+    leftover = C.collect(body, tvm.ir.Call, is_mark)
+    if leftover:
+        raise C.lowering_error(func, f"sub-byte shared tile index {leftover[0]} lost its pool offset in the merge")
+    return C.with_body(func, body)
+
+
 def MergeSharedMemoryAllocations(target: Any = None) -> tvm.transform.Pass:
     """TVM's MergeSharedMemoryAllocations (one pool for the block's dynamic shared tiles), with the kernel's
     top-level local allocations out of its way.
@@ -166,5 +287,13 @@ def MergeSharedMemoryAllocations(target: Any = None) -> tvm.transform.Pass:
 
         return C.with_body(func, visit(func.body)).without_attr(_HOISTED)
 
-    return tvm.transform.Sequential([hoist, s_tir.transform.MergeSharedMemoryAllocations(), restore],
+    @C.prim_func_pass("tl.MarkSubByteSharedIndices")
+    def mark(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
+        return _mark_sub_byte(func)
+
+    @C.prim_func_pass("tl.UnmarkSubByteSharedIndices")
+    def unmark(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
+        return _unmark_sub_byte(func)
+
+    return tvm.transform.Sequential([hoist, mark, s_tir.transform.MergeSharedMemoryAllocations(), unmark, restore],
                                     name="tl.MergeSharedMemoryAllocations")

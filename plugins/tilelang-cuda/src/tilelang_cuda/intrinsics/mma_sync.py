@@ -68,6 +68,39 @@ def mma_helper(shape: str, a: str, b: str, c: str) -> str:
             f'  asm volatile("{ptx}" : {outs} : {ins});\n}}\n')
 
 
+# block-scaled mma.sync (sm_120a): kind -> (shape, A / B PTX type, scale type) it is emitted for
+_BLOCK_SCALE_NAME = re.compile(r"\btl_mma_block_scale_(m\d+n\d+k\d+)_(mxf4nvf4)_(\d)x_([a-z0-9]+)_([a-z0-9]+)_"
+                               r"([a-z0-9]+)\b")
+BLOCK_SCALE_FORMS = {("m16n8k64", "mxf4nvf4", 4, "e2m1", "e2m1", "ue4m3")}
+
+
+def block_scale_helper_name(shape: str, kind: str, scale_vec: int, a: str, b: str, stype: str) -> str:
+    """The block-scaled helper of one form (ValueError for a form not emitted here)."""
+    form = (shape, kind, int(scale_vec), a, b, stype)
+    if form not in BLOCK_SCALE_FORMS:
+        raise ValueError(f"block-scaled mma.sync {shape} kind::{kind} scale_vec::{scale_vec}X {a} x {b} ({stype}) "
+                         f"is not emitted; forms: {sorted(BLOCK_SCALE_FORMS)}")
+    return f"tl_mma_block_scale_{shape}_{kind}_{scale_vec}x_{a}_{b}_{stype}"
+
+
+def block_scale_helper(shape: str, kind: str, scale_vec: str, a: str, b: str, stype: str) -> str:
+    """``acc`` (4 f32) += A (4 regs) * B (2 regs), scaled by the selected lanes' words `sfa` / `sfb`."""
+    name = block_scale_helper_name(shape, kind, int(scale_vec), a, b, stype)
+    ptx = (f"mma.sync.aligned.{shape}.row.col.kind::{kind}.block_scale.scale_vec::{scale_vec}X.f32.{a}.{b}.f32."
+           f"{stype} {{%0, %1, %2, %3}}, {{%4, %5, %6, %7}}, {{%8, %9}}, {{%0, %1, %2, %3}}, {{%10}}, "
+           f"{{%11, %12}}, {{%13}}, {{%14, %15}};\\n")
+    return (f"__device__ __forceinline__ void {name}(void* acc, const void* a, const void* b, unsigned sfa, "
+            "unsigned sfb, unsigned short byte_a, unsigned short thread_a, unsigned short byte_b, "
+            "unsigned short thread_b) {\n"
+            "  float* C = reinterpret_cast<float*>(acc);\n"
+            "  const unsigned* A = reinterpret_cast<const unsigned*>(a);\n"
+            "  const unsigned* B = reinterpret_cast<const unsigned*>(b);\n"
+            f'  asm volatile("{ptx}"\n'
+            '               : "+f"(C[0]), "+f"(C[1]), "+f"(C[2]), "+f"(C[3])\n'
+            '               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]), "r"(sfa), '
+            '"h"(byte_a), "h"(thread_a), "r"(sfb), "h"(byte_b), "h"(thread_b));\n}\n')
+
+
 EXTRA = {
     "tl_ldmatrix_x1": ("ldmatrix.sync.aligned.m8n8.x1.shared.b16", 1),
     "tl_ldmatrix_x1_trans": ("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16", 1),
@@ -101,6 +134,7 @@ __device__ __forceinline__ void tl_mma_store_16x16(D* dst, const S* regs, int st
 def helpers_for(source: str) -> str:
     """The generated mma.sync / ldmatrix / mma_store helpers `source` calls."""
     out = [mma_helper(*m) for m in sorted(set(_NAME.findall(source)))]
+    out += [block_scale_helper(*m) for m in sorted(set(_BLOCK_SCALE_NAME.findall(source)))]
     out += [_ldmatrix(n) for n in EXTRA if re.search(rf"\b{n}\b", source)]
     if "tl_mma_store_16x16" in source:
         out.append(MMA_STORE)

@@ -237,6 +237,50 @@ def tcgen05_gemm(A: Any, B: Any, C: Any, transpose_A: bool = False, transpose_B:
     return call("tcgen05_gemm", "handle", [a, b, c, bool(transpose_A), bool(transpose_B), expr(clear_accum), bar])
 
 
+@public
+def mma_gemm_blockscaled(A: Any, B: Any, C: Any, SFA: Any, SFB: Any, transpose_A: bool = False,
+                         transpose_B: bool = False, policy: Any = GemmWarpPolicy.Square, clear_accum: bool = False,
+                         *, k_start: Any, sf_a_granularity_k: int, sf_b_granularity_k: int,
+                         sf_layout: str | None = None) -> None:
+    """``C (+)= (A * SFA) @ (B * SFB)^T`` on sm_120a block-scaled ``mma.sync`` (``kind::mxf4nvf4``,
+    ``scale_vec::4X``, ue4m3 scales): A ``[M, K]`` and B ``[N, K]`` (``transpose_B=True``) packed e2m1 shared
+    tiles, C an fp32 fragment, SFA ``[M, K/64]`` / SFB ``[N, K/64]`` uint32 tiles of four ue4m3 bytes (one per
+    `sf_*_granularity_k` = 16 K elements). `k_start`: the K of this tile, for ``sf_layout="rowmajor"`` (the
+    default) scale tiles indexed by global word column; ``"blockscaled_chunk_kmajor"`` tiles hold this K chunk's
+    words in CUTLASS's K-major order (`tilelang.cuda.intrinsics.macro.mma_sm120_macro_generator`)."""
+    from tvm import tirx
+    from tvm.script.ir_builder import tirx as B_
+
+    from tilelang.ir import ops
+    from tilelang.ir import region as R
+    from tilelang_cuda.intrinsics.macro.mma_sm120_macro_generator import SF_LAYOUTS
+    from tilelang_cuda.language._emit import expr
+
+    what = "T.mma_gemm_blockscaled"
+    a, b, c = _gemm_regions(A, B, C, what)
+    sfa, sfb = _gemm_regions(SFA, SFB, C, what)[:2]
+    layout = "rowmajor" if sf_layout is None else str(sf_layout)
+    if layout not in SF_LAYOUTS:
+        raise ValueError(f"Unsupported SM120 scale layout: {layout}; use one of {', '.join(SF_LAYOUTS)}")
+    for name, region, scopes in (("A", a, ("shared", "shared.dyn")), ("B", b, ("shared", "shared.dyn")),
+                                 ("C", c, ("local.fragment",)), ("SFA", sfa, ("shared", "shared.dyn")),
+                                 ("SFB", sfb, ("shared", "shared.dyn"))):
+        scope = R.buffer_scope(region.source)
+        if scope not in scopes:
+            raise KernelTypeError(f"{what}: {name} is {R.describe(region.source)}; it must be in scope "
+                                  f"{' or '.join(scopes)}")
+    for name, region in (("SFA", sfa), ("SFB", sfb)):
+        if R.buffer_dtype(region.source) != "uint32":
+            raise KernelTypeError(f"{what}: {name} must hold uint32 scale words, got {R.buffer_dtype(region.source)}")
+    ops.register_tile_op("tl.mma_gemm_blockscaled", "sm_120 block-scaled mma.sync GEMM",
+                         printer_name="tl.mma_gemm_blockscaled")
+    i32 = lambda v: tirx.IntImm("int32", int(v))
+    args = [a, b, c, sfa, sfb, i32(bool(transpose_A)), i32(bool(transpose_B)), i32(int(policy)),
+            i32(bool(clear_accum)), expr(k_start), i32(const_int(sf_a_granularity_k, "sf_a_granularity_k")),
+            i32(const_int(sf_b_granularity_k, "sf_b_granularity_k")), expr(layout)]
+    B_.evaluate(ops.tile_call("tl.mma_gemm_blockscaled", args))
+
+
 def _not_offered(name: str, what: str) -> Any:
     def not_offered(*args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"T.{name} ({what}) is not implemented by the tilelang-cuda backend; dequantize "
@@ -249,7 +293,6 @@ def _not_offered(name: str, what: str) -> Any:
 
 
 tcgen05_gemm_blockscaled = _not_offered("tcgen05_gemm_blockscaled", "block-scaled tcgen05 GEMM")
-mma_gemm_blockscaled = _not_offered("mma_gemm_blockscaled", "sm_120 block-scaled mma GEMM")
 make_blockscaled_gemm_layout = _not_offered("make_blockscaled_gemm_layout", "block-scaled GEMM scale layouts")
 tcgen05_gemm_sp = _not_offered("tcgen05_gemm_sp", "2:4 sparse tcgen05 GEMM")
 wgmma_gemm_sp = _not_offered("wgmma_gemm_sp", "2:4 sparse wgmma GEMM")

@@ -172,6 +172,32 @@ def ptx_mma_sp(dtype: Any, shape: str, A_layout: str, B_layout: str, A_dtype: st
 
 
 @_dtype_first
+def ptx_mma_block_scale(dtype: Any, shape: str, A_layout: str, B_layout: str, kind: str, scale_vec_size: int,
+                        A_dtype: str, B_dtype: str, stype: str, multiplicand_a: Any, a_index: Any,
+                        multiplicand_b: Any, b_index: Any, accumulator: Any, c_index: Any, scale_a: Any,
+                        scale_b: Any, byte_id_a: Any = 0, thread_id_a: Any = 0, byte_id_b: Any = 0,
+                        thread_id_b: Any = 0) -> Any:
+    """``mma.sync.aligned.{shape}.row.col.kind::{kind}.block_scale.scale_vec::{N}X`` (sm_120a): like
+    `ptx_mma`, each lane also giving a 32-bit scale word of A and of B (`scale_a` / `scale_b`: a ``uint32``
+    element or ``T.access_ptr`` of one); the instruction takes the words of the lanes the thread selectors
+    (`thread_id_a` / `thread_id_b`) pick, from byte `byte_id_*` on."""
+    from tilelang_cuda.intrinsics.macro.mma_sm120_macro_generator import _scale_value, block_scale_mma_config
+
+    if (str(A_layout), str(B_layout)) != ("row", "col"):
+        raise ValueError(f"T.ptx_mma_block_scale supports the row.col operand layouts, got {A_layout}.{B_layout}")
+    cfg = block_scale_mma_config(str(kind), const_int(scale_vec_size, "T.ptx_mma_block_scale scale_vec_size"),
+                                 str(stype))
+    if (str(shape), str(A_dtype), str(B_dtype)) != (cfg.mma_prefix, cfg.a_dtype_abbrv, cfg.b_dtype_abbrv):
+        raise ValueError(f"T.ptx_mma_block_scale kind::{cfg.kind} is {cfg.mma_prefix} on {cfg.a_dtype_abbrv} x "
+                         f"{cfg.b_dtype_abbrv}, got {shape} on {A_dtype} x {B_dtype}")
+    return call("ptx_mma_block_scale", "handle",
+                [str(dtype), cfg.mma_prefix, cfg.kind, cfg.scale_vec_size, cfg.a_dtype_abbrv, cfg.b_dtype_abbrv,
+                 cfg.scale_type, _regs(multiplicand_a, a_index), _regs(multiplicand_b, b_index),
+                 _regs(accumulator, c_index), _scale_value(scale_a), _scale_value(scale_b), byte_id_a,
+                 thread_id_a, byte_id_b, thread_id_b])
+
+
+@_dtype_first
 def mma_fill(dtype: Any, local_size: int, local_ptr: Any, offset: Any) -> Any:
     """Zero `local_size` accumulator registers from element `offset`."""
     return call("mma_fill", "handle", [str(dtype), const_int(local_size, "T.mma_fill local_size"),
@@ -200,8 +226,6 @@ ptx_wgmma_sp_ss = _unsupported("ptx_wgmma_sp_ss", "sparse wgmma on descriptors",
                                "use T.gemm_sp (wgmma.mma_async.sp on sm_90a) or T.ptx_mma_sp")
 ptx_wgmma_sp_rs = _unsupported("ptx_wgmma_sp_rs", "sparse wgmma on registers",
                                "use T.gemm_sp (wgmma.mma_async.sp on sm_90a) or T.ptx_mma_sp")
-ptx_mma_block_scale = _unsupported("ptx_mma_block_scale", "sm_120 block-scaled mma",
-                                   "dequantize the operands and use T.gemm")
 ptx_tcgen05_mma_blockscaled_ss = _unsupported("ptx_tcgen05_mma_blockscaled_ss", "block-scaled tcgen05.mma",
                                               "dequantize the operands and use T.tcgen05_gemm")
 

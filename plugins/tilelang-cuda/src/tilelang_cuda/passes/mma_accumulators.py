@@ -7,7 +7,8 @@ pass (at ``pre_layout``) replaces the fragment by per-thread registers (scope ``
 in that layout:
 
 - ``tl.gemm(A, B, C)`` gets the register buffer and the layout as extra arguments (lowered by
-  `tilelang_cuda.tileops.gemm`), so does ``tl.gemm_sp(A, E, B, C)`` (`tilelang_cuda.tileops.gemm_sp`);
+  `tilelang_cuda.tileops.gemm`), so does ``tl.gemm_sp(A, E, B, C)`` (`tilelang_cuda.tileops.gemm_sp`) and
+  ``tl.mma_gemm_blockscaled`` (sm_120 block-scaled fp4, 16 x 16 warp atoms; `tilelang_cuda.tileops.gemm_blockscaled`);
   ``tl.fill`` and ``tl.copy`` from/to non-fragment memory become per-thread
   register loops; a ``T.Parallel(M, N)`` nest that indexes C by its own loop variables (and writes no other
   fragment) runs over the thread's registers;
@@ -151,6 +152,23 @@ def gemm_sp_layout(call: Any, target: Any, threads: int) -> AccumulatorLayout | 
     return choose(mn[0], mn[1], threads // 32, policy, n_unit=16)
 
 
+BLOCK_SCALED = "tl.mma_gemm_blockscaled"
+BLOCK_SCALED_ARGS = 13  # its own arguments; the accumulator layout follows
+
+
+def blockscaled_layout(call: Any, target: Any, threads: int) -> AccumulatorLayout | None:
+    """The accumulator layout of a ``T.mma_gemm_blockscaled`` call (sm_120 block-scaled mma.sync: 16 x 16 atoms
+    per warp, so M splits in 16-row and N in 16-column warp tiles), or None."""
+    args = list(call.args)
+    c = args[2]
+    if C.scope_of(c.source) != FRAGMENT or len(c.source.ty.shape) != 2 or not full_region(c) or threads % 32:
+        return None
+    mn = _static(list(c.source.ty.shape))
+    if mn is None:
+        return None
+    return choose(mn[0], mn[1], threads // 32, C.as_int(args[7]) or 0, n_unit=16)
+
+
 class _Plan:
     """Per candidate fragment: its layout, then whether every use is understood."""
 
@@ -165,7 +183,12 @@ class _Plan:
         c = call.args[3 if sparse else 2]
         if not isinstance(c, tvm.ir.TensorRegion) or c.source not in self.fragments:
             return
-        layout = (gemm_sp_layout if sparse else gemm_layout)(call, self.target, self.threads)
+        if sparse:
+            layout = gemm_sp_layout(call, self.target, self.threads)
+        elif call.op.name == BLOCK_SCALED:
+            layout = blockscaled_layout(call, self.target, self.threads)
+        else:
+            layout = gemm_layout(call, self.target, self.threads)
         if layout is None or self.layouts.get(c.source, layout) != layout:
             self.bad.add(c.source)
         else:
@@ -182,6 +205,8 @@ class _Plan:
                 ok = ok and index in (0, 1, 2)
             elif name == "tl.gemm_sp":
                 ok = ok and index == 3
+            elif name == BLOCK_SCALED:
+                ok = ok and index == 2
             elif name == "tl.fill":
                 ok = ok and index == 0
             elif name == "tl.copy":
@@ -254,6 +279,8 @@ def _plan(func: Any, target: Any) -> tuple[dict[Any, AccumulatorLayout], dict[An
         found = C.tile_op_of(ev)
         if found is not None and found[0] == "tl.gemm":
             _check_fp8(func, found[1], target)
+            plan.add_gemm(found[1])
+        elif found is not None and found[0] == BLOCK_SCALED:
             plan.add_gemm(found[1])
         elif found is not None and found[0] == "tl.gemm_sp":
             plan.add_gemm(found[1], sparse=True)
@@ -330,6 +357,10 @@ class _Rewriter:
         new_args = list(args)
         for index, arg in enumerate(args):
             if isinstance(arg, tvm.ir.TensorRegion) and arg.source in self.layouts:
+                if name == BLOCK_SCALED and index == 2:
+                    new_args = [*args[:2], self.reg_region(arg.source), *args[3:BLOCK_SCALED_ARGS]]
+                    new_args += [tirx.IntImm("int32", v) for v in self.layouts[arg.source].to_args()]
+                    break
                 if name == "tl.gemm" and index == 2:
                     new_args[2] = self.reg_region(arg.source)
                     new_args = new_args[:7] + [tirx.IntImm("int32", v) for v in self.layouts[arg.source].to_args()]

@@ -17,7 +17,7 @@ from typing import Any
 from tvm import tirx
 
 from tilelang.backend import TileOpImpl
-from tilelang.backend.sdk import dtype_bytes
+from tilelang.backend.sdk import dtype_bits, dtype_bytes
 from tilelang.layout import unravel
 from tilelang.transform import utils as C
 from tilelang_cuda.tileops.common import addr, arch_number, extern, is_cuda, sync
@@ -35,7 +35,7 @@ def _plan(ctx: Any) -> tuple[Any, Any, list[int], int] | None:
     dtype = str(src.source.ty.dtype)
     if dtype != str(dst.source.ty.dtype) or arch_number(ctx.target) < 80:
         return None
-    vec = VECTOR_BYTES // dtype_bytes(dtype)
+    vec = VECTOR_BYTES * 8 // int(dtype_bits(dtype))  # elements per 16-byte vector (32 of a 4-bit type)
     sdims = [d for d, r in enumerate(src.region) if not C.is_const(r.extent, 1)]
     ddims = [d for d, r in enumerate(dst.region) if not C.is_const(r.extent, 1)]
     sext = [C.as_int(src.region[d].extent) for d in sdims]

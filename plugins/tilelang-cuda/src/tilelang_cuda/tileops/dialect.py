@@ -56,6 +56,7 @@ TCGEN05 = _r(100, "tcgen05 and tensor memory", True, _DATACENTER_BLACKWELL)
 PDL = _r(90, "programmatic dependent launch (griddepcontrol)")
 LDMATRIX = _r(75, "ldmatrix")
 MMA = _r(80, "mma.sync")
+MMA_BLOCK_SCALE = _r(120, "block-scaled mma.sync (kind::mxf4nvf4)", True, (120, 121))
 V256 = _r(100, "256-bit global loads and stores")
 BASE = _r(70, "this instruction")
 
@@ -479,6 +480,19 @@ def _mma_sp(ctx: Any) -> Any:
     b_hi = tirx.BufferLoad(b.source, [*list(b.indices)[:-1], b.indices[-1] + 2 * 32 // bits])
     meta = ext("tl_u32_at", addr_of(e), dtype="uint32")
     return ext(name, addr_of(c), addr_of(a), addr_of(b), addr_of(b_hi), meta)
+
+
+@lowering("ptx_mma_block_scale", MMA_BLOCK_SCALE)
+def _mma_block_scale(ctx: Any) -> Any:
+    from tilelang_cuda.intrinsics.mma_sync import block_scale_helper_name
+
+    args = list(ctx.args)
+    shape, kind = str(args[1].value), str(args[2].value)
+    a_t, b_t, stype = (str(args[i].value) for i in (4, 5, 6))
+    name = block_scale_helper_name(shape, kind, ctx.int_arg(3), a_t, b_t, stype)
+    a, b, c = args[7], args[8], args[9]
+    sels = [tirx.Cast("uint16", x) for x in args[12:16]]
+    return ext(name, addr_of(c), addr_of(a), addr_of(b), _as_u32(args[10]), _as_u32(args[11]), *sels)
 
 
 @lowering("mma_fill", BASE)

@@ -17,7 +17,9 @@ The emitter's methods are called inside a kernel body; they emit statements wher
 
 from __future__ import annotations
 
+import contextlib
 import enum
+from collections.abc import Iterator
 from typing import Any
 
 from tilelang_cuda.intrinsics.layout.mma_layout import (
@@ -30,7 +32,7 @@ from tilelang_cuda.intrinsics.layout.mma_layout import (
 )
 from tilelang_cuda.intrinsics.layout.utils import get_ldmatrix_offset
 
-__all__ = ["TensorCoreIntrinEmitter", "TensorCoreIntrinEmitterWithLadderTransform", "TransformKind"]
+__all__ = ["collecting", "TensorCoreIntrinEmitter", "TensorCoreIntrinEmitterWithLadderTransform", "TransformKind"]
 
 
 class TransformKind(enum.IntEnum):
@@ -48,14 +50,46 @@ def _bits(dtype: Any) -> int:
     return int(dtype_bits(str(dtype)))
 
 
+_COLLECTORS: list[list[Any]] = []
+
+
+@contextlib.contextmanager
+def collecting() -> Iterator[list[Any]]:
+    """Inside this context the emitters append their statements to the yielded list instead of the IR builder's
+    frame (a tile-op lowering runs an emitter outside any ``T.prim_func`` body)."""
+    stmts: list[Any] = []
+    _COLLECTORS.append(stmts)
+    try:
+        yield stmts
+    finally:
+        _COLLECTORS.pop()
+
+
 def _emit(stmt_or_call: Any) -> None:
     import tvm
+    from tvm import tirx
     from tvm.script.ir_builder import tirx as B
 
-    if isinstance(stmt_or_call, tvm.ir.Expr):
+    if _COLLECTORS:
+        is_expr = isinstance(stmt_or_call, tvm.ir.Expr)
+        _COLLECTORS[-1].append(tirx.Evaluate(stmt_or_call) if is_expr else stmt_or_call)
+    elif isinstance(stmt_or_call, tvm.ir.Expr):
         B.evaluate(stmt_or_call)
     else:
         B.add_to_parent(stmt_or_call)
+
+
+def _alloc_registers(n: int, dtype: str, name: str) -> Any:
+    """A local register array of `n` `dtype` elements in the current emission (builder frame or collector)."""
+    if not _COLLECTORS:
+        from tilelang.language import alloc_local
+
+        return alloc_local((n,), dtype)
+    from tvm import tirx
+
+    buf = tirx.decl_buffer((n,), dtype, name=name, scope="local")
+    _COLLECTORS[-1].append(tirx.AllocBuffer(buf))
+    return buf
 
 
 class TensorCoreIntrinEmitter:

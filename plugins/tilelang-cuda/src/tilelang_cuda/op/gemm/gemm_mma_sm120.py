@@ -1,5 +1,6 @@
-"""Consumer Blackwell (sm_120) GEMMs: dense ``mma.sync`` as on sm_80; the block-scaled path
-(``GEMM_INST_MMA_BLOCK_SCALED``) is not lowered by this backend."""
+"""Consumer Blackwell (sm_120) GEMMs: dense ``mma.sync`` as on sm_80, and the block-scaled path
+(``GEMM_INST_MMA_BLOCK_SCALED``: ``T.mma_gemm_blockscaled`` on ``kind::mxf4nvf4`` block-scaled ``mma.sync``,
+lowered by `tilelang_cuda.tileops.gemm_blockscaled` through `TensorCoreIntrinEmitterSM120`)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ class GemmMMASm120BlockScaled(GemmMMA):
     inst = GEMM_INST_MMA_BLOCK_SCALED
     intrin_emitter_cls = TensorCoreIntrinEmitterSM120
     min_arch = 120
+    supported_sf_layouts = ("rowmajor", "blockscaled_chunk_kmajor")
 
     @classmethod
     def matches(cls, target: Any) -> bool:
@@ -24,6 +26,9 @@ class GemmMMASm120BlockScaled(GemmMMA):
 
         return target_is_sm120(target)
 
-    def lower(self, ctx: Any) -> Any:
-        raise NotImplementedError("block-scaled sm_120 GEMMs are not lowered by the tilelang-cuda backend; "
-                                  "dequantize the operands and use T.gemm")
+    @classmethod
+    def tile_op_impl(cls) -> Any:
+        """The lowering of ``tl.mma_gemm_blockscaled`` (`tilelang_cuda.tileops.gemm_blockscaled`)."""
+        from tilelang_cuda.tileops.gemm_blockscaled import GEMM_BLOCKSCALED
+
+        return GEMM_BLOCKSCALED
