@@ -143,10 +143,20 @@ def lower_tma_copy(ctx: Any) -> Any:
         nbytes = sum(_count(box) for box, *_ in boxes) * dtype_bytes(str(src.source.ty.dtype))
         issue = [stmt("tl_mbarrier_expect_tx", addr_of(bar), nbytes)]
         cluster_mask = C.as_int(mask)
+        paired = _completes_on_leader(ctx, bar)
+        if paired:  # every CTA of the cluster loads its box; CTA 0's copy of the barrier expects all of them
+            from tilelang_cuda.tileops.dialect_tensorcore import cluster_dims
+
+            size = 1
+            for d in cluster_dims(ctx.func) or (1,):
+                size *= d
+            issue = [tirx.IfThenElse(ext("tl_cluster_ctarank", dtype="int32") == 0,
+                                     stmt("tl_mbarrier_expect_tx", addr_of(bar), nbytes * size), None)]
         for box, swizzle, sptr, coords in boxes:
             tmap = map_token(str(src.source.name), box, swizzle)
             rank = len(box)
-            unicast = stmt(f"tl_tma_copy_load_{rank}d", tmap, sptr, addr_of(bar), *coords)
+            form = "tl_tma_copy_load_2sm" if paired else "tl_tma_copy_load"
+            unicast = stmt(f"{form}_{rank}d", tmap, sptr, addr_of(bar), *coords)
             if cluster_mask is None or cluster_mask < 0:
                 issue.append(unicast)
                 continue
@@ -165,6 +175,32 @@ def lower_tma_copy(ctx: Any) -> Any:
                           *coords))
     issue.append(stmt("tl_tma_store_arrive"))
     return Lowered(None, [tirx.IfThenElse(leader, seq(issue), None)])
+
+
+def is_cluster_barrier(func: Any, bar: Any) -> bool:
+    """Whether the barrier element `bar` belongs to a ``T.alloc_cluster_barrier`` allocation."""
+    buf = bar.source if isinstance(bar, tirx.BufferLoad) else None
+    if buf is None:
+        return False
+    inits = C.collect(func.body, tvm.ir.Call, lambda c: isinstance(c.op, tvm.ir.Op)
+                      and c.op.name == "tl.init_cluster_barriers")
+    return any(isinstance(c.args[0], tirx.BufferLoad) and c.args[0].source.same_as(buf) for c in inits)
+
+
+def _completes_on_leader(ctx: Any, bar: Any) -> bool:
+    """A load on a cluster barrier on Blackwell (as the reference lowers it): each CTA issues the cta_group::2 form
+    of the copy, whose bytes complete on CTA 0's copy of the barrier, and only CTA 0 expects them (the cluster's
+    total), so the leader's MMA of a CTA pair waits for both CTAs' tiles."""
+    from tilelang_cuda.tileops.dialect import _arch
+
+    if mask_of(ctx) is not None or _arch(ctx.target)[0] < 100 or not is_cluster_barrier(ctx.func, bar):
+        return False
+    return True
+
+
+def mask_of(ctx: Any) -> int | None:
+    mask = C.as_int(ctx.args[3])
+    return None if mask is None or mask < 0 else mask
 
 
 def _count(box: list[int]) -> int:
