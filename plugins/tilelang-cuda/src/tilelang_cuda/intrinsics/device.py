@@ -450,6 +450,23 @@ __device__ __forceinline__ void tl_tcgen05_mma_ts_{_kind}_cg{_g}(unsigned d_tmem
                :: "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(accumulate) : "memory");
 }}""")
         if _g == 1:
+            # the one-CTA form with its disable-output-lane masks (four 32-bit words over the 128 lanes)
+            _helper(f"tl_tcgen05_mma_ss_{_kind}_masked", rf"""
+__device__ __forceinline__ void tl_tcgen05_mma_ss_{_kind}_masked(unsigned d_tmem, unsigned long long a_desc,
+    unsigned long long b_desc, unsigned idesc, int accumulate, unsigned m0, unsigned m1, unsigned m2, unsigned m3) {{
+  asm volatile("{{\n .reg .pred p;\n setp.ne.b32 p, %4, 0;\n"
+               " tcgen05.mma.cta_group::1.kind::{_kind} [%0], %1, %2, %3, {{%5, %6, %7, %8}}, p;\n}}\n"
+               :: "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(accumulate), "r"(m0), "r"(m1), "r"(m2),
+                  "r"(m3) : "memory");
+}}""")
+            _helper(f"tl_tcgen05_mma_ts_{_kind}_masked", rf"""
+__device__ __forceinline__ void tl_tcgen05_mma_ts_{_kind}_masked(unsigned d_tmem, unsigned a_tmem,
+    unsigned long long b_desc, unsigned idesc, int accumulate, unsigned m0, unsigned m1, unsigned m2, unsigned m3) {{
+  asm volatile("{{\n .reg .pred p;\n setp.ne.b32 p, %4, 0;\n"
+               " tcgen05.mma.cta_group::1.kind::{_kind} [%0], [%1], %2, %3, {{%5, %6, %7, %8}}, p;\n}}\n"
+               :: "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(accumulate), "r"(m0), "r"(m1), "r"(m2),
+                  "r"(m3) : "memory");
+}}""")
             # the weight-stationary form (.ws: M 32 / 64 / 128, B kept in the collector buffer; one CTA only)
             _helper(f"tl_tcgen05_mma_ws_ss_{_kind}", rf"""
 __device__ __forceinline__ void tl_tcgen05_mma_ws_ss_{_kind}(unsigned d_tmem, unsigned long long a_desc,

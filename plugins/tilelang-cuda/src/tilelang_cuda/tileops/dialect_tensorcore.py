@@ -26,8 +26,13 @@ from tilelang_cuda.wgmma_layout import tile_layout
 UMMA_SWIZZLE = {128: 2, 64: 4, 32: 6}  # SM100 descriptor layout field of a swizzle width in bytes
 FORMATS = {"float16": 0, "bfloat16": 1}
 MX_FORMATS = {"float8_e4m3fn": 0, "float8_e4m3": 0, "float8_e5m2": 1}  # kind::mxf8f6f4 A / B formats
+# the kinds of the raw ``T.ptx_tcgen05_mma_*`` instructions and the ``kind_dtype`` names that select them
+RAW_KINDS = {"f16": ("float16", "bfloat16"), "tf32": ("tf32", "float32"), "i8": ("int8", "uint8"),
+             "f8f6f4": ("float8_e4m3", "float8_e4m3fn", "float8_e5m2", "float6_e2m3fn", "float6_e3m2fn",
+                        "float4_e2m1fn")}
 # the argument index of the use_2cta flag of each construct that has one
-TWO_CTA_FLAG = {"tl.tcgen05_gemm": 7, "tl.tcgen05_gemm_blockscaled": 12, "tl.tcgen05_cp_warpx4": 4}
+TWO_CTA_FLAG = {"tl.tcgen05_gemm": 7, "tl.tcgen05_gemm_blockscaled": 12, "tl.tcgen05_cp_warpx4": 4,
+                "tl.ptx_tcgen05_mma_ss": 14, "tl.ptx_tcgen05_mma_ts": 13, "tl.ptx_tcgen05_mma_blockscaled_ss": 15}
 
 
 def instruction_descriptor(m: int, n: int, ab: str, a_k_major: bool, b_k_major: bool) -> int:
@@ -161,7 +166,8 @@ def _issue(ctx: Any, a: Any, b: Any, c: Any, ta: bool, tb: bool, clear: Any, pai
             a_desc = desc(a_mins, a.source, tiles["A"], a_k_major, 0, ks)
             b_desc = desc(b_mins, b.source, tiles["B"], b_k_major, nb * atom_n, ks)
             if block_scale is None:
-                issue.append(stmt(f"tl_tcgen05_mma_ss_{kind}_cg{group}", d_addr, a_desc, b_desc, idesc, accumulate))
+                helper = "tl_tcgen05_mma_ss" if (kind, group) == ("f16", 1) else f"tl_tcgen05_mma_ss_{kind}_cg{group}"
+                issue.append(stmt(helper, d_addr, a_desc, b_desc, idesc, accumulate))
                 continue
             sfa, sfb, k_start, ga, gb = block_scale
             k_at = k_start + ks * atom_k
@@ -244,7 +250,7 @@ def lower_cp_warpx4(ctx: Any) -> Any:
     from tilelang_cuda.tileops.dialect import ptr_add
 
     helper = "tl_tcgen05_cp_warpx4_2cta" if pair else "tl_tcgen05_cp_warpx4"
-    steps = [stmt(helper, ptr_add(ptr, 128 * i), base + tirx.Cast("uint32", col + 4 * i))
+    steps = [stmt(helper, _unsynced(ptr_add(ptr, 128 * i)), base + tirx.Cast("uint32", col + 4 * i))
              for i in range(ctx.int_arg(3))]
     return Lowered(None, [tirx.IfThenElse(_issuer(ctx, extra, pair), seq(steps), None)])
 
@@ -253,10 +259,90 @@ def lower_sf_transpose(ctx: Any) -> Any:
     from tilelang_cuda.tileops.dialect import ptr_add
 
     ptr = ctx.args[0]
-    return Lowered(None, [stmt("tl_tcgen05_sf_warp_transpose", ptr_add(ptr, 128 * i)) for i in range(ctx.int_arg(1))])
+    return Lowered(None, [stmt("tl_tcgen05_sf_warp_transpose", _unsynced(ptr_add(ptr, 128 * i)))
+                          for i in range(ctx.int_arg(1))])
+
+
+def _unsynced(ptr: Any) -> Any:
+    """`ptr` with access mask 0, as the TMA copies' shared pointers: the scale-factor staging of a warp-specialised
+    kernel is ordered by its mbarriers and tcgen05 fences, not by block barriers (which cannot sit inside the
+    warps' branches)."""
+    from tilelang_cuda.tileops.dialect import is_call
+
+    if not is_call(ptr, "tirx.tvm_access_ptr"):
+        return ptr
+    a = list(ptr.args)
+    return tirx.call_intrin("handle", "tirx.tvm_access_ptr", a[0], a[1], a[2], a[3], 0)
+
+
+def _kind(ctx: Any, kind_dtype: Any) -> str:
+    """The tcgen05.mma kind of a raw instruction's `kind_dtype` (the reference's selector)."""
+    name = str(kind_dtype.value if isinstance(kind_dtype, tvm.ir.StringImm) else kind_dtype)
+    for kind, names in RAW_KINDS.items():
+        if name in names:
+            return kind
+    raise ctx.error(f"kind_dtype {name!r} names no tcgen05.mma kind; use one of "
+                    f"{', '.join(n for names in RAW_KINDS.values() for n in names)}")
+
+
+def _tmem_address(ctx: Any, load: Any, offset: Any) -> Any:
+    slot, _ = slot_of(ctx.func, load.source)
+    return tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)]) + tirx.Cast("uint32", offset)
+
+
+def _advanced(desc: Any, byte_offset: Any) -> Any:
+    """A descriptor whose start address moved by `byte_offset` bytes (the field counts 16-byte units)."""
+    if C.is_const(byte_offset, 0):
+        return desc
+    return desc + tirx.Cast("uint64", tirx.shift_right(byte_offset, tirx.IntImm(str(byte_offset.ty.dtype), 4)))
+
+
+def _elected(stmts: list[Any]) -> Any:
+    """`stmts` on one elected lane of the calling warp (the raw MMAs are issued by a single thread)."""
+    return Lowered(None, [tirx.IfThenElse(ext("tl_elect_one", dtype="bool"), seq(stmts), None)])
+
+
+def lower_raw_mma_ss(ctx: Any) -> Any:
+    kind_dtype, da, a_off, db, b_off, c, c_off, idesc, scale_out, *masks_flags = ctx.args
+    *masks, ws, pair = masks_flags
+    kind, ws, pair = _kind(ctx, kind_dtype), bool(C.as_int(ws)), bool(C.as_int(pair))
+    args = [_tmem_address(ctx, c, c_off), _advanced(da, a_off), _advanced(db, b_off), tirx.Cast("uint32", idesc),
+            tirx.Cast("int32", scale_out)]
+    if ws:
+        return _elected([stmt(f"tl_tcgen05_mma_ws_ss_{kind}", *args)])
+    if pair:
+        return _elected([stmt(f"tl_tcgen05_mma_ss_{kind}_cg2", *args)])
+    return _elected([stmt(f"tl_tcgen05_mma_ss_{kind}_masked", *args, *[tirx.Cast("uint32", m) for m in masks])])
+
+
+def lower_raw_mma_ts(ctx: Any) -> Any:
+    kind_dtype, a, a_off, db, b_off, c, c_off, idesc, scale_out, *masks_flag = ctx.args
+    *masks, pair = masks_flag
+    kind, pair = _kind(ctx, kind_dtype), bool(C.as_int(pair))
+    args = [_tmem_address(ctx, c, c_off), _tmem_address(ctx, a, a_off), _advanced(db, b_off),
+            tirx.Cast("uint32", idesc), tirx.Cast("int32", scale_out)]
+    if pair:
+        return _elected([stmt(f"tl_tcgen05_mma_ts_{kind}_cg2", *args)])
+    return _elected([stmt(f"tl_tcgen05_mma_ts_{kind}_masked", *args, *[tirx.Cast("uint32", m) for m in masks])])
+
+
+def lower_raw_mma_blockscaled(ctx: Any) -> Any:
+    kind_dtype, da, a_off, db, b_off, c, c_off, idesc, scale_out, sfa, sfa_off, sfb, sfb_off, _r0, _r1, pair = \
+        ctx.args
+    name = str(kind_dtype.value if isinstance(kind_dtype, tvm.ir.StringImm) else kind_dtype)
+    if name not in MX_FORMATS and name not in ("float8_e4m3", "float8_e5m2"):
+        raise ctx.error(f"block-scaled tcgen05.mma (kind::mxf8f6f4) takes FP8 e4m3 / e5m2 operands, got {name!r}")
+    group = 2 if C.as_int(pair) else 1
+    return _elected([stmt(f"tl_tcgen05_mma_bs_mxf8f6f4_cg{group}", _tmem_address(ctx, c, c_off),
+                          _advanced(da, a_off), _advanced(db, b_off), tirx.Cast("uint32", idesc),
+                          tirx.Cast("int32", scale_out), _tmem_address(ctx, sfa, sfa_off),
+                          _tmem_address(ctx, sfb, sfb_off))])
 
 
 LOWER: dict[str, Any] = {
+    "tl.ptx_tcgen05_mma_ss": (TCGEN05, lower_raw_mma_ss),
+    "tl.ptx_tcgen05_mma_ts": (TCGEN05, lower_raw_mma_ts),
+    "tl.ptx_tcgen05_mma_blockscaled_ss": (TCGEN05, lower_raw_mma_blockscaled),
     "tl.tcgen05_before_thread_sync": (TCGEN05, lambda ctx: ext("tl_tcgen05_before_thread_sync")),
     "tl.tcgen05_after_thread_sync": (TCGEN05, lambda ctx: ext("tl_tcgen05_after_thread_sync")),
     "tl.tcgen05_mma_arrive": (TCGEN05, lower_mma_arrive),

@@ -20,7 +20,7 @@ from tvm import tirx
 from tilelang.backend.sdk import dtype_bytes
 from tilelang.layout import linearize
 from tilelang.transform import utils as C
-from tilelang_cuda.tileops.dialect import GATHER4, TMA, Lowered, addr_of, ext, seq, stmt
+from tilelang_cuda.tileops.dialect import GATHER4, TCGEN05, TMA, Lowered, addr_of, ext, seq, stmt
 
 MAX_BOX = 256
 MAX_RANK = 5
@@ -210,10 +210,10 @@ def _count(box: list[int]) -> int:
     return n
 
 
-def lower_create_descriptor(ctx: Any) -> Any:
+def lower_create_descriptor(ctx: Any, args: list[Any] | None = None) -> Any:
     """A raw tensor map of a kernel tensor: the token of its map (box from the arguments)."""
-    args = list(ctx.args)
-    rank = ctx.int_arg(1)
+    args = list(ctx.args) if args is None else args
+    rank = C.as_int(args[1])
     tensor = args[2]
     if not (isinstance(tensor, tvm.ir.Var) and tirx.is_buffer_var(tensor) and C.scope_of(tensor) == "global"):
         raise ctx.error("global_addr must be a kernel tensor (A.data) whose map the launch can encode")
@@ -224,14 +224,16 @@ def lower_create_descriptor(ctx: Any) -> Any:
     return map_token(str(tensor.name), list(reversed(box_inner_first)), swizzle)  # type: ignore[arg-type]
 
 
-def lower_tma_load(ctx: Any) -> Any:
+def lower_tma_load(ctx: Any, form: str = "tl_tma_copy_load") -> Any:
     desc, bar, smem, *coords = ctx.args
+    if isinstance(desc, tvm.ir.Call) and isinstance(desc.op, tvm.ir.Op) and desc.op.name == "tl.create_tma_descriptor":
+        desc = lower_create_descriptor(ctx, list(desc.args))  # the map given inline, not lowered yet
     if not isinstance(desc, tvm.ir.StringImm):
         raise ctx.error("the descriptor must be a T.create_tma_descriptor(...) of a kernel tensor")
     if coords and C.as_int(coords[-1]) is not None and len(coords) > 1 and \
             len(coords) - 1 == len(str(desc.value).split(":")[2].split("x")):
         coords = coords[:-1]  # a trailing eviction policy
-    return ext(f"tl_tma_copy_load_{len(coords)}d", desc, smem, addr_of(bar),
+    return ext(f"{form}_{len(coords)}d", desc, smem, addr_of(bar),
                *[tirx.Cast("int32", c) for c in coords])
 
 
@@ -266,6 +268,7 @@ LOWER = {
     "tl.tma_copy": (TMA, lower_tma_copy),
     "tl.create_tma_descriptor": (TMA, lower_create_descriptor),
     "tl.tma_load": (TMA, lower_tma_load),
+    "tl.tma_load_2sm": (TCGEN05, lambda ctx: lower_tma_load(ctx, "tl_tma_copy_load_2sm")),
     "tl.tma_gather4": (GATHER4, lower_gather4),
     "tl.tma_scatter4": (GATHER4, lower_scatter4),
     "tl.copy_cluster": (TMA, lower_copy_cluster),
