@@ -276,6 +276,35 @@ def test_tma_load_2sm():
     assert "cp.async.bulk.tensor.2d.cta_group::2.shared::cluster.global.mbarrier::complete_tx::bytes" in ptx
 
 
+def test_cluster_barrier_loads_keep_the_one_cta_form_before_blackwell():
+    """The pair form of a TMA load is the reference's sm_100 lowering of a cluster barrier; Hopper keeps its own."""
+    @T.prim_func
+    def k(A: T.Tensor((256, 64), "bfloat16"), B: T.Tensor((256, 64), "bfloat16")):
+        with T.ClusterKernel(2, threads=128, cluster_dims=2) as bx:
+            A_s = T.alloc_shared((128, 64), "bfloat16")
+            bar = T.alloc_cluster_barrier([1])
+            T.tma_copy(A[bx * 128:(bx + 1) * 128, 0:64], A_s, barrier=bar[0])
+            T.mbarrier_arrive(bar[0])
+            T.mbarrier_wait_parity(bar[0], 0)
+            T.copy(A_s, B[bx * 128:(bx + 1) * 128, 0:64])
+
+    hopper = tilelang.lower(k, target={"kind": "cuda", "arch": "sm_90a"}).kernel_source
+    assert "tl_tma_copy_load_2d(" in hopper and "tl_tma_copy_load_2sm" not in hopper
+    assert "tl_tma_copy_load_2sm_2d(" in _source(k)
+
+
+def test_assume_compiles_for_cuda():
+    @T.prim_func
+    def k(A: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=128):
+            tx = T.get_thread_binding()
+            T.assume(tx < 128)
+            A[tx] = 1.0
+
+    src = tilelang.lower(k, target={"kind": "cuda", "arch": "sm_80"}).kernel_source
+    assert "assume" not in src.split("extern \"C\" __global__")[-1]
+
+
 # ------------------------------------------------------------------------------------------------ refusals
 def test_pair_gemm_needs_a_pair_cluster():
     with pytest.raises(LoweringError, match=r"use_2cta=True\) requires cluster_dims \(2,1,1\) or \(1,2,1\)"):

@@ -191,11 +191,11 @@ def _completes_on_leader(ctx: Any, bar: Any) -> bool:
     """A load on a cluster barrier on Blackwell (as the reference lowers it): each CTA issues the cta_group::2 form
     of the copy, whose bytes complete on CTA 0's copy of the barrier, and only CTA 0 expects them (the cluster's
     total), so the leader's MMA of a CTA pair waits for both CTAs' tiles."""
-    from tilelang_cuda.tileops.dialect import _arch
+    from tilelang_cuda.tileops.dialect import missing
 
-    if mask_of(ctx) is not None or _arch(ctx.target)[0] < 100 or not is_cluster_barrier(ctx.func, bar):
+    if mask_of(ctx) is not None or missing(ctx.target, TCGEN05) is not None:  # sm_100a-family targets only
         return False
-    return True
+    return is_cluster_barrier(ctx.func, bar)
 
 
 def mask_of(ctx: Any) -> int | None:
