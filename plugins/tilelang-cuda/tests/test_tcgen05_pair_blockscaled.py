@@ -241,6 +241,14 @@ def test_blockscaled_descriptor_carries_the_scale_factor_ids():
     assert re.search(ids, src)
 
 
+@pytest.mark.parametrize("pair", [False, True], ids=["one_cta", "cta_pair"])
+def test_tmem_permit_is_relinquished_after_the_last_allocation(pair):
+    """Three TMEM tiles (C, SFA, SFB): no tcgen05.alloc may follow tcgen05.relinquish_alloc_permit."""
+    body = _source(blockscaled_gemm(pair)).split('extern "C" __global__')[-1]
+    calls = re.findall(r"tl_tmem_(alloc|relinquish)\w*\(", body)
+    assert calls == ["alloc", "alloc", "alloc", "relinquish"]
+
+
 def test_blockscaled_descriptor_fields():
     from tilelang_cuda.tileops.dialect_tensorcore import blockscaled_descriptor
 

@@ -363,6 +363,10 @@ _helper("tl_tmem_alloc", r"""
 __device__ __forceinline__ void tl_tmem_alloc(unsigned* slot, int cols) {
   asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], %1;\n"
                :: "r"(tl_smem_addr(slot)), "r"(cols) : "memory");
+}""")
+_helper("tl_tmem_relinquish", r"""
+// after the CTA's last allocation: give up the right to allocate, so other CTAs on the SM need not wait for it
+__device__ __forceinline__ void tl_tmem_relinquish() {
   asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n" ::: "memory");
 }""")
 _helper("tl_tmem_dealloc", r"""
@@ -374,6 +378,9 @@ _helper("tl_tmem_alloc_2cta", r"""
 __device__ __forceinline__ void tl_tmem_alloc_2cta(unsigned* slot, int cols) {
   asm volatile("tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%0], %1;\n"
                :: "r"(tl_smem_addr(slot)), "r"(cols) : "memory");
+}""")
+_helper("tl_tmem_relinquish_2cta", r"""
+__device__ __forceinline__ void tl_tmem_relinquish_2cta() {
   asm volatile("tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned;\n" ::: "memory");
 }""")
 _helper("tl_tmem_dealloc_2cta", r"""
