@@ -1,7 +1,7 @@
 """Hopper and Blackwell tensor cores in the language: matrix descriptors (``T.alloc_wgmma_desc``,
 ``T.initialize_wgmma_descriptor``), tensor memory (``T.alloc_tmem``), ``tcgen05`` synchronisation, and the
-explicit asynchronous GEMMs ``T.wgmma_gemm`` (no implicit wait) and ``T.tcgen05_gemm`` (completion on an
-mbarrier).
+explicit asynchronous GEMMs ``T.wgmma_gemm`` (no implicit wait), ``T.tcgen05_gemm`` and
+``T.tcgen05_gemm_blockscaled`` (completion on an mbarrier; one CTA or a CTA pair, ``use_2cta``).
 """
 
 from __future__ import annotations
@@ -247,6 +247,8 @@ def tcgen05_gemm_blockscaled(A: Any, B: Any, C: Any, SFA_tmem: Any, SFB_tmem: An
     word, ``T.tcgen05_cp_warpx4``). `k_start`: this tile's K offset; one scale factor covers
     `sf_*_granularity_k` K elements, so each K32 step reads byte ``(k_start + 32 i) // granularity % 4`` of its
     word. `mbar` (if not None) gets the completion arrival; `use_2cta` as in `tcgen05_gemm`. No wait."""
+    from tvm import tirx
+
     from tilelang_cuda.language._emit import expr
 
     a, b, c = _gemm_regions(A, B, C, "T.tcgen05_gemm_blockscaled")
@@ -255,8 +257,6 @@ def tcgen05_gemm_blockscaled(A: Any, B: Any, C: Any, SFA_tmem: Any, SFB_tmem: An
         raise ValueError(f"T.tcgen05_gemm_blockscaled: wg_wait must be 0 or -1, got {wg_wait}")
     sfs = []
     for name, sf in (("SFA_tmem", SFA_tmem), ("SFB_tmem", SFB_tmem)):
-        from tvm import tirx
-
         buf = _tmem(sf, f"T.tcgen05_gemm_blockscaled {name}")
         sfs.append(tirx.BufferLoad(buf, [tirx.IntImm("int32", 0)] * len(buf.shape)))
     ga, gb = const_int(sf_a_granularity_k, "sf_a_granularity_k"), const_int(sf_b_granularity_k, "sf_b_granularity_k")

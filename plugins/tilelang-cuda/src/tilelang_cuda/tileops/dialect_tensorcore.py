@@ -8,6 +8,18 @@ A (M = 128 rows) and B read from their shared tiles through UMMA descriptors on 
 accumulator at the TMEM tile's columns (`tilelang_cuda.passes.tensor_memory`); then ``tcgen05.commit`` arrives on
 `mbar`. The first k step of a ``clear_accum`` GEMM overwrites the accumulator. No wait: the consumer waits on
 `mbar` and reads the accumulator with ``T.copy``.
+
+``use_2cta=True`` (a cluster of (2, 1, 1) or (1, 2, 1)): the even CTA's thread issues one M = 256
+``tcgen05.mma.cta_group::2`` over C's N columns (each CTA holds its 128 rows of A and C and N / 2 columns of B
+at the same shared addresses) and commits with the multicast ``tcgen05.commit.cta_group::2`` to both CTAs; the
+kernel's TMEM is then allocated per pair (`tilelang_cuda.passes.tensor_memory`).
+
+``T.tcgen05_gemm_blockscaled``: the same issue with ``kind::mxf8f6f4.block_scale`` on FP8 tiles (K32 steps), the
+E8M0 scale factors at the SFA / SFB TMEM tiles; each step's instruction descriptor carries the byte of the
+packed scale-factor words it uses, ``((k_start + 32 i) // granularity) % 4`` (A at bits 29-30, B at 4-5).
+
+The raw ``T.ptx_tcgen05_mma_ss`` / ``_ts`` / ``_blockscaled_ss`` become one instruction on an elected lane of the
+calling warp: descriptors advanced by byte offsets / 16, TMEM operands at their tile's base plus a column offset.
 """
 
 from __future__ import annotations
