@@ -86,3 +86,38 @@ def test_use_swizzle_names_the_orders_it_knows():
             with T.Kernel(2, 2) as (bx, _by):
                 T.use_swizzle(panel_size=2, order="diagonal")
                 A[bx] = 0.0
+
+
+def clustered_add(gx=8, gy=6, cluster=2, panel=4):
+    from tilelang.ir import intrin_call, register_intrinsic
+
+    register_intrinsic("tl.cluster_dims", "opaque", "the kernel's cluster shape (a CUDA launch attribute)")
+
+    @T.prim_func
+    def clustered_add(A: T.Tensor((gy, gx), "float32")):
+        with T.Kernel(gx, gy, threads=32) as (bx, by):
+            T.evaluate(intrin_call("tl.cluster_dims", "handle", [cluster, 1, 1]))
+            T.use_swizzle(panel)
+            A[by, bx] = 1.0
+
+    return clustered_add
+
+
+def test_clusters_stay_together_under_the_swizzle():
+    """A cluster of 2 along x (a CTA pair) keeps its row and its ranks' order; the map stays a bijection."""
+    func = RasterizeBlocks(None)(as_module(clustered_add()))["main"]
+    binds = {str(b.var.name): b.value for b in C.collect(func.body, tvm.tirx.Bind)}
+    launch = C.launch_extents(func)
+    bx, by = launch["blockIdx.x"][0], launch["blockIdx.y"][0]
+    ana = tvm.sym.Analyzer()
+    seen = {}
+    for y in range(6):
+        for x in range(8):
+            vmap = {bx: tvm.tirx.const(x, "int32"), by: tvm.tirx.const(y, "int32")}
+            seen[(x, y)] = tuple(int(ana.simplify(tvm.tirx.stmt_functor.substitute(binds[n], vmap)))
+                                 for n in ("bx_swizzled", "by_swizzled"))
+    assert len(set(seen.values())) == 48
+    for y in range(6):
+        for x in range(0, 8, 2):
+            (x0, y0), (x1, y1) = seen[(x, y)], seen[(x + 1, y)]
+            assert y0 == y1 and x0 % 2 == 0 and x1 == x0 + 1

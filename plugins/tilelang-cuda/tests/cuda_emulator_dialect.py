@@ -84,6 +84,7 @@ class DialectHelpers:
         self.cluster_dims = [1, 1, 1]
         self.tmem = np.zeros((128, 512), np.uint32)  # tensor memory: 128 datapaths x 512 32-bit columns
         self.tmem_alloc: dict[int, int] = {}  # first column -> columns
+        self.tmem_relinquished = False  # the block gave up its allocation permit
 
     def _bar_key(self, p: Any) -> tuple[int, int]:
         if p.mem.scope != "shared":
@@ -512,6 +513,8 @@ class DialectHelpers:
         from cuda_emulator import EmulationError
 
         self._full_warps("tcgen05.alloc")
+        if self.tmem_relinquished:
+            raise EmulationError("tcgen05.alloc after tcgen05.relinquish_alloc_permit")
         slot, cols = a[0], int(np.asarray(a[1]).reshape(-1)[0])
         if cols < 32 or cols & (cols - 1) or cols > 512:
             raise EmulationError(f"tcgen05.alloc of {cols} columns (a power of two in [32, 512])")
@@ -528,6 +531,10 @@ class DialectHelpers:
                               slot.buf)
             slot.mem.data[off:off + 4] = word
         self.stats["tmem_alloc"] = self.stats.get("tmem_alloc", 0) + 1
+
+    def _x_tl_tmem_relinquish(self, a: list, dt: Any, e: Any) -> None:
+        self._full_warps("tcgen05.relinquish_alloc_permit")
+        self.tmem_relinquished = True
 
     def _x_tl_tmem_dealloc(self, a: list, dt: Any, e: Any) -> None:
         from cuda_emulator import EmulationError

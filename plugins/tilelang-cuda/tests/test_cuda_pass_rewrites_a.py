@@ -481,9 +481,9 @@ def test_scoped_calls_get_the_thread_range_of_their_ifs():
         else:
             if tx < 64:
                 S.evaluate(_dialect("tcgen05_gemm", A_shared[0:128, 0:64], B_shared[0:64, 0:128],
-                                    acc[0:128, 0:128], False, False, True, bars[1]))
+                                    acc[0:128, 0:128], False, False, True, bars[1], 0))
         if 32 <= tx and tx < 64:
-            S.evaluate(_dialect("tcgen05_mma_arrive", bars[1]))
+            S.evaluate(_dialect("tcgen05_mma_arrive", bars[1], 0))
 
     @S.prim_func(check_well_formed=False)
     def expected(A: S.Buffer((128, 64), "float16")):
@@ -499,9 +499,9 @@ def test_scoped_calls_get_the_thread_range_of_their_ifs():
         else:
             if tx < 64:
                 S.evaluate(_dialect("tcgen05_gemm", A_shared[0:128, 0:64], B_shared[0:64, 0:128],
-                                    acc[0:128, 0:128], False, False, True, bars[1], 32, 32))
+                                    acc[0:128, 0:128], False, False, True, bars[1], 0, 32, 32))
         if 32 <= tx and tx < 64:
-            S.evaluate(_dialect("tcgen05_mma_arrive", bars[1], 32, 32))
+            S.evaluate(_dialect("tcgen05_mma_arrive", bars[1], 0, 32, 32))
 
     assert body_equal(_run(_dialect_scopes, before, SM100A), expected)
 

@@ -85,6 +85,7 @@ def _tvm_legalize(target: Any) -> list[Any]:
     # ``tl.config_index_bitwidth: 64`` asks for 64-bit index arithmetic throughout: nothing is narrowed back
     narrow = [] if _configured_index_bits(None, target) == 64 else [tirx.transform.NarrowDataType(32)]
     return [
+        tirx.transform.RemoveAssume(),  # T.assume has served the simplifier; device code generators have no form
         tirx.transform.FlattenBuffer(),
         *bf16,
         *narrow,

@@ -10,7 +10,10 @@ attribute's body (reference TileLang's ``rasterization2DRow`` / ``rasterization2
     rows = panel if p + 1 < ceil(gx * gy / (panel * gx)) else (gx * gy - p * panel * gx) // gx
     bx' = (gx - 1 - off // rows) if p is odd else off // rows          by' = off % rows + p * panel
 
-and uses ``bx'`` / ``by'`` for ``bx`` / ``by`` below (``"col"`` swaps the roles of x and y). The map is a
+and uses ``bx'`` / ``by'`` for ``bx`` / ``by`` below (``"col"`` swaps the roles of x and y). In a kernel launched
+in clusters (a ``tl.cluster_dims(cx, cy, cz)`` call, as ``T.ClusterKernel`` leaves), the map walks the grid of
+clusters (panels of ``panel_size // cx`` clusters, as the reference's ``rasterization2DRowWithCluster``) and keeps
+each block's place inside its cluster, so CTAs that cooperate (a 2-CTA MMA pair) stay in one cluster. The map is a
 bijection of the grid, so every kernel computes the same result; only the order of blocks changes. A backend
 that implements swizzles itself consumes the attribute earlier (``pre_layout``).
 """
@@ -39,6 +42,15 @@ def remap(x: Any, y: Any, gx: Any, gy: Any, panel: int) -> tuple[Any, Any]:
     return col, tirx.floormod(offset, rows) + index * panel
 
 
+def cluster_shape(func: tirx.PrimFunc) -> tuple[int, int]:
+    """``(cx, cy)`` of the kernel's clusters (``tl.cluster_dims``), ``(1, 1)`` without clusters."""
+    calls = C.collect(func.body, tvm.ir.Call, lambda c: isinstance(c.op, tvm.ir.Op) and c.op.name == "tl.cluster_dims")
+    if not calls:
+        return 1, 1
+    dims = [*(C.as_int(d) or 1 for d in calls[0].args), 1, 1]
+    return dims[0], dims[1]
+
+
 def RasterizeBlocks(target: Any = None) -> tvm.transform.Pass:
     """Replace ``tl.swizzle`` attributes by a block-index remap (see the module docstring)."""
 
@@ -56,10 +68,16 @@ def RasterizeBlocks(target: Any = None) -> tvm.transform.Pass:
             if "blockIdx.x" not in ext or "blockIdx.y" not in ext:
                 return s.body
             (bx, gx), (by, gy) = ext["blockIdx.x"], ext["blockIdx.y"]
+            cx, cy = cluster_shape(func)
+            qx, qy = (tirx.floordiv(bx, cx), tirx.floordiv(by, cy)) if cx * cy > 1 else (bx, by)
+            hx, hy = (tirx.floordiv(gx, cx), tirx.floordiv(gy, cy)) if cx * cy > 1 else (gx, gy)
+            cpanel = max(1, panel // cx)
             if order == "col":
-                ny, nx = remap(by, bx, gy, gx, panel)
+                ny, nx = remap(qy, qx, hy, hx, cpanel)
             else:
-                nx, ny = remap(bx, by, gx, gy, panel)
+                nx, ny = remap(qx, qy, hx, hy, cpanel)
+            if cx * cy > 1:
+                nx, ny = nx * cx + tirx.floormod(bx, cx), ny * cy + tirx.floormod(by, cy)
             vx = tirx.Var(f"{bx.name}_swizzled", "int32")
             vy = tirx.Var(f"{by.name}_swizzled", "int32")
             body = C.substitute(s.body, {bx: vx, by: vy})

@@ -119,11 +119,12 @@ class SwizzledTile:
         return start, self.rows * self.width, 8 * self.width, self.mode
 
 
-def tile_layout(shape: list[Any], elem_bytes: int) -> SwizzledTile | None:
+def tile_layout(shape: list[Any], elem_bytes: int, elem_sizes: tuple[int, ...] = (1, 2)) -> SwizzledTile | None:
     """The swizzled layout of a shared tile of `shape` (the last two dims; leading dims are whole copies), or
-    None when wgmma cannot read it through a swizzled descriptor (16-bit or 8-bit elements)."""
+    None when wgmma cannot read it through a swizzled descriptor. `elem_sizes`: the element sizes (bytes) the
+    reading instruction takes (wgmma: 16-bit, and 8-bit for fp8; tcgen05 block-scaled MMAs read 8-bit tiles too)."""
     dims = [C.as_int(s) for s in shape]
-    if len(dims) < 2 or elem_bytes not in (1, 2) or any(d is None for d in dims[-2:]):
+    if len(dims) < 2 or elem_bytes not in elem_sizes or any(d is None for d in dims[-2:]):
         return None
     rows, cols = dims[-2], dims[-1]
     width = pick_width(cols, elem_bytes)

@@ -305,6 +305,16 @@ __device__ __forceinline__ void tl_tma_copy_store_{_r}d(const void* map, const v
   asm volatile("cp.async.bulk.tensor.{_r}d.global.shared::cta.bulk_group [%0, {{{_sslots}}}], [%{_r + 1}];\n"
                :: "l"(reinterpret_cast<unsigned long long>(map)), {_cvals}, "r"(tl_smem_addr(src)) : "memory");
 }}""")
+    _cslots = ", ".join(f"%{i + 3}" for i in range(_r))
+    # the same copy issued by each CTA of a pair (cta_group::2): the bytes complete on the even (leader) CTA's copy
+    # of `bar` (the peer bit of its shared::cluster address cleared)
+    _helper(f"tl_tma_copy_load_2sm_{_r}d", rf"""
+__device__ __forceinline__ void tl_tma_copy_load_2sm_{_r}d(const void* map, void* dst, void* bar, {_coords}) {{
+  asm volatile("cp.async.bulk.tensor.{_r}d.cta_group::2.shared::cluster.global.mbarrier::complete_tx::bytes "
+               "[%0], [%1, {{{_cslots}}}], [%2];\n"
+               :: "r"(tl_smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(map)),
+               "r"(tl_smem_addr(bar) & 0xFEFFFFFFu), {_cvals} : "memory");
+}}""")
 _helper("tl_tma_load_multicast", r"""
 // a 2-D box multicast to the CTAs of `mask` in the cluster (each completes `bytes` on its own copy of `bar`)
 __device__ __forceinline__ void tl_tma_load_multicast(const void* map, void* dst, void* bar, unsigned short mask,
@@ -353,11 +363,29 @@ _helper("tl_tmem_alloc", r"""
 __device__ __forceinline__ void tl_tmem_alloc(unsigned* slot, int cols) {
   asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], %1;\n"
                :: "r"(tl_smem_addr(slot)), "r"(cols) : "memory");
+}""")
+_helper("tl_tmem_relinquish", r"""
+// after the CTA's last allocation: give up the right to allocate, so other CTAs on the SM need not wait for it
+__device__ __forceinline__ void tl_tmem_relinquish() {
   asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n" ::: "memory");
 }""")
 _helper("tl_tmem_dealloc", r"""
 __device__ __forceinline__ void tl_tmem_dealloc(unsigned base, int cols) {
   asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;\n" :: "r"(base), "r"(cols) : "memory");
+}""")
+_helper("tl_tmem_alloc_2cta", r"""
+// warp 0 of each CTA of a pair: allocate the same `cols` TMEM columns in both (cta_group::2)
+__device__ __forceinline__ void tl_tmem_alloc_2cta(unsigned* slot, int cols) {
+  asm volatile("tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%0], %1;\n"
+               :: "r"(tl_smem_addr(slot)), "r"(cols) : "memory");
+}""")
+_helper("tl_tmem_relinquish_2cta", r"""
+__device__ __forceinline__ void tl_tmem_relinquish_2cta() {
+  asm volatile("tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned;\n" ::: "memory");
+}""")
+_helper("tl_tmem_dealloc_2cta", r"""
+__device__ __forceinline__ void tl_tmem_dealloc_2cta(unsigned base, int cols) {
+  asm volatile("tcgen05.dealloc.cta_group::2.sync.aligned.b32 %0, %1;\n" :: "r"(base), "r"(cols) : "memory");
 }""")
 _helper("tl_tcgen05_before_thread_sync", r"""
 __device__ __forceinline__ void tl_tcgen05_before_thread_sync() {
@@ -410,6 +438,67 @@ __device__ __forceinline__ void tl_tcgen05_mma_ts(unsigned d_tmem, unsigned a_tm
   asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %4, 0;\n"
                " tcgen05.mma.cta_group::1.kind::f16 [%0], [%1], %2, %3, p;\n}\n"
                :: "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(accumulate) : "memory");
+}""")
+for _g in (1, 2):
+    for _kind in ("f16", "tf32", "f8f6f4", "i8"):
+        # the same MMA for any kind and CTA group (cta_group::2: the pair's M = 2 x 128 rows, issued by the even CTA)
+        _helper(f"tl_tcgen05_mma_ss_{_kind}_cg{_g}", rf"""
+__device__ __forceinline__ void tl_tcgen05_mma_ss_{_kind}_cg{_g}(unsigned d_tmem, unsigned long long a_desc,
+                                                        unsigned long long b_desc, unsigned idesc, int accumulate) {{
+  asm volatile("{{\n .reg .pred p;\n setp.ne.b32 p, %4, 0;\n"
+               " tcgen05.mma.cta_group::{_g}.kind::{_kind} [%0], %1, %2, %3, p;\n}}\n"
+               :: "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(accumulate) : "memory");
+}}""")
+        _helper(f"tl_tcgen05_mma_ts_{_kind}_cg{_g}", rf"""
+__device__ __forceinline__ void tl_tcgen05_mma_ts_{_kind}_cg{_g}(unsigned d_tmem, unsigned a_tmem,
+                                                        unsigned long long b_desc, unsigned idesc, int accumulate) {{
+  asm volatile("{{\n .reg .pred p;\n setp.ne.b32 p, %4, 0;\n"
+               " tcgen05.mma.cta_group::{_g}.kind::{_kind} [%0], [%1], %2, %3, p;\n}}\n"
+               :: "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(accumulate) : "memory");
+}}""")
+        if _g == 1:
+            # the one-CTA form with its disable-output-lane masks (four 32-bit words over the 128 lanes)
+            _helper(f"tl_tcgen05_mma_ss_{_kind}_masked", rf"""
+__device__ __forceinline__ void tl_tcgen05_mma_ss_{_kind}_masked(unsigned d_tmem, unsigned long long a_desc,
+    unsigned long long b_desc, unsigned idesc, int accumulate, unsigned m0, unsigned m1, unsigned m2, unsigned m3) {{
+  asm volatile("{{\n .reg .pred p;\n setp.ne.b32 p, %4, 0;\n"
+               " tcgen05.mma.cta_group::1.kind::{_kind} [%0], %1, %2, %3, {{%5, %6, %7, %8}}, p;\n}}\n"
+               :: "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(accumulate), "r"(m0), "r"(m1), "r"(m2),
+                  "r"(m3) : "memory");
+}}""")
+            _helper(f"tl_tcgen05_mma_ts_{_kind}_masked", rf"""
+__device__ __forceinline__ void tl_tcgen05_mma_ts_{_kind}_masked(unsigned d_tmem, unsigned a_tmem,
+    unsigned long long b_desc, unsigned idesc, int accumulate, unsigned m0, unsigned m1, unsigned m2, unsigned m3) {{
+  asm volatile("{{\n .reg .pred p;\n setp.ne.b32 p, %4, 0;\n"
+               " tcgen05.mma.cta_group::1.kind::{_kind} [%0], [%1], %2, %3, {{%5, %6, %7, %8}}, p;\n}}\n"
+               :: "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(accumulate), "r"(m0), "r"(m1), "r"(m2),
+                  "r"(m3) : "memory");
+}}""")
+            # the weight-stationary form (.ws: M 32 / 64 / 128, B kept in the collector buffer; one CTA only)
+            _helper(f"tl_tcgen05_mma_ws_ss_{_kind}", rf"""
+__device__ __forceinline__ void tl_tcgen05_mma_ws_ss_{_kind}(unsigned d_tmem, unsigned long long a_desc,
+                                                         unsigned long long b_desc, unsigned idesc, int accumulate) {{
+  asm volatile("{{\n .reg .pred p;\n setp.ne.b32 p, %4, 0;\n"
+               " tcgen05.mma.ws.cta_group::1.kind::{_kind} [%0], %1, %2, %3, p, 0;\n}}\n"
+               :: "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(accumulate) : "memory");
+}}""")
+    # block-scaled MX formats: E8M0 scale factors of A and B in TMEM (the descriptor's SF ids pick their bytes)
+    _helper(f"tl_tcgen05_mma_bs_mxf8f6f4_cg{_g}", rf"""
+__device__ __forceinline__ void tl_tcgen05_mma_bs_mxf8f6f4_cg{_g}(unsigned d_tmem, unsigned long long a_desc,
+    unsigned long long b_desc, unsigned idesc, int accumulate, unsigned sfa_tmem, unsigned sfb_tmem) {{
+  asm volatile("{{\n .reg .pred p;\n setp.ne.b32 p, %4, 0;\n"
+               " tcgen05.mma.cta_group::{_g}.kind::mxf8f6f4.block_scale [%0], %1, %2, %3, [%5], [%6], p;\n}}\n"
+               :: "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(accumulate), "r"(sfa_tmem),
+                  "r"(sfb_tmem) : "memory");
+}}""")
+_helper("tl_tcgen05_cp_warpx4_2cta", r"""
+// tl_tcgen05_cp_warpx4 for a CTA pair (cta_group::2): each CTA's chunk lands in its own TMEM; issued by the even CTA
+__device__ __forceinline__ void tl_tcgen05_cp_warpx4_2cta(const void* smem, unsigned tmem) {
+  unsigned long long desc = 0;
+  desc |= (unsigned long long)((tl_smem_addr(smem) & 0x3FFFF) >> 4);
+  desc |= (unsigned long long)(128 >> 4) << 16;
+  desc |= 1ull << 46;
+  asm volatile("tcgen05.cp.cta_group::2.32x128b.warpx4 [%0], %1;\n" :: "r"(tmem), "l"(desc) : "memory");
 }""")
 _helper("tl_tcgen05_ld_32x32b_n", r"""
 // each thread of a warp reads `N` consecutive 32-bit columns of its datapath (warp w of the warpgroup: rows 32w..)

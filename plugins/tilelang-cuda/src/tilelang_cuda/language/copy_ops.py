@@ -183,6 +183,9 @@ def tma_load(*args: Any) -> Any:
 
 @public
 def tma_load_2sm(*args: Any) -> Any:
-    """`tma_load` for a CTA pair (Blackwell 2-SM MMA): not offered by this backend."""
-    raise NotImplementedError("T.tma_load_2sm (2-CTA TMA) is not implemented by the tilelang-cuda backend; use "
-                              "T.tma_load / T.tma_copy per CTA")
+    """`tma_load` for a CTA pair of a Blackwell 2-CTA MMA (sm_100a): the ``cta_group::2`` form of the copy, whose
+    bytes complete on the even CTA's copy of `mbarrier` (that CTA expects both CTAs' bytes)."""
+    if len(args) < 4:
+        raise ValueError("T.tma_load_2sm(descriptor, mbarrier, smem_ptr, coords...) needs at least 4 arguments")
+    desc, bar, smem, *coords = args
+    return call("tma_load_2sm", "handle", [desc, barrier_load(bar, "T.tma_load_2sm"), smem, *coords])

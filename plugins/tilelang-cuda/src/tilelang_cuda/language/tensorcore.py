@@ -1,7 +1,7 @@
 """Hopper and Blackwell tensor cores in the language: matrix descriptors (``T.alloc_wgmma_desc``,
 ``T.initialize_wgmma_descriptor``), tensor memory (``T.alloc_tmem``), ``tcgen05`` synchronisation, and the
-explicit asynchronous GEMMs ``T.wgmma_gemm`` (no implicit wait) and ``T.tcgen05_gemm`` (completion on an
-mbarrier).
+explicit asynchronous GEMMs ``T.wgmma_gemm`` (no implicit wait), ``T.tcgen05_gemm`` and
+``T.tcgen05_gemm_blockscaled`` (completion on an mbarrier; one CTA or a CTA pair, ``use_2cta``).
 """
 
 from __future__ import annotations
@@ -157,11 +157,9 @@ def tcgen05_after_thread_sync() -> Any:
 
 @public
 def tcgen05_mma_arrive(mbar: Any, arrive_2cta: bool = False) -> Any:
-    """``tcgen05.commit``: `mbar` gets an arrival once every tcgen05.mma this thread issued has completed."""
-    if arrive_2cta:
-        raise NotImplementedError("T.tcgen05_mma_arrive(arrive_2cta=True) (2-CTA MMA) is not implemented by the "
-                                  "tilelang-cuda backend")
-    return call("tcgen05_mma_arrive", "handle", [barrier_load(mbar, "T.tcgen05_mma_arrive")])
+    """``tcgen05.commit``: `mbar` gets an arrival once every tcgen05.mma this thread issued has completed; with
+    `arrive_2cta`, the commit of a CTA pair (``cta_group::2``) arrives on both CTAs' copies of `mbar`."""
+    return call("tcgen05_mma_arrive", "handle", [barrier_load(mbar, "T.tcgen05_mma_arrive"), int(bool(arrive_2cta))])
 
 
 def _chunks(smem_src: Any, what: str) -> int:
@@ -179,15 +177,15 @@ def _chunks(smem_src: Any, what: str) -> int:
 @public
 def tcgen05_cp_warpx4(smem_src: Any, tmem_dst: Any, tmem_col_offset: Any = 0, *, use_2cta: bool = False) -> Any:
     """Copy packed scale factors (chunks of 128 uint32) from shared memory into TMEM columns (4 per chunk) with
-    ``tcgen05.cp.32x128b.warpx4`` (sm_100a)."""
+    ``tcgen05.cp.32x128b.warpx4`` (sm_100a); `use_2cta`: the ``cta_group::2`` form, issued by the even CTA of a
+    pair, copies each CTA's chunk into its own TMEM."""
     from tvm import tirx
 
-    if use_2cta:
-        raise NotImplementedError("T.tcgen05_cp_warpx4(use_2cta=True) is not implemented by the tilelang-cuda backend")
     buf = _tmem(tmem_dst, "T.tcgen05_cp_warpx4")
     return call("tcgen05_cp_warpx4", "handle", [pointer(smem_src, "r", "T.tcgen05_cp_warpx4"),
                                                 tirx.BufferLoad(buf, [tirx.IntImm("int32", 0)] * len(buf.shape)),
-                                                tmem_col_offset, _chunks(smem_src, "T.tcgen05_cp_warpx4")])
+                                                tmem_col_offset, _chunks(smem_src, "T.tcgen05_cp_warpx4"),
+                                                int(bool(use_2cta))])
 
 
 @public
@@ -225,16 +223,49 @@ def tcgen05_gemm(A: Any, B: Any, C: Any, transpose_A: bool = False, transpose_B:
                  policy: Any = GemmWarpPolicy.Square, clear_accum: Any = False, *, mbar: Any,
                  use_2cta: bool = False, annotations: dict | None = None) -> Any:
     """``C[tmem] (+)= op(A) @ op(B)`` with A and B in shared memory on Blackwell ``tcgen05.mma`` (sm_100a), issued
-    by one thread; `mbar` (if not None) gets an arrival when the MMAs complete (``tcgen05.commit``). No wait."""
-    if use_2cta:
-        raise NotImplementedError("T.tcgen05_gemm(use_2cta=True) (CTA-pair MMA) is not implemented by the "
-                                  "tilelang-cuda backend")
+    by one thread; `mbar` (if not None) gets an arrival when the MMAs complete (``tcgen05.commit``). No wait.
+
+    `use_2cta`: one ``tcgen05.mma.cta_group::2`` over a CTA pair (cluster dims (2, 1, 1) or (1, 2, 1)), issued by
+    the even CTA: each CTA holds its 128 rows of A and of C and half of B's N columns (C's N / 2); the commit
+    arrives on `mbar` in both CTAs."""
     a, b, c = _gemm_regions(A, B, C, "T.tcgen05_gemm")
     _tmem(c, "T.tcgen05_gemm C")
     bar = 0 if mbar is None else barrier_load(mbar, "T.tcgen05_gemm mbar")
     from tilelang_cuda.language._emit import expr
 
-    return call("tcgen05_gemm", "handle", [a, b, c, bool(transpose_A), bool(transpose_B), expr(clear_accum), bar])
+    return call("tcgen05_gemm", "handle", [a, b, c, bool(transpose_A), bool(transpose_B), expr(clear_accum), bar,
+                                           int(bool(use_2cta))])
+
+
+@public
+def tcgen05_gemm_blockscaled(A: Any, B: Any, C: Any, SFA_tmem: Any, SFB_tmem: Any, transpose_A: bool = False,
+                             transpose_B: bool = False, clear_accum: Any = False, wg_wait: int = 0, mbar: Any = None,
+                             *, k_start: Any, sf_a_granularity_k: int, sf_b_granularity_k: int,
+                             use_2cta: bool = False) -> Any:
+    """Block-scaled ``C[tmem] (+)= (A * SFA) @ (B * SFB)`` on ``tcgen05.mma ... kind::mxf8f6f4.block_scale``
+    (sm_100a), A and B FP8 tiles in shared memory, SFA / SFB packed E8M0 scale factors in TMEM (four per 32-bit
+    word, ``T.tcgen05_cp_warpx4``). `k_start`: this tile's K offset; one scale factor covers
+    `sf_*_granularity_k` K elements, so each K32 step reads byte ``(k_start + 32 i) // granularity % 4`` of its
+    word. `mbar` (if not None) gets the completion arrival; `use_2cta` as in `tcgen05_gemm`. No wait."""
+    from tvm import tirx
+
+    from tilelang_cuda.language._emit import expr
+
+    a, b, c = _gemm_regions(A, B, C, "T.tcgen05_gemm_blockscaled")
+    _tmem(c, "T.tcgen05_gemm_blockscaled C")
+    if const_int(wg_wait, "wg_wait") not in (0, -1):
+        raise ValueError(f"T.tcgen05_gemm_blockscaled: wg_wait must be 0 or -1, got {wg_wait}")
+    sfs = []
+    for name, sf in (("SFA_tmem", SFA_tmem), ("SFB_tmem", SFB_tmem)):
+        buf = _tmem(sf, f"T.tcgen05_gemm_blockscaled {name}")
+        sfs.append(tirx.BufferLoad(buf, [tirx.IntImm("int32", 0)] * len(buf.shape)))
+    ga, gb = const_int(sf_a_granularity_k, "sf_a_granularity_k"), const_int(sf_b_granularity_k, "sf_b_granularity_k")
+    if ga <= 0 or gb <= 0:
+        raise ValueError(f"T.tcgen05_gemm_blockscaled: scale-factor granularities must be positive, got {ga}, {gb}")
+    bar = 0 if mbar is None else barrier_load(mbar, "T.tcgen05_gemm_blockscaled mbar")
+    return call("tcgen05_gemm_blockscaled", "handle",
+                [a, b, c, *sfs, bool(transpose_A), bool(transpose_B), expr(clear_accum), bar, expr(k_start), ga, gb,
+                 int(bool(use_2cta))])
 
 
 @public
@@ -292,7 +323,6 @@ def _not_offered(name: str, what: str) -> Any:
     return public(not_offered)
 
 
-tcgen05_gemm_blockscaled = _not_offered("tcgen05_gemm_blockscaled", "block-scaled tcgen05 GEMM")
 make_blockscaled_gemm_layout = _not_offered("make_blockscaled_gemm_layout", "block-scaled GEMM scale layouts")
 tcgen05_gemm_sp = _not_offered("tcgen05_gemm_sp", "2:4 sparse tcgen05 GEMM")
 wgmma_gemm_sp = _not_offered("wgmma_gemm_sp", "2:4 sparse wgmma GEMM")

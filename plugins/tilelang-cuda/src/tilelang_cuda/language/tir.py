@@ -226,8 +226,6 @@ ptx_wgmma_sp_ss = _unsupported("ptx_wgmma_sp_ss", "sparse wgmma on descriptors",
                                "use T.gemm_sp (wgmma.mma_async.sp on sm_90a) or T.ptx_mma_sp")
 ptx_wgmma_sp_rs = _unsupported("ptx_wgmma_sp_rs", "sparse wgmma on registers",
                                "use T.gemm_sp (wgmma.mma_async.sp on sm_90a) or T.ptx_mma_sp")
-ptx_tcgen05_mma_blockscaled_ss = _unsupported("ptx_tcgen05_mma_blockscaled_ss", "block-scaled tcgen05.mma",
-                                              "dequantize the operands and use T.tcgen05_gemm")
 
 
 # ------------------------------------------------------------------------------------------------ wgmma, tcgen05
@@ -260,36 +258,99 @@ def ptx_wgmma_rs(dtype: Any, wgmma_prefix: str, b_is_k_major: Any, a_dtype_abbrv
                                            expr(scale_in_a), expr(scale_in_b)])
 
 
+def _descriptor(x: Any, what: str) -> Any:
+    """A 64-bit matrix descriptor operand: a descriptor buffer (``T.alloc_tcgen05_smem_desc``), its ``.data`` or
+    its element, or a descriptor value."""
+    from tvm import tirx
+
+    from tilelang.ir import region as R
+
+    x = register_buffer(x)
+    if R.is_buffer(x):
+        return tirx.BufferLoad(x, [tirx.IntImm("int32", 0)] * len(R.buffer_shape(x)))
+    if R.is_load(x) or (hasattr(x, "ty") and str(getattr(x.ty, "dtype", "")) == "uint64"):
+        return x
+    raise TypeError(f"{what}: a descriptor must be a T.alloc_tcgen05_smem_desc buffer, its .data or a uint64 "
+                    f"value, got {x!r}")
+
+
+def _tensor_memory(x: Any, what: str) -> Any:
+    """A TMEM operand (``T.alloc_tmem`` buffer, its ``.data`` or an element): its first element, which the lowering
+    turns into the tile's TMEM base address."""
+    from tvm import tirx
+
+    from tilelang_cuda.language.tensorcore import _tmem
+
+    buf = _tmem(register_buffer(x), what)
+    return tirx.BufferLoad(buf, [tirx.IntImm("int32", 0)] * len(buf.shape))
+
+
+def _flag(x: Any, what: str) -> int:
+    return int(bool(const_int(x, what))) if not isinstance(x, bool) else int(x)
+
+
 @_dtype_first
 def ptx_tcgen05_mma_ss(kind_dtype: Any, desc_a: Any, A_offset: Any, desc_b: Any, B_offset: Any, C_ptr: Any,
                        C_offset: Any, desc_val: Any, scale_out: Any, mask0: Any = 0, mask1: Any = 0, mask2: Any = 0,
                        mask3: Any = 0, enable_ws: Any = False, enable_2cta: Any = False, ws: Any = None,
                        warp_specialized: Any = None, variant: Any = None) -> Any:
-    """``tcgen05.mma.cta_group::1.kind::f16`` with A and B in shared memory (descriptors + byte offsets / 16),
-    the accumulator at TMEM address `C_ptr` + `C_offset` and instruction descriptor `desc_val` (sm_100a)."""
+    """One ``tcgen05.mma`` with A and B in shared memory (sm_100a), issued by one elected lane of the calling warp:
+    descriptors advanced by the byte offsets `A_offset` / `B_offset`, the accumulator at TMEM tile `C_ptr` plus
+    `C_offset` columns, instruction descriptor `desc_val`; `scale_out` 0 overwrites instead of accumulating.
+    `kind_dtype` picks the kind (float16 / bfloat16: f16, tf32 / float32: tf32, int8 / uint8: i8, FP8 / FP6 / FP4:
+    f8f6f4). `mask0..3`: the disable-output-lane masks of the one-CTA form; `enable_ws` (or `ws`,
+    `warp_specialized`, ``variant="ws"``): the ``.ws`` form; `enable_2cta`: ``cta_group::2``, issued by the even CTA
+    of a pair (the masks do not apply to these two forms)."""
     from tilelang_cuda.language._emit import expr
 
-    if ws is not None or warp_specialized is not None or variant not in (None, "default", "std", "ss"):
-        enable_ws = True
-    if bool(enable_ws) or bool(enable_2cta):
-        raise NotImplementedError("T.ptx_tcgen05_mma_ss: the .ws and cta_group::2 forms are not implemented by "
-                                  "the tilelang-cuda backend; use the one-CTA dense form")
-    return call("ptx_tcgen05_mma_ss", "handle", [str(kind_dtype), desc_a, expr(A_offset), desc_b, expr(B_offset),
-                                                 C_ptr, expr(C_offset), desc_val, expr(scale_out)])
+    for alias in (ws, warp_specialized):
+        if alias is not None:
+            enable_ws = alias
+    if variant is not None:
+        if str(variant) not in ("ws", "default"):
+            raise ValueError(f"T.ptx_tcgen05_mma_ss: variant must be 'ws' or 'default', got {variant!r}")
+        enable_ws = str(variant) == "ws"
+    ws_flag, pair = _flag(enable_ws, "enable_ws"), _flag(enable_2cta, "enable_2cta")
+    if ws_flag and pair:
+        raise ValueError("T.ptx_tcgen05_mma_ss: enable_ws and enable_2cta cannot be true at the same time")
+    what = "T.ptx_tcgen05_mma_ss"
+    return call("ptx_tcgen05_mma_ss", "handle",
+                [str(kind_dtype), _descriptor(desc_a, what), expr(A_offset), _descriptor(desc_b, what),
+                 expr(B_offset), _tensor_memory(C_ptr, what), expr(C_offset), expr(desc_val), expr(scale_out),
+                 expr(mask0), expr(mask1), expr(mask2), expr(mask3), ws_flag, pair])
 
 
 @_dtype_first
 def ptx_tcgen05_mma_ts(kind_dtype: Any, A_ptr: Any, A_offset: Any, desc_b: Any, B_offset: Any, C_ptr: Any,
                        C_offset: Any, desc_val: Any, scale_out: Any, mask0: Any = 0, mask1: Any = 0, mask2: Any = 0,
                        mask3: Any = 0, enable_2cta: Any = False) -> Any:
-    """``tcgen05.mma`` with A in TMEM (address `A_ptr` + `A_offset`) and B in shared memory (sm_100a)."""
+    """``tcgen05.mma`` with A in TMEM (tile `A_ptr` plus `A_offset` columns) and B in shared memory (sm_100a);
+    otherwise as `ptx_tcgen05_mma_ss`."""
     from tilelang_cuda.language._emit import expr
 
-    if bool(enable_2cta):
-        raise NotImplementedError("T.ptx_tcgen05_mma_ts: the cta_group::2 form is not implemented by the "
-                                  "tilelang-cuda backend")
-    return call("ptx_tcgen05_mma_ts", "handle", [str(kind_dtype), A_ptr, expr(A_offset), desc_b, expr(B_offset),
-                                                 C_ptr, expr(C_offset), desc_val, expr(scale_out)])
+    what = "T.ptx_tcgen05_mma_ts"
+    return call("ptx_tcgen05_mma_ts", "handle",
+                [str(kind_dtype), _tensor_memory(A_ptr, what), expr(A_offset), _descriptor(desc_b, what),
+                 expr(B_offset), _tensor_memory(C_ptr, what), expr(C_offset), expr(desc_val), expr(scale_out),
+                 expr(mask0), expr(mask1), expr(mask2), expr(mask3), _flag(enable_2cta, "enable_2cta")])
+
+
+@_dtype_first
+def ptx_tcgen05_mma_blockscaled_ss(kind_dtype: Any, desc_a: Any, A_offset: Any, desc_b: Any, B_offset: Any,
+                                   C_ptr: Any, C_offset: Any, desc_val: Any, scale_out: Any, sfa_ptr: Any,
+                                   sfa_offset: Any, sfb_ptr: Any, sfb_offset: Any, reserved0: Any = 0,
+                                   reserved1: Any = 0, enable_2cta: Any = False) -> Any:
+    """``tcgen05.mma ... kind::mxf8f6f4.block_scale`` (sm_100a) on FP8 (e4m3 / e5m2) `kind_dtype` operands, the E8M0
+    scale factors at TMEM tiles `sfa_ptr` / `sfb_ptr` plus their column offsets (the instruction descriptor's
+    scale-factor ids pick the byte of each word); otherwise as `ptx_tcgen05_mma_ss`."""
+    from tilelang_cuda.language._emit import expr
+
+    what = "T.ptx_tcgen05_mma_blockscaled_ss"
+    return call("ptx_tcgen05_mma_blockscaled_ss", "handle",
+                [str(kind_dtype), _descriptor(desc_a, what), expr(A_offset), _descriptor(desc_b, what),
+                 expr(B_offset), _tensor_memory(C_ptr, what), expr(C_offset), expr(desc_val), expr(scale_out),
+                 _tensor_memory(sfa_ptr, what), expr(sfa_offset), _tensor_memory(sfb_ptr, what), expr(sfb_offset),
+                 expr(reserved0), expr(reserved1), _flag(enable_2cta, "enable_2cta")])
 
 
 def _adopt_core() -> None:

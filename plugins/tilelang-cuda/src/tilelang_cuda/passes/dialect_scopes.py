@@ -27,10 +27,11 @@ from tilelang.transform import utils as C
 
 WS_ATTR = "tl.cuda.warp_group"
 WARP_GROUP = 128
-SCOPED = ("tl.tma_copy", "tl.tcgen05_gemm", "tl.tma_gather4", "tl.tma_scatter4", "tl.copy_cluster",
-          "tl.tcgen05_cp_warpx4", "tl.tcgen05_mma_arrive")
+SCOPED = ("tl.tma_copy", "tl.tcgen05_gemm", "tl.tcgen05_gemm_blockscaled", "tl.tma_gather4", "tl.tma_scatter4",
+          "tl.copy_cluster", "tl.tcgen05_cp_warpx4", "tl.tcgen05_mma_arrive")
 PRODUCER_OPS = ("tl.tma_copy", "tl.ptx_cp_async", "tl.tma_gather4", "tl.copy", "tl.tma_load")
-CONSUMER_OPS = ("tl.gemm", "tl.wgmma_gemm", "tl.tcgen05_gemm", "tl.ptx_wgmma_ss", "tl.ptx_wgmma_rs")
+CONSUMER_OPS = ("tl.gemm", "tl.wgmma_gemm", "tl.tcgen05_gemm", "tl.tcgen05_gemm_blockscaled", "tl.ptx_wgmma_ss",
+                "tl.ptx_wgmma_rs")
 REG_OPS = ("tl.annotate_producer_reg_dealloc", "tl.annotate_consumer_reg_alloc", "tl.no_set_max_nreg")
 
 

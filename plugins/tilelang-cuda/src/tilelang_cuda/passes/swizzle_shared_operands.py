@@ -42,7 +42,7 @@ CHUNK_BYTES = 16
 POOL_ALIGN = 1024  # the 128-byte swizzle's repeat: tiles wgmma reads through swizzled descriptors start on it
 DESC_SW = "tl_wgmma_desc_sw"  # tl_wgmma_desc_sw(tvm_access_ptr(tile, ..), lbo, sbo, mode): a swizzled descriptor
 DESC_NAMES = (DESC_SW, "tl_umma_desc_sw")  # the tcgen05 form (sm_100a) reads the same hardware layouts
-TMA_COPY = re.compile(r"tl_tma_copy_(load|store)_(\d)d")
+TMA_COPY = re.compile(r"tl_tma_copy_(load|load_2sm|store)_(\d)d")
 TMA_SWIZZLE = {128: 3, 64: 2, 32: 1}  # CUtensorMapSwizzle of a swizzle width in bytes
 
 
@@ -303,7 +303,7 @@ def SwizzleSharedOperands(target: Any = None) -> tvm.transform.Pass:
             analyzer.bind(var, tvm.ir.Range.from_min_extent(0, extent))
         hw = {}
         for buf in descriptor_tiles(func.body):
-            tile = tile_layout(list(buf.ty.shape), dtype_bytes(str(buf.ty.dtype)))
+            tile = tile_layout(list(buf.ty.shape), dtype_bytes(str(buf.ty.dtype)), elem_sizes=(1, 2))
             if tile is None or not _rewritable(func.body, buf, (tile.vec, 1, 1), analyzer, tma_ok=True):
                 raise C.lowering_error(func, f"internal: wgmma reads shared tile {buf.name} through a swizzled "
                                        "descriptor, but not every access to it can take the swizzled layout")

@@ -4,7 +4,10 @@ A TMEM tile ``[.., M, N]`` of 32-bit values (M = 128 datapaths, one column per e
 after another along the columns) gets ``ncols`` columns (the next power of two >= 32 of its column count):
 
 - right after its allocation, warp 0 runs ``tcgen05.alloc`` (the base address lands in a one-word shared slot,
-  annotated on the tile's AllocBuffer as ``tl.cuda.tmem_slot``) and a block barrier publishes it;
+  annotated on the tile's AllocBuffer as ``tl.cuda.tmem_slot``) and a block barrier publishes it; after the
+  kernel's last tile it relinquishes the allocation permit (no ``tcgen05.alloc`` may follow that);
+- in a kernel with MMAs of a CTA pair (``use_2cta``) both CTAs allocate and release the same columns together
+  (``cta_group::2``), the release behind a cluster barrier;
 - at the end of the allocating block (unless the kernel calls ``T.deallocate_tmem`` on it) the block
   synchronises and warp 0 runs ``tcgen05.dealloc``;
 - ``T.copy(tmem, fragment)`` becomes ``T.copy(tmem, shared scratch)`` + ``T.copy(scratch, fragment)``: each thread
@@ -101,6 +104,11 @@ def TensorMemory(target: Any = None) -> tvm.transform.Pass:
             explicit.add(call.args[0].source)
         plans = {buf: (_check(func, buf), tirx.decl_buffer((1,), "uint32", name=f"{buf.name}_base",
                                                            scope="shared")) for buf in tmem}
+        from tilelang_cuda.tileops.dialect_tensorcore import uses_2cta
+
+        pair = uses_2cta(func)  # MMAs of a CTA pair: both CTAs allocate (and release) the same columns together
+        suffix = "_2cta" if pair else ""
+        release_sync = _call("tl_cluster_sync") if pair else _sync()
 
         def on_seq(seq: Any, m: Any) -> Any:
             parts = [m.mutate(p) for p in seq.seq]
@@ -112,16 +120,18 @@ def TensorMemory(target: Any = None) -> tvm.transform.Pass:
                     ann = dict(part.annotations)
                     ann[SLOT_ANN] = slot
                     ann[COLS_ANN] = tirx.IntImm("int32", cols)
-                    alloc = tirx.IfThenElse(tirx.floordiv(tx, 32) == 0, _call(
-                        "tl_tmem_alloc", tirx.address_of(tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)])), cols),
-                        None)
+                    slot_addr = tirx.address_of(tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)]))
+                    allocate = _call("tl_tmem_alloc" + suffix, slot_addr, cols)
+                    if buf.same_as(tmem[-1]):  # no tcgen05.alloc may follow the relinquish
+                        allocate = C.seq([allocate, _call("tl_tmem_relinquish" + suffix)])
+                    alloc = tirx.IfThenElse(tirx.floordiv(tx, 32) == 0, allocate, None)
                     out += [tirx.AllocBuffer(buf, ann), tirx.AllocBuffer(slot), alloc,
                             _call("tl_tcgen05_before_thread_sync"), _sync(), _call("tl_tcgen05_after_thread_sync")]
                     if buf not in explicit:
                         base = tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)])
-                        tail = [_call("tl_tcgen05_before_thread_sync"), _sync(),
-                                tirx.IfThenElse(tirx.floordiv(tx, 32) == 0, _call("tl_tmem_dealloc", base, cols),
-                                                None), *tail]
+                        tail = [_call("tl_tcgen05_before_thread_sync"), release_sync,
+                                tirx.IfThenElse(tirx.floordiv(tx, 32) == 0,
+                                                _call("tl_tmem_dealloc" + suffix, base, cols), None), *tail]
                     continue
                 out.append(part)
             return C.seq([*out, *tail]) if tail or len(out) != len(parts) else C.seq(out)

@@ -202,8 +202,15 @@ def _init_barriers(ctx: Any) -> Any:
     return Lowered(None, [first, sync])
 
 
+def _init_cluster_barriers(ctx: Any) -> Any:
+    """`_init_barriers`, then a cluster barrier: the other CTAs arrive (and TMA completes bytes) on these only
+    after every CTA of the cluster initialised its copies."""
+    lowered = _init_barriers(ctx)
+    return Lowered(None, [lowered.prefix[0], stmt("tl_cluster_sync")])
+
+
 _LOWER["tl.init_barriers"] = (MBARRIER, _init_barriers)
-_LOWER["tl.init_cluster_barriers"] = (CLUSTER, _init_barriers)
+_LOWER["tl.init_cluster_barriers"] = (CLUSTER, _init_cluster_barriers)
 simple("mbarrier_wait_parity", MBARRIER, "tl_mbarrier_wait_parity", arg_fn=_bar_first)
 simple("ptx_arrive_barrier", MBARRIER, "tl_mbarrier_arrive", arg_fn=_bar_first)
 simple("mbarrier_expect_tx", ASYNC_TX, "tl_mbarrier_expect_tx", arg_fn=_bar_first)

@@ -20,7 +20,7 @@ from tvm import tirx
 from tilelang.backend.sdk import dtype_bytes
 from tilelang.layout import linearize
 from tilelang.transform import utils as C
-from tilelang_cuda.tileops.dialect import GATHER4, TMA, Lowered, addr_of, ext, seq, stmt
+from tilelang_cuda.tileops.dialect import GATHER4, TCGEN05, TMA, Lowered, addr_of, ext, seq, stmt
 
 MAX_BOX = 256
 MAX_RANK = 5
@@ -143,10 +143,20 @@ def lower_tma_copy(ctx: Any) -> Any:
         nbytes = sum(_count(box) for box, *_ in boxes) * dtype_bytes(str(src.source.ty.dtype))
         issue = [stmt("tl_mbarrier_expect_tx", addr_of(bar), nbytes)]
         cluster_mask = C.as_int(mask)
+        paired = _completes_on_leader(ctx, bar)
+        if paired:  # every CTA of the cluster loads its box; CTA 0's copy of the barrier expects all of them
+            from tilelang_cuda.tileops.dialect_tensorcore import cluster_dims
+
+            size = 1
+            for d in cluster_dims(ctx.func) or (1,):
+                size *= d
+            issue = [tirx.IfThenElse(ext("tl_cluster_ctarank", dtype="int32") == 0,
+                                     stmt("tl_mbarrier_expect_tx", addr_of(bar), nbytes * size), None)]
         for box, swizzle, sptr, coords in boxes:
             tmap = map_token(str(src.source.name), box, swizzle)
             rank = len(box)
-            unicast = stmt(f"tl_tma_copy_load_{rank}d", tmap, sptr, addr_of(bar), *coords)
+            form = "tl_tma_copy_load_2sm" if paired else "tl_tma_copy_load"
+            unicast = stmt(f"{form}_{rank}d", tmap, sptr, addr_of(bar), *coords)
             if cluster_mask is None or cluster_mask < 0:
                 issue.append(unicast)
                 continue
@@ -167,6 +177,32 @@ def lower_tma_copy(ctx: Any) -> Any:
     return Lowered(None, [tirx.IfThenElse(leader, seq(issue), None)])
 
 
+def is_cluster_barrier(func: Any, bar: Any) -> bool:
+    """Whether the barrier element `bar` belongs to a ``T.alloc_cluster_barrier`` allocation."""
+    buf = bar.source if isinstance(bar, tirx.BufferLoad) else None
+    if buf is None:
+        return False
+    inits = C.collect(func.body, tvm.ir.Call, lambda c: isinstance(c.op, tvm.ir.Op)
+                      and c.op.name == "tl.init_cluster_barriers")
+    return any(isinstance(c.args[0], tirx.BufferLoad) and c.args[0].source.same_as(buf) for c in inits)
+
+
+def _completes_on_leader(ctx: Any, bar: Any) -> bool:
+    """A load on a cluster barrier on Blackwell (as the reference lowers it): each CTA issues the cta_group::2 form
+    of the copy, whose bytes complete on CTA 0's copy of the barrier, and only CTA 0 expects them (the cluster's
+    total), so the leader's MMA of a CTA pair waits for both CTAs' tiles."""
+    from tilelang_cuda.tileops.dialect import missing
+
+    if mask_of(ctx) is not None or missing(ctx.target, TCGEN05) is not None:  # sm_100a-family targets only
+        return False
+    return is_cluster_barrier(ctx.func, bar)
+
+
+def mask_of(ctx: Any) -> int | None:
+    mask = C.as_int(ctx.args[3])
+    return None if mask is None or mask < 0 else mask
+
+
 def _count(box: list[int]) -> int:
     n = 1
     for b in box:
@@ -174,10 +210,10 @@ def _count(box: list[int]) -> int:
     return n
 
 
-def lower_create_descriptor(ctx: Any) -> Any:
+def lower_create_descriptor(ctx: Any, args: list[Any] | None = None) -> Any:
     """A raw tensor map of a kernel tensor: the token of its map (box from the arguments)."""
-    args = list(ctx.args)
-    rank = ctx.int_arg(1)
+    args = list(ctx.args) if args is None else args
+    rank = C.as_int(args[1])
     tensor = args[2]
     if not (isinstance(tensor, tvm.ir.Var) and tirx.is_buffer_var(tensor) and C.scope_of(tensor) == "global"):
         raise ctx.error("global_addr must be a kernel tensor (A.data) whose map the launch can encode")
@@ -188,14 +224,16 @@ def lower_create_descriptor(ctx: Any) -> Any:
     return map_token(str(tensor.name), list(reversed(box_inner_first)), swizzle)  # type: ignore[arg-type]
 
 
-def lower_tma_load(ctx: Any) -> Any:
+def lower_tma_load(ctx: Any, form: str = "tl_tma_copy_load") -> Any:
     desc, bar, smem, *coords = ctx.args
+    if isinstance(desc, tvm.ir.Call) and isinstance(desc.op, tvm.ir.Op) and desc.op.name == "tl.create_tma_descriptor":
+        desc = lower_create_descriptor(ctx, list(desc.args))  # the map given inline, not lowered yet
     if not isinstance(desc, tvm.ir.StringImm):
         raise ctx.error("the descriptor must be a T.create_tma_descriptor(...) of a kernel tensor")
     if coords and C.as_int(coords[-1]) is not None and len(coords) > 1 and \
             len(coords) - 1 == len(str(desc.value).split(":")[2].split("x")):
         coords = coords[:-1]  # a trailing eviction policy
-    return ext(f"tl_tma_copy_load_{len(coords)}d", desc, smem, addr_of(bar),
+    return ext(f"{form}_{len(coords)}d", desc, smem, addr_of(bar),
                *[tirx.Cast("int32", c) for c in coords])
 
 
@@ -230,6 +268,7 @@ LOWER = {
     "tl.tma_copy": (TMA, lower_tma_copy),
     "tl.create_tma_descriptor": (TMA, lower_create_descriptor),
     "tl.tma_load": (TMA, lower_tma_load),
+    "tl.tma_load_2sm": (TCGEN05, lambda ctx: lower_tma_load(ctx, "tl_tma_copy_load_2sm")),
     "tl.tma_gather4": (GATHER4, lower_gather4),
     "tl.tma_scatter4": (GATHER4, lower_scatter4),
     "tl.copy_cluster": (TMA, lower_copy_cluster),
