@@ -341,6 +341,7 @@ def test_tmem_tile_gets_columns_and_copies_out_through_shared():
         acc_base = S.alloc_buffer((1,), "uint32", scope="shared")
         if tx // 32 == 0:
             S.call_extern("void", "tl_tmem_alloc", S.address_of(acc_base[0]), 64)
+            S.call_extern("void", "tl_tmem_relinquish")  # once, after the kernel's last allocation
         S.call_extern("void", "tl_tcgen05_before_thread_sync")
         S.evaluate(_sync())
         S.call_extern("void", "tl_tcgen05_after_thread_sync")
@@ -374,6 +375,7 @@ def test_tmem_tile_deallocated_by_the_kernel_gets_no_implicit_dealloc():
         acc_base = S.alloc_buffer((1,), "uint32", scope="shared")
         if tx // 32 == 0:
             S.call_extern("void", "tl_tmem_alloc", S.address_of(acc_base[0]), 256)
+            S.call_extern("void", "tl_tmem_relinquish")  # once, after the kernel's last allocation
         S.call_extern("void", "tl_tcgen05_before_thread_sync")
         S.evaluate(_sync())
         S.call_extern("void", "tl_tcgen05_after_thread_sync")
