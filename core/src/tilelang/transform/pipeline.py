@@ -13,10 +13,11 @@ Order (``[point]`` = `tilelang.backend.passes` extension point where backends' p
     split -> device module [device_module] + host module [host_module] -> TVM finalize passes
 
 Core never names a target: differences come from ``TargetKind.pipeline_options`` (``has_threads``,
-``vectorize``, ``static_shared_memory``, ``software_pipeline``, ``shared_layouts``, ``native_bf16``) and the passes
-backends register. ``native_bf16`` keeps bfloat16 arithmetic and storage in the device code (no fp32 compute
-legalization, no 16-bit-integer storage); the host module still gets its bf16 storage legalized (LLVM host codegen
-needs it).
+``vectorize``, ``static_shared_memory``, ``software_pipeline``, ``shared_layouts``, ``native_bf16``, ``emulate_fp8``)
+and the passes backends register. ``native_bf16`` keeps bfloat16 arithmetic and storage in the device code (no fp32
+compute legalization, no 16-bit-integer storage); the host module still gets its bf16 storage legalized (LLVM host
+codegen needs it). ``emulate_fp8`` computes fp8 arithmetic and conversions in fp32 (a target without fp8
+instructions, e.g. LLVM for a CPU, whose codegen would treat the stored bytes as integers).
 
 Shared-tile layouts (``T.annotate_layout``): AttachLayouts checks them and moves each onto its tile's
 allocation (``tl.layout``) before any backend pass runs; ApplyLayouts rewrites the tile to its storage shape and
@@ -81,12 +82,15 @@ def _tvm_legalize(target: Any) -> list[Any]:
     vectorize = bool(C.pipeline_options(target).get("vectorize", True)) and not bool(
         config.get("tirx.disable_vectorize", False))
     bf16 = [] if _native_bf16(target) else [tirx.transform.BF16ComputeLegalize()]
+    # no fp8 instructions: fp8 values are computed in fp32 (conversions by bit manipulation), stored as bytes
+    fp8 = [tirx.transform.FP8ComputeLegalize("float32")] if C.pipeline_options(target).get("emulate_fp8") else []
     bits = C.pipeline_options(target).get("vector_bits")
     # ``tl.config_index_bitwidth: 64`` asks for 64-bit index arithmetic throughout: nothing is narrowed back
     narrow = [] if _configured_index_bits(None, target) == 64 else [tirx.transform.NarrowDataType(32)]
     return [
         tirx.transform.FlattenBuffer(),
         *bf16,
+        *fp8,
         *narrow,
         s_tir.transform.LoopPartition(),
         *([_cap_vector_width(int(bits))] if bits else []),
