@@ -72,3 +72,26 @@ def test_fp8_values_convert_and_compute_as_floats():
     kernel(a, b, c)
     torch.testing.assert_close(b, a.float())
     torch.testing.assert_close(c.float(), (a.float() * 2).to(torch.float8_e5m2).float())
+
+
+def test_block_swizzle_in_the_second_launch_remaps_that_launchs_blocks():
+    # example_fusedmoe_tilelang: two launches, each with T.use_swizzle
+    M, N, block = 64, 64, 16
+
+    @T.prim_func
+    def two_swizzled(A: T.Tensor((M, N), T.float32), B: T.Tensor((M, N), T.float32)):
+        scratch = T.alloc_global((M, N), T.float32)
+        with T.Kernel(N // block, M // block, threads=32) as (bx, by):
+            T.use_swizzle(2)
+            for i, j in T.Parallel(block, block):
+                scratch[by * block + i, bx * block + j] = A[by * block + i, bx * block + j] + 1
+        with T.Kernel(N // block, M // block, threads=32) as (bx, by):
+            T.use_swizzle(2)
+            for i, j in T.Parallel(block, block):
+                B[by * block + i, bx * block + j] = scratch[by * block + i, bx * block + j] * 3
+
+    kernel = tilelang.compile(two_swizzled, target="cpu")
+    a = torch.randn(M, N)
+    b = torch.empty(M, N)
+    kernel(a, b)
+    torch.testing.assert_close(b, (a + 1) * 3)
