@@ -6,8 +6,9 @@
   ``.cuda()``, ``.to("cuda")``, ``torch.set_default_device``, ``torch.Generator(device="cuda")``);
   ``torch.cuda.synchronize`` / ``empty_cache`` do nothing, ``torch.cuda.Event`` times with the wall clock and
   ``torch.cuda.Stream`` / ``stream`` / ``default_stream`` are streams in name only (the CPU runs the work in program
-  order). Nothing else of torch.cuda is faked: ``torch.cuda.is_available()`` stays False, so TileLang's
-  ``target="auto"`` picks the CPU backend.
+  order); ``target="cuda"`` given to ``tilelang.compile`` / ``tilelang.jit`` becomes ``"cpu"``. Nothing else of
+  torch.cuda is faked: ``torch.cuda.is_available()`` stays False, so TileLang's ``target="auto"`` picks the CPU
+  backend.
 - ``tilelang.testing.requires_cuda`` and the ``requires_cuda_compute_version*`` decorators let the test run (it now
   targets the CPU); every other requirement (``requires_package`` ...) keeps its meaning.
 - The tests' own checks (``torch.testing.assert_close`` against their torch references) decide pass or fail.
@@ -16,6 +17,8 @@
 from __future__ import annotations
 
 import contextlib
+import functools
+import sys
 import time
 from typing import Any
 
@@ -143,9 +146,33 @@ def run_anyway(*args: Any, **kwargs: Any) -> Any:
 run_anyway.marks = lambda *a, **k: []  # the reference's ``requires_cuda.marks()`` form
 
 
+def _cpu_target(target: Any) -> Any:
+    """A target string of kind ``cuda`` (``"cuda"``, ``"cuda -arch=sm_90"``) as ``"cpu"``; others unchanged."""
+    if isinstance(target, str) and target.split(" ")[0].split(":")[0] == "cuda":
+        return "cpu"
+    return target
+
+
+def target_cpu(fn: Any) -> Any:
+    """`fn` (``tilelang.compile``, ``tilelang.jit``) with its ``target="cuda"`` keyword moved to the CPU."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if "target" in kwargs:
+            kwargs["target"] = _cpu_target(kwargs["target"])
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
 def pytest_configure(config: Any) -> None:
     move_to_cpu()
+    import tilelang
     import tilelang.testing
+
+    tilelang.compile = target_cpu(tilelang.compile)
+    jit_module = sys.modules["tilelang.jit"]  # a callable module: calling it calls its ``jit``
+    jit_module.jit = target_cpu(jit_module.jit)
 
     for name in dir(tilelang.testing):
         if name in CUDA_REQUIREMENTS or name.startswith("requires_cuda_compute_version"):
