@@ -65,13 +65,33 @@ def test_fp8_values_convert_and_compute_as_floats():
                 C[i] = T.cast(B[i] * 2, T.float8_e5m2)
 
     kernel = tilelang.compile(scale, target="cpu")
-    # normal fp8 values (TVM's fp8 -> fp32 conversion reads subnormals as normal numbers)
+    # normal fp8 results (TVM's fp32 -> fp8 conversion flushes subnormal results to zero)
     a = (torch.rand(64) * 8 + 0.25) * torch.where(torch.rand(64) < 0.5, -1.0, 1.0)
     a = a.to(torch.float8_e4m3fn)
     b, c = torch.empty(64), torch.empty(64, dtype=torch.float8_e5m2)
     kernel(a, b, c)
     torch.testing.assert_close(b, a.float())
     torch.testing.assert_close(c.float(), (a.float() * 2).to(torch.float8_e5m2).float())
+
+
+def test_every_fp8_byte_reads_as_its_value():
+    # zero and subnormals too (TVM's fp8 legalization read the byte 0 as 2**-7), NaN and inf as NaN and inf
+    @T.prim_func
+    def read(A: T.Tensor((256,), T.float8_e4m3fn), B: T.Tensor((256,), T.float8_e5m2),
+             X: T.Tensor((256,), T.float32), Y: T.Tensor((256,), T.float32)):
+        with T.Kernel(1, threads=1):
+            for i in T.serial(256):
+                X[i] = T.cast(A[i], T.float32)
+                Y[i] = T.cast(B[i], T.float32)
+
+    kernel = tilelang.compile(read, target="cpu")
+    bytes_ = torch.arange(256, dtype=torch.uint8)
+    a, b = bytes_.view(torch.float8_e4m3fn), bytes_.view(torch.float8_e5m2)
+    x, y = torch.empty(256), torch.empty(256)
+    kernel(a, b, x, y)
+    torch.testing.assert_close(x, a.float(), rtol=0, atol=0, equal_nan=True)
+    torch.testing.assert_close(y, b.float(), rtol=0, atol=0, equal_nan=True)
+    assert torch.equal(torch.signbit(x), torch.signbit(a.float()))
 
 
 def test_block_swizzle_in_the_second_launch_remaps_that_launchs_blocks():
