@@ -3,9 +3,12 @@
     python -m pytest -p examples_cpu examples/gemm      (with this folder on PYTHONPATH)
 
 - Device ``cuda`` becomes ``cpu`` wherever torch is given one (``device="cuda"``, ``torch.device("cuda")``,
-  ``.cuda()``, ``.to("cuda")``, ``torch.set_default_device``); ``torch.cuda.synchronize`` / ``empty_cache`` do
-  nothing and ``torch.cuda.Event`` times with the wall clock. Nothing else of torch.cuda is faked:
-  ``torch.cuda.is_available()`` stays False, so TileLang's ``target="auto"`` picks the CPU backend.
+  ``.cuda()``, ``.to("cuda")``, ``torch.set_default_device``, ``torch.Generator(device="cuda")``);
+  ``torch.cuda.synchronize`` / ``empty_cache`` do nothing, ``torch.cuda.Event`` times with the wall clock and
+  ``torch.cuda.Stream`` / ``stream`` / ``default_stream`` are streams in name only (the CPU runs the work in program
+  order); ``target="cuda"`` given to ``tilelang.compile`` / ``tilelang.jit`` becomes ``"cpu"``. Nothing else of
+  torch.cuda is faked: ``torch.cuda.is_available()`` stays False, so TileLang's ``target="auto"`` picks the CPU
+  backend.
 - ``tilelang.testing.requires_cuda`` and the ``requires_cuda_compute_version*`` decorators let the test run (it now
   targets the CPU); every other requirement (``requires_package`` ...) keeps its meaning.
 - The tests' own checks (``torch.testing.assert_close`` against their torch references) decide pass or fail.
@@ -13,6 +16,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import sys
 import time
 from typing import Any
 
@@ -51,6 +57,52 @@ class _WallEvent:
         return (end.t - self.t) * 1e3
 
 
+class _CpuStream:
+    """``torch.cuda.Stream`` on the CPU: work runs in program order, so a stream only has to be there."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def wait_stream(self, *args: Any) -> None:
+        pass
+
+    def wait_event(self, *args: Any) -> None:
+        pass
+
+    def record_event(self, event: Any = None) -> Any:
+        event = event if event is not None else _WallEvent()
+        event.record()
+        return event
+
+    def synchronize(self) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+    def __enter__(self) -> _CpuStream:
+        return self
+
+    def __exit__(self, *args: Any) -> None:
+        pass
+
+
+_DEFAULT_STREAM = _CpuStream()
+
+
+def _cpu_generator_class(generator: type) -> type:
+    """``torch.Generator`` whose ``device="cuda"`` is the CPU (a subclass: ``isinstance`` checks still hold)."""
+
+    class Generator(generator):  # type: ignore[misc, valid-type]
+        def __new__(cls, device: Any = "cpu") -> Any:
+            return generator.__new__(cls, device=_to_cpu(device))
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            pass
+
+    return Generator
+
+
 def move_to_cpu() -> None:
     import torch
     from torch.overrides import TorchFunctionMode
@@ -64,7 +116,11 @@ def move_to_cpu() -> None:
     torch.cuda.synchronize = synchronize
     torch.cuda.empty_cache = empty_cache
     torch.cuda.Event = _WallEvent
+    torch.cuda.Stream = _CpuStream
+    torch.cuda.stream = lambda stream=None: contextlib.nullcontext(stream)
+    torch.cuda.default_stream = torch.cuda.current_stream = lambda *args, **kwargs: _DEFAULT_STREAM
     torch.Tensor.cuda = lambda self, *args, **kwargs: self
+    torch.Generator = _cpu_generator_class(torch.Generator)
     set_default = torch.set_default_device
     torch.set_default_device = lambda device: set_default(_to_cpu(device))
 
@@ -90,9 +146,33 @@ def run_anyway(*args: Any, **kwargs: Any) -> Any:
 run_anyway.marks = lambda *a, **k: []  # the reference's ``requires_cuda.marks()`` form
 
 
+def _cpu_target(target: Any) -> Any:
+    """A target string of kind ``cuda`` (``"cuda"``, ``"cuda -arch=sm_90"``) as ``"cpu"``; others unchanged."""
+    if isinstance(target, str) and target.split(" ")[0].split(":")[0] == "cuda":
+        return "cpu"
+    return target
+
+
+def target_cpu(fn: Any) -> Any:
+    """`fn` (``tilelang.compile``, ``tilelang.jit``) with its ``target="cuda"`` keyword moved to the CPU."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if "target" in kwargs:
+            kwargs["target"] = _cpu_target(kwargs["target"])
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
 def pytest_configure(config: Any) -> None:
     move_to_cpu()
+    import tilelang
     import tilelang.testing
+
+    tilelang.compile = target_cpu(tilelang.compile)
+    jit_module = sys.modules["tilelang.jit"]  # a callable module: calling it calls its ``jit``
+    jit_module.jit = target_cpu(jit_module.jit)
 
     for name in dir(tilelang.testing):
         if name in CUDA_REQUIREMENTS or name.startswith("requires_cuda_compute_version"):

@@ -151,6 +151,12 @@ class AutoTuner:
             raise ValueError("autotune needs at least one configuration")
         return configs
 
+    def _given_tunables(self, args: tuple, kwargs: dict, configs: list[dict[str, Any]]) -> list[str]:
+        """The configurations' parameters that the call itself gives (by keyword or by position)."""
+        names = list(inspect.signature(self.jit_impl.fn).parameters)
+        by_position = set(names[:len(args)])
+        return [k for k in configs[0] if k in kwargs or k in by_position]
+
     def _call_spelling(self, args: tuple, kwargs: dict) -> Any:
         """The call's canonical spelling: its values (lazy), tensors by shape and dtype (eager)."""
         if self.jit_impl.mode == "eager":
@@ -176,6 +182,11 @@ class AutoTuner:
         called with tensors, compiled for their shapes and dtypes, and benchmarked on those tensors.
         """
         configs = self._configs(args, kwargs)
+        given = self._given_tunables(args, kwargs, configs)
+        if given:  # the reference's rule: a call that sets a tuned parameter itself is compiled as it is, untuned
+            logger.warning("autotune: the call sets tuned parameter(s) %s itself: compiled with the call's values, "
+                           "not tuned", ", ".join(given))
+            return AutoTuneResult(None, None, self.jit_impl.compile(*args, **kwargs))
         record_key = self._record_key(args, kwargs, configs)
         if record_key is not None:
             record = kernel_cache.get_record(RECORDS, record_key)

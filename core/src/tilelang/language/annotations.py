@@ -61,9 +61,9 @@ def _layout(buf: Any, layout: Any) -> Any:
             return tvm_ffi.convert(_user_layout(buf, layout).to_ir())
         raise KernelTypeError(f"T.annotate_layout: the layout of {R.describe(buf)} must be a layout object or a "
                               f"function of the indices, got {type(layout).__name__}")
-    if scope not in SHARED_SCOPES:
+    if scope not in (*SHARED_SCOPES, "global"):
         raise KernelTypeError(f"T.annotate_layout: {R.describe(buf)} is in scope {scope!r}; only shared tiles "
-                              f"(T.alloc_shared) and fragments (T.alloc_fragment) take a layout")
+                              f"(T.alloc_shared), global tensors and fragments (T.alloc_fragment) take a layout")
     try:
         built = shared_layout(buf, layout)
     except ValueError as exc:
@@ -76,11 +76,12 @@ def _layout(buf: Any, layout: Any) -> Any:
 
 
 def annotate_layout(layout_map: dict[Any, Any]) -> None:
-    """Fix the storage layouts of shared tiles: ``{buffer: layout}`` with `tilelang.layout` objects
-    (`make_swizzled_layout`, `make_padded_layout`), index maps or ``lambda i, j: storage indices``.
+    """Fix the storage layouts of shared tiles and global tensors: ``{buffer: layout}`` with `tilelang.layout`
+    objects (`make_swizzled_layout`, `make_padded_layout`), index maps or ``lambda i, j: storage indices``.
 
-    Shared-tile layouts are checked here (shape, one-to-one on constant tiles) and applied by the pipeline;
-    fragment layouts are accepted and ignored (the pipeline distributes fragments itself).
+    Shared-tile and global-tensor layouts are checked here (shape, one-to-one on constant tiles) and applied by
+    the pipeline (a global tensor's on every target: it is the tensor's memory format); fragment layouts are
+    accepted and ignored (the pipeline distributes fragments itself).
     """
     import tvm_ffi
     from tvm.script.ir_builder import tirx as B

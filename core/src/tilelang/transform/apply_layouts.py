@@ -4,8 +4,9 @@
 AttrStmt, rebuilds each shared tile's `tilelang.layout.Layout` from its IR form (`Layout.from_ir`), checks it
 (shape equal to the buffer's, storage indices in range and one-to-one on constant tiles) and moves it onto the
 tile's ``AllocBuffer`` as the annotation ``{"tl.layout": <IR form>}``; the AttrStmt goes away. Fragment entries
-are dropped: fragment layouts are performance-only here (LayoutInference decides the distribution). A layout
-on any other scope raises. Backends' ``pre_layout`` .. ``post_parallel`` passes see the annotation and may
+are dropped: fragment layouts are performance-only here (LayoutInference decides the distribution). A global
+tensor's layout (a kernel argument's) goes into the function attribute ``tl.global_layouts``. A layout on any
+other scope raises. Backends' ``pre_layout`` .. ``post_parallel`` passes see the annotation and may
 consume it (drop it after implementing the layout themselves).
 
 `ApplyLayouts` (after PartitionParallel / LegalizeSafeMemoryAccess and the ``post_parallel`` point, when tile
@@ -17,7 +18,8 @@ address is taken (``address_of(tile[..])``, ``tvm_access_ptr``: a backend's poin
 rows as contiguous runs) keeps row-major storage, which is always correct; the layout is then performance-only.
 So does every tile when the target's ``pipeline_options["shared_layouts"]`` is false (a target without banked
 shared memory, where a swizzle only costs) or the pass config ``tl.disable_shared_layouts`` is set; the
-layouts are still checked.
+layouts are still checked. A global tensor's layout is its memory format (other kernels and the host see it), so
+ApplyLayouts applies it on every target, through a view of the tensor's memory in the storage shape.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from tilelang.transform.config import current_tl_config
 
 LAYOUT_MAP_ATTR = "tl.layout_map"
 LAYOUT_ANN = "tl.layout"  # AllocBuffer annotation written by AttachLayouts: the layout's IR form
+GLOBAL_LAYOUTS_ATTR = "tl.global_layouts"  # PrimFunc attribute written by AttachLayouts: {tensor: IR form}
+GLOBAL_SCOPE = "global"
 SHARED_SCOPES = ("shared", "shared.dyn")
 FRAGMENT_SCOPES = ("local.fragment",)
 _POINTER_OPS = ("tirx.address_of", "tirx.tvm_access_ptr", "tir.address_of", "tir.tvm_access_ptr")
@@ -72,15 +76,23 @@ def AttachLayouts(target: Any = None) -> tvm.transform.Pass:
                 scope = C.scope_of(buf)
                 if scope in FRAGMENT_SCOPES:
                     continue
-                if scope not in SHARED_SCOPES:
+                if scope not in (*SHARED_SCOPES, GLOBAL_SCOPE):
                     raise C.lowering_error(
                         func, f"T.annotate_layout: buffer {buf.name} is in scope {scope!r}; only shared tiles "
-                              "(T.alloc_shared) and fragments (T.alloc_fragment) take a layout")
+                              "(T.alloc_shared), global tensors and fragments (T.alloc_fragment) take a layout")
                 _checked(func, buf, value)
-                found[buf] = value
+                if scope == GLOBAL_SCOPE:
+                    if buf in global_found and not tvm_ffi.structural_equal(global_found[buf], value):
+                        raise C.lowering_error(func, f"T.annotate_layout: tensor {buf.name} has two layouts")
+                    global_found[buf] = value
+                else:
+                    found[buf] = value
             return s.body
 
+        global_found: dict[Any, Any] = {}
         body = tvm_ffi.structural_map(func.body, (tirx.AttrStmt, on_attr))
+        if global_found:
+            func = func.with_attr(GLOBAL_LAYOUTS_ATTR, global_found)
         if not found:
             return C.with_body(func, body) if not body.same_as(func.body) else func
 
@@ -123,6 +135,7 @@ def ApplyLayouts(target: Any = None) -> tvm.transform.Pass:
 
     @C.prim_func_pass("tl.ApplyLayouts")
     def apply_layouts(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
+        func = _apply_global_layouts(func)
         annotated = {a.buffer: a.annotations[LAYOUT_ANN] for a in C.allocations(func.body)
                      if a.annotations and LAYOUT_ANN in a.annotations}
         if not annotated:
@@ -193,3 +206,47 @@ def _trailing_layout(func: Any, buf: Any, value: Any, shape: list[Any]) -> Any:
         return rebuild(buf, value, shape[len(shape) - ndim:])
     except ValueError as exc:
         raise C.lowering_error(func, f"T.annotate_layout: bad layout for buffer {buf.name}: {exc}") from None
+
+
+def _apply_global_layouts(func: Any) -> Any:
+    """Global tensors with a layout (``T.annotate_layout`` on a kernel argument): their elements are stored where
+    the layout sends them, whatever the target (the layout is the tensor's memory format, which other kernels and
+    the host read too, not a performance hint). Each access goes to a view of the tensor's memory in the
+    layout's storage shape, declared at the top of every launch."""
+    layouts = dict(func.attrs[GLOBAL_LAYOUTS_ATTR]) if func.attrs and GLOBAL_LAYOUTS_ATTR in func.attrs else {}
+    if not layouts:
+        return func
+    func = func.without_attr(GLOBAL_LAYOUTS_ATTR)
+    opaque = pointer_uses(func.body, set(layouts))
+    if opaque:
+        raise C.lowering_error(func, f"T.annotate_layout: tensor {sorted(str(b.name) for b in opaque)[0]} has a "
+                                     "layout but an operation here reads it through its address (row-major)")
+    analyzer = tvm.sym.Analyzer()
+    plans, views = {}, {}
+    for buf, value in layouts.items():
+        layout = rebuild(buf, value)
+        plans[buf] = layout
+        storage = [tirx.IntImm("int32", s) if isinstance(s, int) else s for s in layout.storage_shape]
+        views[buf] = tirx.decl_buffer(storage, str(buf.ty.dtype), name=f"{buf.name}_stored", scope=GLOBAL_SCOPE)
+
+    def mapped(buf: Any, indices: Any) -> list[Any]:
+        return [analyzer.simplify(e) for e in plans[buf].forward(list(indices))]
+
+    def on_load(ld: Any) -> Any:
+        return tirx.BufferLoad(views[ld.source], mapped(ld.source, ld.indices)) if ld.source in plans else ld
+
+    def on_store(st: Any) -> Any:
+        if st.buffer in plans:
+            return tirx.BufferStore(views[st.buffer], st.value, mapped(st.buffer, st.indices))
+        return st
+
+    body = tvm_ffi.structural_map(func.body, [(tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store)])
+    declare = [tirx.DeclBuffer(v, data=tirx.buffer_data(b)) for b, v in views.items()]
+
+    def on_launch(s: Any, mutator: Any) -> Any:
+        if str(s.attr_key) != "thread_extent" or not str(s.node.thread_tag).startswith("blockIdx"):
+            return mutator.default_mutate(s)
+        return tirx.AttrStmt(s.node, s.attr_key, s.value, C.seq([*declare, s.body]))
+
+    launched = tvm_ffi.structural_mutate(body, [(tirx.AttrStmt, on_launch)])
+    return C.with_body(func, launched if C.launch_extents(func) else C.seq([*declare, body]))

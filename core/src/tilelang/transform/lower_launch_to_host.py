@@ -22,6 +22,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from tilelang.errors import LoweringError
+
 
 def _is_barrier(stmt: Any) -> bool:
     import tvm
@@ -119,6 +121,90 @@ def emulate_threads(stmt: Any, tvars: list[Any], extents: list[int], per_thread:
                                emulate_threads(stmt.else_case, tvars, extents, per_thread)
                                if stmt.else_case else None)
     return thread_loop(stmt)
+
+
+def _is_allreduce(call: Any) -> bool:
+    import tvm
+
+    return (isinstance(call, tvm.ir.Call) and isinstance(call.op, tvm.ir.Op)
+            and call.op.name == "tirx.tvm_thread_allreduce")
+
+
+def lower_thread_allreduce(body: Any, tvars: list[Any], extents: list[int]) -> Any:
+    """Each ``T.tvm_thread_allreduce`` (under its ``reduce_scope`` reducer) as block-shared exchange through memory.
+
+    ``tvm_thread_allreduce(n, value_0.., cond, result_0.., reduce thread vars..)`` gives every thread the
+    reducer's combination of the values of the threads that differ from it only in the named thread variables
+    (a thread whose `cond` is false contributes the identity). Lowered for emulated threads: each thread stores
+    its value in a block-wide buffer (one slot a thread), a barrier, then each thread folds its group's slots in
+    thread order into its result, and a barrier before the buffer is written again; `emulate_threads` then splits
+    the thread loops at those barriers.
+    """
+    import tvm
+    import tvm_ffi
+    from tvm import tirx
+
+    from tilelang.transform import utils as C
+
+    if not tvars:
+        return body
+
+    def linear(index: dict[Any, Any]) -> Any:
+        out: Any = None
+        for v, e in zip(tvars, extents):
+            term = index.get(v, v)
+            out = term if out is None else out * e + term
+        return out
+
+    def on_attr(s: Any, mutator: Any) -> Any:
+        if str(s.attr_key) != "reduce_scope" or not isinstance(s.body, tirx.Evaluate) \
+                or not _is_allreduce(s.body.value):
+            return mutator.default_mutate(s)
+        reducer, args = s.node, list(s.body.value.args)
+        n = C.as_int(args[0])
+        values, cond, results, axes = args[1:1 + n], args[1 + n], args[2 + n:2 + 2 * n], args[2 + 2 * n:]
+        reduced = []
+        for axis in axes:
+            var = next((v for v in tvars if v.same_as(axis)), None)
+            if var is None:
+                raise LoweringError(f"T.tvm_thread_allreduce reduces over {axis}, which is not a thread index "
+                                    "of its kernel (T.get_thread_binding)")
+            reduced.append((var, extents[tvars.index(var)]))
+        total = math.prod(extents)
+        stmts: list[Any] = []
+        exchange, loads = [], []
+        for i, value in enumerate(values):
+            dtype = str(value.ty.dtype)
+            buf = tirx.decl_buffer((total,), dtype, name=f"allreduce_{i}", scope="shared")
+            exchange.append(buf)
+            stmts.append(tirx.AllocBuffer(buf))
+            stored = value if C.is_const(cond, True) else tirx.Select(cond, value, reducer.identity_element[i])
+            stmts.append(tirx.BufferStore(buf, stored, [linear({})]))
+        sync = tirx.Evaluate(tvm.tirx.call_intrin("int32", "tirx.tvm_storage_sync", tvm.ir.StringImm("shared")))
+        stmts.append(sync)
+        accs = [tirx.decl_buffer((1,), str(v.ty.dtype), name=f"allreduce_acc_{i}", scope="local")
+                for i, v in enumerate(values)]
+        slots = {var: tirx.Var(f"{var.name}_peer", var.ty.dtype) for var, _ in reduced}
+        loads = [tirx.BufferLoad(buf, [linear(slots)]) for buf in exchange]
+        acc_loads = [tirx.BufferLoad(acc, [0]) for acc in accs]
+        fold_map = {**dict(zip(reducer.lhs, acc_loads)), **dict(zip(reducer.rhs, loads))}
+        fold: Any = C.seq([tirx.BufferStore(acc, C.substitute(res, fold_map), [0])
+                           for acc, res in zip(accs, reducer.result)])
+        for var, extent in reversed(reduced):
+            fold = tirx.For(slots[var], 0, extent, tirx.ForKind.SERIAL, fold)
+        group = [tirx.AllocBuffer(acc) for acc in accs]
+        group += [tirx.BufferStore(acc, ident, [0]) for acc, ident in zip(accs, reducer.identity_element)]
+        group.append(fold)
+        for result, acc in zip(results, accs):
+            if not isinstance(result, tvm.ir.TensorLoad):
+                raise LoweringError("T.tvm_thread_allreduce: each result must be a buffer element (buf[i]), got "
+                                    f"{result}")
+            group.append(tirx.BufferStore(result.source, tirx.BufferLoad(acc, [0]), list(result.indices)))
+        stmts.append(C.seq(group))
+        stmts.append(sync)
+        return C.seq(stmts)
+
+    return tvm_ffi.structural_mutate(body, [(tirx.AttrStmt, on_attr)])
 
 
 def _fresh_thread_vars(body: Any, tvars: list[Any]) -> Any:
@@ -338,14 +424,8 @@ def LowerLaunchToHost(target: Any = None, *, name: str = "tl.lower_launch_to_hos
 
     @C.prim_func_pass(name)
     def lower_launch(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
-        ext = C.launch_extents(func)
-        if not ext:
+        if not C.launch_extents(func):
             return func
-        blocks = [(ext[t][0], ext[t][1]) for t in C.BLOCK_TAGS if t in ext]
-        threads = [(ext[t][0], C.as_int(ext[t][1])) for t in C.THREAD_TAGS if t in ext]
-        tvars = [v for v, _ in threads]
-        textents = [e or 1 for _, e in threads]
-        atomics = bool(C.collect(func.body, tirx.AttrStmt, lambda s: str(s.attr_key) == ATOMIC_ATTR))
         streaming = stream_rows_when is not None and stream_rows_when()
 
         def strip(s: Any) -> Any:
@@ -359,14 +439,22 @@ def LowerLaunchToHost(target: Any = None, *, name: str = "tl.lower_launch_to_hos
         def on_launch(s: Any, mutator: Any) -> Any:
             if str(s.attr_key) != "thread_extent" or not str(s.node.thread_tag).startswith("blockIdx"):
                 return mutator.default_mutate(s)
+            # each launch of the function (``with T.Kernel``) has its own grid, threads and variables
+            ext = C.launch_extents(s)
+            blocks = [(ext[t][0], ext[t][1]) for t in C.BLOCK_TAGS if t in ext]
+            threads = [(ext[t][0], C.as_int(ext[t][1])) for t in C.THREAD_TAGS if t in ext]
+            tvars = [v for v, _ in threads]
             body, hoisted = s.body, []
             if hoist_invariants is not None:  # e.g. GEMM operands packed once per call, before the blocks
                 body, hoisted = hoist_invariants(s.body, [v for v, _ in blocks] + tvars)
-            loop = lower_blocks(body)
+            loop = lower_blocks(body, ext, blocks, tvars, [e or 1 for _, e in threads])
             return C.seq([*hoisted, loop]) if hoisted else loop
 
-        def lower_blocks(body: Any) -> Any:
+        def lower_blocks(body: Any, ext: dict[str, Any], blocks: list[tuple[Any, Any]], tvars: list[Any],
+                         textents: list[int]) -> Any:
+            atomics = bool(C.collect(body, tirx.AttrStmt, lambda s: str(s.attr_key) == ATOMIC_ATTR))
             body = tvm_ffi.structural_map(body, (tirx.AttrStmt, strip))
+            body = lower_thread_allreduce(body, tvars, textents)
             body = spill_binds_across_barriers(body, tvars, per_thread_buffers(body))
             body = emulate_threads(body, tvars, textents, per_thread_buffers(body))
             body = _widen_thread_locals(body, tvars, textents)

@@ -13,10 +13,11 @@ Order (``[point]`` = `tilelang.backend.passes` extension point where backends' p
     split -> device module [device_module] + host module [host_module] -> TVM finalize passes
 
 Core never names a target: differences come from ``TargetKind.pipeline_options`` (``has_threads``,
-``vectorize``, ``static_shared_memory``, ``software_pipeline``, ``shared_layouts``, ``native_bf16``) and the passes
-backends register. ``native_bf16`` keeps bfloat16 arithmetic and storage in the device code (no fp32 compute
-legalization, no 16-bit-integer storage); the host module still gets its bf16 storage legalized (LLVM host codegen
-needs it).
+``vectorize``, ``static_shared_memory``, ``software_pipeline``, ``shared_layouts``, ``native_bf16``, ``emulate_fp8``)
+and the passes backends register. ``native_bf16`` keeps bfloat16 arithmetic and storage in the device code (no fp32
+compute legalization, no 16-bit-integer storage); the host module still gets its bf16 storage legalized (LLVM host
+codegen needs it). ``emulate_fp8`` computes fp8 arithmetic and conversions in fp32 (a target without fp8
+instructions, e.g. LLVM for a CPU, whose codegen would treat the stored bytes as integers).
 
 Shared-tile layouts (``T.annotate_layout``): AttachLayouts checks them and moves each onto its tile's
 allocation (``tl.layout``) before any backend pass runs; ApplyLayouts rewrites the tile to its storage shape and
@@ -81,6 +82,9 @@ def _tvm_legalize(target: Any) -> list[Any]:
     vectorize = bool(C.pipeline_options(target).get("vectorize", True)) and not bool(
         config.get("tirx.disable_vectorize", False))
     bf16 = [] if _native_bf16(target) else [tirx.transform.BF16ComputeLegalize()]
+    # no fp8 instructions: fp8 values are computed in fp32 (conversions by bit manipulation), stored as bytes
+    fp8 = ([_exact_fp8_reads(), tirx.transform.FP8ComputeLegalize("float32")]
+           if C.pipeline_options(target).get("emulate_fp8") else [])
     bits = C.pipeline_options(target).get("vector_bits")
     # ``tl.config_index_bitwidth: 64`` asks for 64-bit index arithmetic throughout: nothing is narrowed back
     narrow = [] if _configured_index_bits(None, target) == 64 else [tirx.transform.NarrowDataType(32)]
@@ -88,6 +92,7 @@ def _tvm_legalize(target: Any) -> list[Any]:
         tirx.transform.RemoveAssume(),  # T.assume has served the simplifier; device code generators have no form
         tirx.transform.FlattenBuffer(),
         *bf16,
+        *fp8,
         *narrow,
         s_tir.transform.LoopPartition(),
         *([_cap_vector_width(int(bits))] if bits else []),
@@ -121,6 +126,51 @@ def _cap_vector_width(bits: int) -> tvm.transform.Pass:
         return func if body.same_as(func.body) else C.with_body(func, body)
 
     return cap
+
+
+# fp8 formats: (exponent bits, mantissa bits, exponent bias)
+_FP8_FORMATS = {"float8_e4m3fn": (4, 3, 7), "float8_e5m2": (5, 2, 15)}
+
+
+def _exact_fp8_reads() -> tvm.transform.Pass:
+    """Each conversion of an fp8 value to another type decodes its bits exactly, subnormals and zero included (TVM's
+    FP8ComputeLegalize reads every fp8 byte as a normal number: 0 became 2**-7); NaN / inf stay NaN / inf."""
+    import tvm_ffi
+    from tvm import tirx
+
+    def decode(value: Any, fmt: str) -> Any:
+        ebits, mbits, bias = _FP8_FORMATS[fmt]
+        i32 = "int32"
+        u = tirx.Cast(i32, tirx.reinterpret("uint8", value))
+        e = (u >> mbits) & ((1 << ebits) - 1)
+        m = u & ((1 << mbits) - 1)
+        top = (1 << ebits) - 1
+        normal_bits = ((e + (127 - bias)) << 23) | (m << (23 - mbits))
+        special_bits = tirx.const(255 << 23, i32) | (m << (23 - mbits))  # e4m3fn: only m == 7 is NaN
+        if fmt == "float8_e4m3fn":
+            special = tirx.all(e == top, m == (1 << mbits) - 1)
+        else:
+            special = e == top
+        bits = tirx.Select(special, special_bits, normal_bits)
+        subnormal = tirx.Cast("float32", m) * tirx.const(2.0 ** (1 - bias - mbits), "float32")
+        mag = tirx.Select(e == 0, subnormal, tirx.reinterpret("float32", bits))
+        return tirx.Select((u >> 7) == 1, -mag, mag)
+
+    def on_cast(c: Any, mutator: Any) -> Any:
+        c = mutator.default_mutate(c)
+        src = tvm.DataType(str(c.value.ty.dtype))
+        fmt = str(c.value.ty.dtype)
+        if fmt not in _FP8_FORMATS or src.lanes != 1 or str(c.ty.dtype) in _FP8_FORMATS:
+            return c
+        out = decode(c.value, fmt)
+        return out if str(c.ty.dtype) == "float32" else tirx.Cast(str(c.ty.dtype), out)
+
+    @C.prim_func_pass("tl.ExactFP8Reads")
+    def exact(func: Any, mod: Any, ctx: Any) -> Any:
+        body = tvm_ffi.structural_mutate(func.body, [(tirx.Cast, on_cast)])
+        return func if body.same_as(func.body) else C.with_body(func, body)
+
+    return exact
 
 
 def _native_bf16(target: Any) -> bool:

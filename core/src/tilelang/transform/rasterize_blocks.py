@@ -56,8 +56,17 @@ def RasterizeBlocks(target: Any = None) -> tvm.transform.Pass:
 
     @C.prim_func_pass("tl.RasterizeBlocks")
     def rasterize_blocks(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
-        ext = C.launch_extents(func)
+        def on_launch(launch: Any, mutator: Any) -> Any:
+            # each launch (``with T.Kernel``) of the function remaps its own grid and block variables
+            if str(launch.attr_key) != "thread_extent" or not str(launch.node.thread_tag).startswith("blockIdx"):
+                return mutator.default_mutate(launch)
+            return rasterize(launch, C.launch_extents(launch))
 
+        body = tvm_ffi.structural_mutate(func.body, [(tirx.AttrStmt, on_launch)])
+        body = rasterize(body, {})  # a swizzle outside any launch has no grid to remap: it goes
+        return func if body.same_as(func.body) else C.with_body(func, body)
+
+    def rasterize(launch: Any, ext: dict[str, Any]) -> Any:
         def on_attr(s: Any) -> Any:
             if str(s.attr_key) != SWIZZLE_ATTR:
                 return s
@@ -86,6 +95,6 @@ def RasterizeBlocks(target: Any = None) -> tvm.transform.Pass:
             nx, ny = tirx.min(tirx.max(nx, 0), gx - 1), tirx.min(tirx.max(ny, 0), gy - 1)
             return C.seq([tirx.Bind(vx, nx), tirx.Bind(vy, ny), body])
 
-        return C.with_body(func, tvm_ffi.structural_map(func.body, (tirx.AttrStmt, on_attr)))
+        return tvm_ffi.structural_map(launch, (tirx.AttrStmt, on_attr))
 
     return rasterize_blocks

@@ -221,15 +221,16 @@ def num_elements(shape: Iterable[Any]) -> int | None:
     return math.prod(values)  # type: ignore[arg-type]
 
 
-def launch_extents(func: tirx.PrimFunc) -> dict[str, tuple[Any, Any]]:
-    """``{"blockIdx.x": (var, extent), "threadIdx.x": ...}`` of the function's launch."""
+def launch_extents(func: tirx.PrimFunc | tirx.Stmt) -> dict[str, tuple[Any, Any]]:
+    """``{"blockIdx.x": (var, extent), "threadIdx.x": ...}`` of the function's launch, or of the launches in one
+    statement (a function may hold several ``T.Kernel`` launches, each with variables of its own)."""
     found: dict[str, tuple[Any, Any]] = {}
 
     def on_attr(s: Any) -> None:
         if s.attr_key == "thread_extent":
             found[str(s.node.thread_tag)] = (s.node.var, s.value)
 
-    walk(func.body, [(tirx.AttrStmt, on_attr)])
+    walk(func.body if isinstance(func, tirx.PrimFunc) else func, [(tirx.AttrStmt, on_attr)])
     return found
 
 

@@ -26,7 +26,8 @@ def _normalize_cpu(config: dict) -> dict:
 
 # Shared-memory layouts (T.annotate_layout swizzles / paddings) stay hints: a CPU has no shared-memory banks, so a
 # swizzle only adds index arithmetic (measured 5-10x slower GEMM tiles).
-PIPELINE_OPTIONS = {"has_threads": False, "shared_layouts": False}
+# A CPU has no fp8 arithmetic: fp8 values are converted and computed in fp32 (``emulate_fp8``).
+PIPELINE_OPTIONS = {"has_threads": False, "shared_layouts": False, "emulate_fp8": True}
 # C has no vectors wider than the prelude's 128-bit types (``float4``, ``half8``...): whole loops run in such runs
 C_PIPELINE_OPTIONS = {**PIPELINE_OPTIONS, "vector_bits": 128}
 

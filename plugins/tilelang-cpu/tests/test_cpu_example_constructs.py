@@ -1,0 +1,117 @@
+"""Constructs of the reference's example programs that the CPU backend runs (conformance/examples_cpu.py)."""
+
+from __future__ import annotations
+
+import torch
+
+import tilelang
+import tilelang.language as T
+
+
+def test_two_launches_in_one_function_each_keep_their_block_variables():
+    # example_mha_inference: a split kernel then a combine kernel, both `as (bx, by)`, through a global scratch
+    M, N, block = 64, 32, 16
+
+    @T.prim_func
+    def two_kernels(A: T.Tensor((M, N), T.float32), B: T.Tensor((M, N), T.float32)):
+        scratch = T.alloc_global((M, N), T.float32)
+        with T.Kernel(M // block, N // block, threads=32) as (bx, by):
+            for i, j in T.Parallel(block, block):
+                scratch[bx * block + i, by * block + j] = A[bx * block + i, by * block + j] * 2
+        with T.Kernel(N // block, M // block, threads=32) as (bx, by):
+            for i, j in T.Parallel(block, block):
+                B[by * block + i, bx * block + j] = scratch[by * block + i, bx * block + j] + 1
+
+    kernel = tilelang.compile(two_kernels, target="cpu")
+    a = torch.randn(M, N)
+    b = torch.empty(M, N)
+    kernel(a, b)
+    torch.testing.assert_close(b, a * 2 + 1)
+
+
+def test_thread_allreduce_sums_over_the_named_thread_index():
+    # example_gemv's splitk_gemv_vectorized_tvm: each (tn, tk) thread holds a partial sum; TVM's allreduce over tk
+    N, K, BLOCK_N, R = 4, 64, 2, 8
+
+    @T.prim_func
+    def gemv(A: T.Tensor((K,), T.float32), B: T.Tensor((N, K), T.float32), C: T.Tensor((N,), T.float32)):
+        with T.Kernel(N // BLOCK_N, threads=(BLOCK_N, R)) as bn:
+            tn = T.get_thread_binding(0)
+            tk = T.get_thread_binding(1)
+            acc = T.alloc_local((1,), T.float32)
+            reduced = T.alloc_local((1,), T.float32)
+            acc[0] = 0
+            for k in T.serial(K // R):
+                acc[0] += A[tk * (K // R) + k] * B[bn * BLOCK_N + tn, tk * (K // R) + k]
+            with T.attr(T.comm_reducer(lambda x, y: x + y, [T.float32(0)]), "reduce_scope",
+                        T.reinterpret(T.uint64(0), dtype="handle")):
+                T.evaluate(T.tvm_thread_allreduce(T.uint32(1), acc[0], True, reduced[0], tk, dtype="handle"))
+            C[bn * BLOCK_N + tn] = reduced[0]
+
+    kernel = tilelang.compile(gemv, target="cpu")
+    a, b, c = torch.randn(K), torch.randn(N, K), torch.empty(N)
+    kernel(a, b, c)
+    torch.testing.assert_close(c, b @ a, rtol=1e-5, atol=1e-5)
+
+
+def test_fp8_values_convert_and_compute_as_floats():
+    # example_tilelang_gemm_fp8: fp8 tiles are read as floats (not as their byte's integer value) and written back
+    @T.prim_func
+    def scale(A: T.Tensor((64,), T.float8_e4m3fn), B: T.Tensor((64,), T.float32),
+              C: T.Tensor((64,), T.float8_e5m2)):
+        with T.Kernel(1, threads=1):
+            for i in T.serial(64):
+                B[i] = T.cast(A[i], T.float32)
+                C[i] = T.cast(B[i] * 2, T.float8_e5m2)
+
+    kernel = tilelang.compile(scale, target="cpu")
+    # normal fp8 results (TVM's fp32 -> fp8 conversion flushes subnormal results to zero)
+    a = (torch.rand(64) * 8 + 0.25) * torch.where(torch.rand(64) < 0.5, -1.0, 1.0)
+    a = a.to(torch.float8_e4m3fn)
+    b, c = torch.empty(64), torch.empty(64, dtype=torch.float8_e5m2)
+    kernel(a, b, c)
+    torch.testing.assert_close(b, a.float())
+    torch.testing.assert_close(c.float(), (a.float() * 2).to(torch.float8_e5m2).float())
+
+
+def test_every_fp8_byte_reads_as_its_value():
+    # zero and subnormals too (TVM's fp8 legalization read the byte 0 as 2**-7), NaN and inf as NaN and inf
+    @T.prim_func
+    def read(A: T.Tensor((256,), T.float8_e4m3fn), B: T.Tensor((256,), T.float8_e5m2),
+             X: T.Tensor((256,), T.float32), Y: T.Tensor((256,), T.float32)):
+        with T.Kernel(1, threads=1):
+            for i in T.serial(256):
+                X[i] = T.cast(A[i], T.float32)
+                Y[i] = T.cast(B[i], T.float32)
+
+    kernel = tilelang.compile(read, target="cpu")
+    bytes_ = torch.arange(256, dtype=torch.uint8)
+    a, b = bytes_.view(torch.float8_e4m3fn), bytes_.view(torch.float8_e5m2)
+    x, y = torch.empty(256), torch.empty(256)
+    kernel(a, b, x, y)
+    torch.testing.assert_close(x, a.float(), rtol=0, atol=0, equal_nan=True)
+    torch.testing.assert_close(y, b.float(), rtol=0, atol=0, equal_nan=True)
+    assert torch.equal(torch.signbit(x), torch.signbit(a.float()))
+
+
+def test_block_swizzle_in_the_second_launch_remaps_that_launchs_blocks():
+    # example_fusedmoe_tilelang: two launches, each with T.use_swizzle
+    M, N, block = 64, 64, 16
+
+    @T.prim_func
+    def two_swizzled(A: T.Tensor((M, N), T.float32), B: T.Tensor((M, N), T.float32)):
+        scratch = T.alloc_global((M, N), T.float32)
+        with T.Kernel(N // block, M // block, threads=32) as (bx, by):
+            T.use_swizzle(2)
+            for i, j in T.Parallel(block, block):
+                scratch[by * block + i, bx * block + j] = A[by * block + i, bx * block + j] + 1
+        with T.Kernel(N // block, M // block, threads=32) as (bx, by):
+            T.use_swizzle(2)
+            for i, j in T.Parallel(block, block):
+                B[by * block + i, bx * block + j] = scratch[by * block + i, bx * block + j] * 3
+
+    kernel = tilelang.compile(two_swizzled, target="cpu")
+    a = torch.randn(M, N)
+    b = torch.empty(M, N)
+    kernel(a, b)
+    torch.testing.assert_close(b, (a + 1) * 3)
