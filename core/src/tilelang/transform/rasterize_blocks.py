@@ -42,9 +42,11 @@ def remap(x: Any, y: Any, gx: Any, gy: Any, panel: int) -> tuple[Any, Any]:
     return col, tirx.floormod(offset, rows) + index * panel
 
 
-def cluster_shape(func: tirx.PrimFunc) -> tuple[int, int]:
-    """``(cx, cy)`` of the kernel's clusters (``tl.cluster_dims``), ``(1, 1)`` without clusters."""
-    calls = C.collect(func.body, tvm.ir.Call, lambda c: isinstance(c.op, tvm.ir.Op) and c.op.name == "tl.cluster_dims")
+def cluster_shape(kernel: Any) -> tuple[int, int]:
+    """``(cx, cy)`` of the clusters (``tl.cluster_dims``) of `kernel` (a launch statement or a PrimFunc), ``(1, 1)``
+    without clusters."""
+    calls = C.collect(getattr(kernel, "body", kernel), tvm.ir.Call,
+                      lambda c: isinstance(c.op, tvm.ir.Op) and c.op.name == "tl.cluster_dims")
     if not calls:
         return 1, 1
     dims = [*(C.as_int(d) or 1 for d in calls[0].args), 1, 1]
@@ -77,7 +79,7 @@ def RasterizeBlocks(target: Any = None) -> tvm.transform.Pass:
             if "blockIdx.x" not in ext or "blockIdx.y" not in ext:
                 return s.body
             (bx, gx), (by, gy) = ext["blockIdx.x"], ext["blockIdx.y"]
-            cx, cy = cluster_shape(func)
+            cx, cy = cluster_shape(launch)
             qx, qy = (tirx.floordiv(bx, cx), tirx.floordiv(by, cy)) if cx * cy > 1 else (bx, by)
             hx, hy = (tirx.floordiv(gx, cx), tirx.floordiv(gy, cy)) if cx * cy > 1 else (gx, gy)
             cpanel = max(1, panel // cx)
