@@ -1780,6 +1780,12 @@ class Emulator(DialectHelpers):
     def _x_tl_warp_min(self, a: list, dt: DType, e: Any) -> np.ndarray:
         return self._warp_reduce(a, np.minimum)
 
+    def _x_tl_max_nan(self, a: list, dt: DType, e: Any) -> np.ndarray:
+        return np.maximum(np.asarray(a[0], np.float32), np.asarray(a[1], np.float32))  # NaN of either operand
+
+    def _x_tl_min_nan(self, a: list, dt: DType, e: Any) -> np.ndarray:
+        return np.minimum(np.asarray(a[0], np.float32), np.asarray(a[1], np.float32))
+
     def _atomic(self, a: list, dt: DType, op: Any) -> np.ndarray:
         """Atomic read-modify-write, applied thread by thread in thread order; returns the old values."""
         p, v = a[0], np.broadcast_to(np.asarray(a[1]), (self.T,))

@@ -208,6 +208,57 @@ def test_row_reductions_match_torch_in_the_emulator(kind, clear):
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("kind,clear", [("max", True), ("absmax", False), ("min", False)])
+def test_row_max_min_fold_with_the_headers_nan_keeping_max(arch, kind, clear):
+    # one `tl_max_nan` / `tl_min_nan` per register, shuffle and old value (FMNMX.NAN on sm_80+), not core's
+    # ``(acc < x) || (x != x) ? x : acc`` (two compares, a predicate op and a select per element)
+    src = _source(_row_kernel(T.GemmWarpPolicy.FullRow, kind=kind, clear=clear), arch)
+    fn = "tl_min_nan(" if kind == "min" else "tl_max_nan("
+    folds = src.count(fn)
+    assert folds >= 2 * (2 + 2 + (0 if clear else 1)), src  # two rows: >= 2 registers, 2 shuffles, the old value
+    assert not any(" != " in line and " ? " in line for line in src.splitlines()), src
+    if kind == "absmax":
+        assert re.search(r"tl_max_nan\(row_part_ptr\[0\], fabsf\(", src), src
+
+
+@needs_nvcc
+def test_row_max_compiles_to_the_ptx_nan_keeping_max():
+    from tilelang_cuda.compiler import compile_artifact
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        art = tilelang.lower(_row_kernel(T.GemmWarpPolicy.FullRow, kind="max"),
+                             target={"kind": "cuda", "arch": "sm_80"})
+    ptx = compile_artifact(art).ptx
+    assert ptx.count("max.NaN.f32") >= 2 * (2 + 2)
+    assert "setp.nan" not in ptx  # no compare-and-select fold left
+
+
+@pytest.mark.parametrize("kind", ["max", "absmax", "min"])
+def test_a_nan_in_one_register_of_a_row_makes_its_max_nan_in_the_emulator(kind):
+    # row 5 of A @ B is +inf everywhere but one NaN (inf * 0) in column 37, held by one lane of the quad:
+    # the register fold or the butterfly would drop it with fmaxf / fminf; the other rows are finite
+    import torch
+    from cuda_emulator import emulate
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        art = tilelang.lower(_row_kernel(T.GemmWarpPolicy.FullRow, kind=kind),
+                             target={"kind": "cuda", "arch": "sm_80"})
+    torch.manual_seed(0)
+    a, b = torch.randn(64, 64).half(), torch.randn(64, 64).half()
+    a[5, :], a[5, 3] = 0, float("inf")
+    b[3, :], b[3, 37] = 1, 0
+    out, red = torch.zeros(64, 64), torch.zeros(64)
+    emulate(art, a, b, out, red)
+    acc = a.float() @ b.float()
+    assert acc[5].isnan().sum() == 1 and acc[5, 36] == float("inf")
+    row = {"max": acc.amax(1), "absmax": acc.abs().amax(1), "min": acc.amin(1)}[kind]
+    assert red[5].isnan() and not red[torch.arange(64) != 5].isnan().any()
+    torch.testing.assert_close(red, row, atol=2e-2, rtol=1e-3, equal_nan=True)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 def test_flash_attention_feeds_p_to_the_second_gemm_from_registers(arch):
     k = corpus.flash_attention(batch=1, heads=1, seq_len=128, dim=64, is_causal=False, block_M=64, block_N=64,
                                num_stages=2, threads=128)

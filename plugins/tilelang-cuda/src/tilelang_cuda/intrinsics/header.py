@@ -170,9 +170,26 @@ __device__ __forceinline__ float tl_warp_sum(float v, int width) {
   for (int m = width >> 1; m > 0; m >>= 1) v += tl_shfl_xor(v, m);
   return v;
 }
-// max / min keeping a NaN of either operand (torch.amax / amin semantics; fmaxf / fminf drop it)
-__host__ __device__ __forceinline__ float tl_max_nan(float a, float b) { return (b > a || isnan(b)) ? b : a; }
-__host__ __device__ __forceinline__ float tl_min_nan(float a, float b) { return (b < a || isnan(b)) ? b : a; }
+// max / min keeping a NaN of either operand (torch.amax / amin semantics; fmaxf / fminf drop it): one
+// FMNMX.NAN on sm_80+ (`max.NaN`), a compare-and-select before that and on the host
+__host__ __device__ __forceinline__ float tl_max_nan(float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  float d;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b));
+  return d;
+#else
+  return (b > a || isnan(b)) ? b : a;
+#endif
+}
+__host__ __device__ __forceinline__ float tl_min_nan(float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  float d;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b));
+  return d;
+#else
+  return (b < a || isnan(b)) ? b : a;
+#endif
+}
 __device__ __forceinline__ float tl_warp_max(float v, int width) {
   for (int m = width >> 1; m > 0; m >>= 1) v = tl_max_nan(v, tl_shfl_xor(v, m));
   return v;

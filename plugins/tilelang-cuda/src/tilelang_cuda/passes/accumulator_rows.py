@@ -27,9 +27,10 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
-from tilelang.backend.sdk import identity_value, reduce_combine
+from tilelang.backend.sdk import identity_value
 from tilelang.transform import utils as C
 from tilelang_cuda.mma_layout import AccumulatorLayout
+from tilelang_cuda.nan_fold import combine_f32
 
 FRAGMENT = "local.fragment"
 REDUCE_KINDS = ("sum", "max", "min", "abssum", "absmax")
@@ -321,11 +322,11 @@ class RowRewriter:
             cur = tirx.BufferLoad(part, [0])
             steps = [tirx.BufferStore(part, identity_value(kind, "float32"), [0]),
                      tirx.For(c, 0, cols, tirx.ForKind.UNROLLED,
-                              tirx.BufferStore(part, reduce_combine(kind, cur, tirx.BufferLoad(acc, [r])), [0]))]
+                              tirx.BufferStore(part, combine_f32(kind, cur, tirx.BufferLoad(acc, [r])), [0]))]
             for mask in (1, 2):
-                steps.append(tirx.BufferStore(part, reduce_combine(plain, cur, tirx.call_extern(
+                steps.append(tirx.BufferStore(part, combine_f32(plain, cur, tirx.call_extern(
                     "float32", "tl_shfl_xor", cur, mask)), [0]))
-            value = cur if clear else reduce_combine(plain, tirx.BufferLoad(out, [s]), cur)
+            value = cur if clear else combine_f32(plain, tirx.BufferLoad(out, [s]), cur)
             steps.append(tirx.BufferStore(out, value, [s]))
             return C.seq(steps)
 

@@ -15,8 +15,9 @@ from typing import Any
 from tvm import tirx
 
 from tilelang.backend import TileOpImpl
-from tilelang.backend.sdk import identity_value, reduce_combine
+from tilelang.backend.sdk import identity_value
 from tilelang.transform import utils as C
+from tilelang_cuda.nan_fold import combine_f32
 from tilelang_cuda.tileops.common import is_cuda
 
 WARP_FN = {"sum": "tl_warp_sum", "abssum": "tl_warp_sum", "max": "tl_warp_max", "absmax": "tl_warp_max",
@@ -53,7 +54,7 @@ def lower_reduce(ctx: Any) -> Any:
     row = o * warps + warp
     col = s * 32 + lane
     load = tirx.BufferLoad(src.source, at(row, col))
-    fold = tirx.BufferStore(acc, reduce_combine(kind, tirx.BufferLoad(acc, [0]), load), [0])
+    fold = tirx.BufferStore(acc, combine_f32(kind, tirx.BufferLoad(acc, [0]), load), [0])
     # warps past the last row run the (uniform) shuffles with the identity: a guard around the whole row would
     # put the staged tile's reads, and so the barrier before them, inside a thread-dependent condition
     in_rows = row < rows if rows % warps else None
@@ -78,8 +79,8 @@ def lower_reduce(ctx: Any) -> Any:
         idx[pos] = C.add(idx[pos], i)
         value = tirx.BufferLoad(partial, [i])
         if not clear:
-            value = reduce_combine("max" if kind == "absmax" else ("sum" if kind == "abssum" else kind),
-                            tirx.BufferLoad(dst.source, idx), value)
+            value = combine_f32("max" if kind == "absmax" else ("sum" if kind == "abssum" else kind),
+                                tirx.BufferLoad(dst.source, idx), value)
         return tirx.BufferStore(dst.source, value, idx)
 
     return C.seq([*pre, tirx.AllocBuffer(partial), tirx.AllocBuffer(acc), rows_loop,
