@@ -5,7 +5,7 @@ from tilelang_cuda.tileops.copy import COPY, TMA_COPY
 from tilelang_cuda.tileops.debug import DEVICE_ASSERT
 from tilelang_cuda.tileops.dialect import IMPLS as DIALECT_IMPLS
 from tilelang_cuda.tileops.gemm import GEMM
-from tilelang_cuda.tileops.reduce import REDUCE
+from tilelang_cuda.tileops.reduce import REDUCE, REGISTER_REDUCE
 from tilelang_cuda.tileops.tmem_copy import TMEM_COPY
 
-IMPLS = (TMEM_COPY, TMA_COPY, COPY, GEMM, REDUCE, DEVICE_ASSERT, *DIALECT_IMPLS)
+IMPLS = (TMEM_COPY, TMA_COPY, COPY, GEMM, REGISTER_REDUCE, REDUCE, DEVICE_ASSERT, *DIALECT_IMPLS)
