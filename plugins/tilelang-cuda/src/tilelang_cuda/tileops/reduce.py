@@ -116,6 +116,17 @@ def _full(region: Any) -> list[int] | None:
     return shape  # type: ignore[return-value]
 
 
+def _fold(kind: str, acc: Any, x: Any) -> Any:
+    """`acc` folded with `x` (of acc's dtype): sums as additions, max / min through the header's NaN-keeping
+    ``tl_max_nan`` / ``tl_min_nan`` (one ``max.NaN`` / ``min.NaN`` instruction each on sm_80+)."""
+    if kind in ("abssum", "absmax"):
+        x = tirx.abs(x)
+    if kind in ("sum", "abssum"):
+        return acc + x
+    name = "tl_max_nan" if kind in ("max", "absmax") else "tl_min_nan"
+    return tirx.call_pure_extern(str(acc.ty.dtype), name, acc, x)
+
+
 def _register_plan(ctx: Any) -> tuple[Any, Any, list[int], int, int, int] | None:
     """``(src, dst, dst shape, rows, n, width)`` when `REGISTER_REDUCE` serves the call."""
     if len(ctx.args) < 4 or ctx.num_threads % 32 or ctx.str_arg(2) not in WARP_FN or ctx.func is None:
@@ -181,8 +192,8 @@ def lower_register_reduce(ctx: Any) -> Any:
         row = linearize(vs[:-1], sshape[:-1]) if len(vs) > 1 else tirx.const(0, "int32")
         j = tirx.floordiv(row, group) if group > 1 else row
         x = tirx.BufferLoad(src.source, vs)
-        return tirx.BufferStore(part, reduce_combine(kind, tirx.BufferLoad(part, [j]),
-                                                     x if str(x.ty.dtype) == dtype else tirx.Cast(dtype, x)), [j])
+        return tirx.BufferStore(part, _fold(kind, tirx.BufferLoad(part, [j]),
+                                            x if str(x.ty.dtype) == dtype else tirx.Cast(dtype, x)), [j])
 
     stmts.append(C.make_parallel_nest(sshape, fold))
     # 2. the lanes of a warp that share a row: butterflies (every lane gets the warp's partial)
@@ -214,7 +225,7 @@ def lower_register_reduce(ctx: Any) -> Any:
         def total_of(i: Any) -> Any:
             acc = tirx.BufferLoad(scratch, [i, 0])
             for p in range(1, warps):
-                acc = reduce_combine(tree, acc, tirx.BufferLoad(scratch, [i, p]))
+                acc = _fold(tree, acc, tirx.BufferLoad(scratch, [i, p]))
             return acc
 
     # 4. the destination, a parallel nest like any other (whole on every thread when it is replicated)
@@ -222,7 +233,7 @@ def lower_register_reduce(ctx: Any) -> Any:
         i = linearize(vs, dshape) if vs else tirx.const(0, "int32")
         value = total_of(i)
         if not clear:
-            value = reduce_combine(tree, tirx.BufferLoad(dst.source, vs), value)
+            value = _fold(tree, tirx.BufferLoad(dst.source, vs), value)
         return tirx.BufferStore(dst.source, value, vs)
 
     stmts.append(C.make_parallel_nest(dshape, write))
