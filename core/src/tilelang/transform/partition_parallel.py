@@ -137,18 +137,30 @@ def _element_bits(body: Any) -> int:
     return max((tvm.DataType(str(d)).bits for d in dtypes), default=32)
 
 
-def _aligned_runs(body: Any, lane: Any, width: int, ana: Any) -> bool:
-    """Whether every access of `body` to memory outside the thread's registers is ``w``-lane contiguous in `lane`
-    and starts, at ``lane = 0``, on a provable multiple of `width` elements."""
-    accesses = [(st.buffer, list(st.indices)) for st in C.collect(body, tirx.BufferStore)]
-    accesses += [(ld.source, list(ld.indices)) for ld in C.collect(body, tvm.ir.TensorLoad)]
-    for buf, indices in accesses:
+def _vector_accesses(body: Any, lane: Any, width: int, ana: Any) -> Any:
+    """`body` with every access to memory outside the thread's registers indexed as ``invariant + lane`` in its
+    last dimension (the others free of `lane`), when each such access is ``width``-lane contiguous and starts, at
+    ``lane = 0``, on a provable multiple of `width` elements; None when one is not."""
+    ok = [True]
+
+    def clean(buf: Any, indices: Any) -> list[Any]:
         if C.scope_of(buf) in ("local", "local.fragment"):  # registers (fragments are by now)
-            continue
-        start, step = _lane_step(_flat(buf, indices), lane, ana)
-        if not (C.is_const(step, 1) and ana.can_prove(tirx.floormod(start, width) == 0)):
-            return False
-    return True
+            return list(indices)
+        idx = [ana.simplify(i) for i in indices]
+        rest = ana.simplify(idx[-1] - lane) if idx else None
+        if rest is None or C.uses_var(rest, [lane]) or any(C.uses_var(i, [lane]) for i in idx[:-1]):
+            ok[0] = False
+            return list(indices)
+        idx[-1] = rest + lane
+        start = _lane_step(_flat(buf, idx), lane, ana)[0]
+        if not ana.can_prove(tirx.floormod(start, width) == 0):
+            ok[0] = False
+        return idx
+
+    out = tvm_ffi.structural_map(body, [
+        (tvm.ir.TensorLoad, lambda ld: tirx.BufferLoad(ld.source, clean(ld.source, ld.indices))),
+        (tirx.BufferStore, lambda st: tirx.BufferStore(st.buffer, st.value, clean(st.buffer, st.indices)))])
+    return out if ok[0] else None
 
 
 def PartitionParallel(target: Any = None) -> tvm.transform.Pass:
@@ -259,13 +271,17 @@ def PartitionParallel(target: Any = None) -> tvm.transform.Pass:
             width = max(1, min(lanes, bits // _element_bits(body)))
             ana = tvm.sym.Analyzer()
             if width == lanes:
-                ok = vectorizable and _aligned_runs(body, v, width, ana)
-                return tirx.For(v, 0, lanes, tirx.ForKind.VECTORIZED if ok else tirx.ForKind.SERIAL, body)
+                vec = _vector_accesses(body, v, width, ana) if vectorizable else None
+                return tirx.For(v, 0, lanes, tirx.ForKind.SERIAL, body) if vec is None else tirx.For(
+                    v, 0, lanes, tirx.ForKind.VECTORIZED, vec)
             vo, vi = tirx.Var("vo", "int32"), tirx.Var("vi", "int32")
+            ana.bind(vo, tvm.ir.Range.from_min_extent(0, lanes // width))
+            ana.bind(vi, tvm.ir.Range.from_min_extent(0, width))
             inner = C.substitute(body, {v: vo * width + vi})
-            ok = vectorizable and width > 1 and _aligned_runs(inner, vi, width, ana)
-            return tirx.For(vo, 0, lanes // width, tirx.ForKind.SERIAL,
-                            tirx.For(vi, 0, width, tirx.ForKind.VECTORIZED if ok else tirx.ForKind.SERIAL, inner))
+            vec = _vector_accesses(inner, vi, width, ana) if vectorizable and width > 1 else None
+            lane_loop = tirx.For(vi, 0, width, tirx.ForKind.SERIAL, inner) if vec is None else tirx.For(
+                vi, 0, width, tirx.ForKind.VECTORIZED, vec)
+            return tirx.For(vo, 0, lanes // width, tirx.ForKind.SERIAL, lane_loop)
 
         def on_for(loop: Any, mutator: Any) -> Any:
             if C.is_parallel(loop):
