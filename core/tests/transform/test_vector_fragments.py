@@ -318,11 +318,23 @@ def test_vector_bits_misaligned_global_runs_stay_scalar(options):
 
 
 def test_fold_over_lanes_is_never_vectorised(options):
-    # a reduction's per-thread fold stores every lane into one register: as a vector only the last lane would land
+    # a nest folding a tile into one per-thread register (a reduction's partial) stores every lane into that one
+    # register: as a vector only the last lane would land
+    @T.prim_func
+    def fold(A: T.Tensor((4, 256), "float32"), S: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=128):
+            x = T.alloc_fragment((4, 256), "float32")
+            acc = T.alloc_local((1,), "float32")
+            T.copy(A, x)
+            acc[0] = 0.0
+            for i, j in T.Parallel(4, 256):
+                acc[0] += x[i, j]
+            S[T.get_thread_binding()] = acc[0]
+
     options({"has_threads": True, "fragment_vector_lanes": 4})
-    stmt = LowerTileOps({"kind": "cuda"})(LayoutInference({"kind": "cuda"})(as_module(_bits_program())))
-    mod = PartitionParallel({"kind": "cuda"})(stmt)
-    for lp in _loops(mod):
-        if lp.kind == tvm.tirx.ForKind.VECTORIZED:
-            for st in C.collect(lp.body, tvm.tirx.BufferStore):
-                assert any(C.uses_var(i, [lp.loop_var]) for i in st.indices), st
+    mod = lower(fold)
+    folds = [lp for lp in _loops(mod) if C.collect(lp.body, tvm.tirx.BufferStore,
+                                                   lambda st: str(st.buffer.name) == "acc")]
+    assert folds and all(lp.kind != tvm.tirx.ForKind.VECTORIZED for lp in folds)
+    copies = [lp for lp in _loops(mod) if lp.kind == tvm.tirx.ForKind.VECTORIZED]
+    assert copies  # the copy into the tile still moves 4-lane vectors
