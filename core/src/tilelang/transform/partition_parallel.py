@@ -16,7 +16,8 @@ the lanes run serially instead when the body calls anything but pure arithmetic.
 (LayoutInference) a run wider than B bits of the widest element type the body touches is split into vectors of
 ``w = B / bits`` lanes, and they stay vectors only where every access outside the thread's registers starts on a
 provable multiple of ``w`` elements (the vector instruction needs that alignment; parameters and shared tiles
-are aligned to at least B bits); otherwise the lanes run serially. Afterwards no ``tl.parallel``
+are aligned to at least B bits) and no fp8 / fp6 / fp4 conversion is in the body; otherwise the lanes run
+serially. Lanes that all store into one element (a fold) never become a vector. Afterwards no ``tl.parallel``
 loop and no ``local.fragment`` buffer remains (the new
 ``local`` allocations keep the ``tl.fragment`` annotation until FinalizeTileIR).
 """
@@ -128,6 +129,15 @@ def _folds_over(body: Any, lane: Any, ana: Any) -> bool:
         if not step:
             return True
     return False
+
+
+def _casts_sub_byte_floats(body: Any) -> bool:
+    """Whether `body` converts to or from an fp8 / fp6 / fp4 type: TVM's C-family codegens have no vector form of
+    those conversions (they print a cast between unrelated vector types)."""
+    def narrow(dtype: Any) -> bool:
+        return str(dtype).startswith(("float8", "float6", "float4"))
+
+    return bool(C.collect(body, tirx.Cast, lambda c: narrow(c.ty.dtype) or narrow(c.value.ty.dtype)))
 
 
 def _element_bits(body: Any) -> int:
@@ -269,6 +279,7 @@ def PartitionParallel(target: Any = None) -> tvm.transform.Pass:
         def bit_vectors(body: Any, v: Any, lanes: int, vectorizable: bool) -> Any:
             """``for v in range(lanes)`` as vectors of at most `bits` bits, each provably aligned (module doc)."""
             width = max(1, min(lanes, bits // _element_bits(body)))
+            vectorizable = vectorizable and not _casts_sub_byte_floats(body)
             ana = tvm.sym.Analyzer()
             if width == lanes:
                 vec = _vector_accesses(body, v, width, ana) if vectorizable else None
