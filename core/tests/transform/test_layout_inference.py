@@ -126,3 +126,9 @@ def test_vector_bits_option_is_checked(options):
     options({"has_threads": True, "fragment_vector_bits": 128, "fragment_vector_lanes": 4})
     with pytest.raises((LoweringError, RuntimeError), match="exclude each other"):
         LayoutInference({"kind": "cuda"})(as_module(_row_program()))
+
+
+def test_vector_bits_leave_generic_gemm_accumulators_cyclic(options):
+    # a T.gemm accumulator no backend pass took over is left to the generic gemm, tuned for the cyclic layout
+    options({"has_threads": True, "fragment_vector_bits": 128})
+    assert _lanes(LayoutInference({"kind": "cuda"})(as_module(K.gemm()))) == {"C_local": 1}

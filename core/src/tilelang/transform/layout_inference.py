@@ -19,7 +19,9 @@ fragment whose innermost extent is a multiple of V (and that has at least ``V * 
 option the annotations are exactly the ones above.
 Width in bits instead: with ``fragment_vector_bits = B`` (e.g. 128 for CUDA's 16-byte loads) the partitioned
 fragments tied together by a nest or tile op (transitively) share one width, ``V = B / bits`` of the narrowest
-element type among them, halved until every one of them takes it (`tilelang.layout.fragment_vector_lanes`);
+element type among them, halved until every one of them takes it (`tilelang.layout.fragment_vector_lanes`),
+except those tied to a ``tl.gemm`` accumulator still here (a backend's tensor-core passes took the ones they
+serve; the generic gemm's stay cyclic);
 PartitionParallel then splits each V-run into vectors of at most B bits (see there). The option excludes
 ``fragment_vector_lanes``.
 Shared-tile layouts from ``T.annotate_layout`` are not decided here: AttachLayouts (before ``pre_layout``)
@@ -201,6 +203,21 @@ def requested_lanes(options: Any, func: Any = None) -> int:
     return lanes
 
 
+def _gemm_accumulators(body: Any, fragments: Any) -> list[Any]:
+    """The `fragments` that are the accumulator (C) of a ``tl.gemm`` in `body`."""
+    found: list[Any] = []
+
+    def on_eval(ev: Any) -> None:
+        op = C.tile_op_of(ev)
+        if op is not None and op[0] == "tl.gemm" and len(op[1].args) > 2:
+            region = op[1].args[2]
+            if isinstance(region, tvm.ir.TensorRegion) and region.source in fragments:
+                found.append(region.source)
+
+    C.walk(body, [(tirx.Evaluate, on_eval)])
+    return found
+
+
 def requested_bits(options: Any, func: Any = None) -> int:
     """The ``fragment_vector_bits`` pipeline option (0 when unset); LoweringError (at `func`, when given) when it
     is not a power-of-two int in [16, 1024] or comes with ``fragment_vector_lanes``."""
@@ -233,8 +250,11 @@ def vector_lanes_by_bits(body: Any, kinds: dict[Any, str], threads: int, bits: i
     groups: dict[Any, list[Any]] = {}
     for f in parts:
         groups.setdefault(root(f), []).append(f)
+    gemm_roots = {root(a) for a in _gemm_accumulators(body, parent)}
     out: dict[Any, int] = {}
-    for members in groups.values():
+    for r, members in groups.items():
+        if r in gemm_roots:  # a generic gemm's accumulator (and what shares loops with it) stays cyclic
+            continue
         lanes = max(1, bits // min(tvm.DataType(str(f.ty.dtype)).bits for f in members))
         while lanes > 1 and any(fragment_vector_lanes(list(f.ty.shape), threads, lanes) != lanes for f in members):
             lanes //= 2
@@ -272,17 +292,7 @@ def vector_lanes_of(body: Any, kinds: dict[Any, str], threads: int, lanes: int, 
         members = [f for f in (*nest.writes, *nest.reads) if f in parent]
         for f in members[1:]:
             parent[root(f)] = root(members[0])
-    accumulators: list[Any] = []
-
-    def on_eval(ev: Any) -> None:
-        found = C.tile_op_of(ev)
-        if found is not None and found[0] == "tl.gemm" and len(found[1].args) > 2:
-            region = found[1].args[2]
-            if isinstance(region, tvm.ir.TensorRegion) and region.source in parent:
-                accumulators.append(region.source)
-
-    C.walk(body, [(tirx.Evaluate, on_eval)])
-    chosen = {root(a) for a in accumulators}
+    chosen = {root(a) for a in _gemm_accumulators(body, parent)}
     return {f: want[f] for f in parts if root(f) in chosen and want[f] > 1}
 
 
