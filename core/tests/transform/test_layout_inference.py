@@ -64,3 +64,71 @@ def test_vector_lanes_off_by_default(options):
     for a in C.allocations(after["main"].body):
         if C.scope_of(a.buffer) == "local.fragment":
             assert set(a.annotations) == {C.FRAGMENT_ANN}
+
+
+def _row_program(n=1024, dtype="float32", threads=128):
+    """A one-row tile program in the reference examples' style: ``T.Parallel(1, N)`` nests, a row reduction, a
+    broadcast of its (1,) result."""
+    import tilelang.language as T
+
+    @T.prim_func
+    def main(A: T.Tensor((8, n), dtype), B: T.Tensor((8, n), dtype)):
+        with T.Kernel(8, threads=threads) as row:
+            a = T.alloc_fragment((1, n), dtype)
+            sq = T.alloc_fragment((1, n), "float32")
+            inv = T.alloc_fragment((1,), "float32")
+            T.copy(A[row:row + 1, :], a)
+            for i, j in T.Parallel(1, n):
+                sq[i, j] = T.cast(a[i, j], "float32") * T.cast(a[i, j], "float32")
+            T.reduce_sum(sq, inv, dim=1)
+            for i in T.Parallel(1):
+                inv[i] = T.rsqrt(inv[i] / n + 1e-12)
+            for i, j in T.Parallel(1, n):
+                a[i, j] = T.cast(T.cast(a[i, j], "float32") * inv[i], dtype)
+            T.copy(a, B[row:row + 1, :])
+
+    return main
+
+
+def test_unit_loop_var_indexes_unit_dim_element_for_element(options):
+    # ``T.Parallel(1, N)`` indexes the tile's unit dim by its extent-1 loop var: still element-for-element, so the
+    # row tiles are spread over the threads instead of each thread holding the whole row
+    options({"has_threads": True})
+    got = kinds(LayoutInference({"kind": "cuda"})(as_module(_row_program())))
+    assert got == {"a": "partitioned", "sq": "partitioned", "inv": "replicated"}
+
+
+def _lanes(mod):
+    return {str(a.buffer.name): int(a.annotations.get("tl.vector_lanes", 1)) for a in C.allocations(mod["main"].body)
+            if C.scope_of(a.buffer) == "local.fragment"}
+
+
+def test_vector_bits_give_tied_fragments_the_narrowest_types_width(options):
+    options({"has_threads": True, "fragment_vector_bits": 128})
+    # fp16 `a` and fp32 `sq` share a nest: 128 bits of fp16 = 8 lanes for both; `inv` is replicated
+    assert _lanes(LayoutInference({"kind": "cuda"})(as_module(_row_program(dtype="float16")))) == {
+        "a": 8, "sq": 8, "inv": 1}
+    assert _lanes(LayoutInference({"kind": "cuda"})(as_module(_row_program(dtype="float32")))) == {
+        "a": 4, "sq": 4, "inv": 1}
+    # too few elements for 8 lanes on every thread: halved until they fit (256 elements / 64 threads = 4)
+    assert _lanes(LayoutInference({"kind": "cuda"})(as_module(_row_program(n=256, dtype="float16", threads=64)))) \
+        == {"a": 4, "sq": 4, "inv": 1}
+
+
+def test_vector_bits_option_is_checked(options):
+    import pytest
+
+    from tilelang.errors import LoweringError
+
+    options({"has_threads": True, "fragment_vector_bits": 96})
+    with pytest.raises((LoweringError, RuntimeError), match="fragment_vector_bits"):
+        LayoutInference({"kind": "cuda"})(as_module(_row_program()))
+    options({"has_threads": True, "fragment_vector_bits": 128, "fragment_vector_lanes": 4})
+    with pytest.raises((LoweringError, RuntimeError), match="exclude each other"):
+        LayoutInference({"kind": "cuda"})(as_module(_row_program()))
+
+
+def test_vector_bits_leave_generic_gemm_accumulators_cyclic(options):
+    # a T.gemm accumulator no backend pass took over is left to the generic gemm, tuned for the cyclic layout
+    options({"has_threads": True, "fragment_vector_bits": 128})
+    assert _lanes(LayoutInference({"kind": "cuda"})(as_module(K.gemm()))) == {"C_local": 1}

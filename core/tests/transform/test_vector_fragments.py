@@ -274,3 +274,67 @@ def test_bad_scope_is_a_lowering_error(options):
     options({**VEC, "fragment_vector_scope": "some"})
     with pytest.raises((LoweringError, RuntimeError), match="'fragment_vector_scope' must be one of"):
         LayoutInference({"kind": "cuda"})(as_module(K.gemm()))
+
+
+def _bits_program(offset=0, n=1024):
+    @T.prim_func
+    def main(A: T.Tensor((8, n + 8), "float16"), B: T.Tensor((8, n), "float32"), S: T.Tensor((8,), "float32")):
+        with T.Kernel(8, threads=128) as row:
+            a = T.alloc_fragment((1, n), "float16")
+            b = T.alloc_fragment((1, n), "float32")
+            s = T.alloc_fragment((1,), "float32")
+            T.copy(A[row, offset], a)
+            for i, j in T.Parallel(1, n):
+                b[i, j] = T.cast(a[i, j], "float32") * 2.0
+            T.copy(b, B[row, 0])
+            T.reduce_sum(b, s, dim=1)
+            T.copy(s, S[row])
+
+    return main
+
+
+def _loops(mod):
+    return C.collect(mod["main"].body, tvm.tirx.For)
+
+
+def test_vector_bits_split_runs_into_128_bit_vectors(options):
+    options({"has_threads": True, "fragment_vector_bits": 128})
+    mod = lower(_bits_program())
+    vec = [lp for lp in _loops(mod) if lp.kind == tvm.tirx.ForKind.VECTORIZED]
+    # fp16 copy: one 8-lane vector; the fp16 -> fp32 nest and the fp32 copy: two 4-lane vectors per 8-lane run
+    assert sorted(int(lp.extent) for lp in vec) == [4, 4, 8]
+    split = [lp for lp in _loops(mod) if str(lp.loop_var.name) == "vo"]
+    assert split and all(int(lp.extent) == 2 for lp in split)
+
+
+def test_vector_bits_misaligned_global_runs_stay_scalar(options):
+    # A[row, 3:]: every 8-lane run starts 3 elements past a 16-byte boundary: no vector access may be emitted
+    options({"has_threads": True, "fragment_vector_bits": 128})
+    mod = lower(_bits_program(offset=3))
+    copy_a = [lp for lp in _loops(mod) if C.collect(lp.body, tvm.tirx.BufferStore,
+                                                    lambda st: str(st.buffer.name) == "a_local")]
+    lane_loops = [lp for lp in copy_a if str(lp.loop_var.name) == "v"]
+    assert lane_loops and all(lp.kind == tvm.tirx.ForKind.SERIAL for lp in lane_loops)
+
+
+def test_fold_over_lanes_is_never_vectorised(options):
+    # a nest folding a tile into one per-thread register (a reduction's partial) stores every lane into that one
+    # register: as a vector only the last lane would land
+    @T.prim_func
+    def fold(A: T.Tensor((4, 256), "float32"), S: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=128):
+            x = T.alloc_fragment((4, 256), "float32")
+            acc = T.alloc_local((1,), "float32")
+            T.copy(A, x)
+            acc[0] = 0.0
+            for i, j in T.Parallel(4, 256):
+                acc[0] += x[i, j]
+            S[T.get_thread_binding()] = acc[0]
+
+    options({"has_threads": True, "fragment_vector_lanes": 4})
+    mod = lower(fold)
+    folds = [lp for lp in _loops(mod) if C.collect(lp.body, tvm.tirx.BufferStore,
+                                                   lambda st: str(st.buffer.name) == "acc")]
+    assert folds and all(lp.kind != tvm.tirx.ForKind.VECTORIZED for lp in folds)
+    copies = [lp for lp in _loops(mod) if lp.kind == tvm.tirx.ForKind.VECTORIZED]
+    assert copies  # the copy into the tile still moves 4-lane vectors

@@ -103,8 +103,23 @@ class DType:
         return _STORE_NP[self.base]
 
 
+def _vector_elements(dt: DType, idx: Callable, off0: int) -> tuple[DType, Callable, int]:
+    """A buffer of vector elements (``float4 a[2]``, StorageRewrite's packing of a register array) accessed
+    element-wise: ``(scalar dtype, lane indices (lanes, T), offset in scalars)``; other buffers unchanged."""
+    if dt.lanes == 1:
+        return dt, idx, off0
+    lanes = np.arange(dt.lanes, dtype=np.int64)
+
+    def run(emu: Any) -> Any:
+        i = np.asarray(emu._full(idx(emu)))
+        if i.ndim > 1:
+            raise NotImplementedError("a vector index into a buffer of vector elements")
+        return i * dt.lanes + lanes.reshape((dt.lanes,) + (1,) * i.ndim)
+    return DType(dt.base, 1), run, off0 * dt.lanes
+
+
 def _parse_dtype(s: str) -> DType:
-    if s == "handle" or s.startswith("handle"):
+    if s.startswith(("handle", "T.handle")):  # a pointer (its pointee may print as ``float16x8``)
         return DType("handle", 1)
     base, _, lanes = s.partition("x")
     return DType(base, int(lanes) if lanes else 1)
@@ -840,6 +855,8 @@ class Emulator(DialectHelpers):
         if off0 is None:
             raise NotImplementedError(f"buffer {buf.name} with a symbolic elem_offset")
 
+        dt, idx, off0 = _vector_elements(dt, idx, off0)
+
         def run(emu: Emulator) -> None:
             i = idx(emu) + off0
             emu._store(emu.mems[var], dt, i, val(emu), buf.name, emu.bases[var])
@@ -1067,7 +1084,7 @@ class Emulator(DialectHelpers):
         idx = self._flat_index(buf, e.indices)
         dt = _parse_dtype(str(buf.dtype))
         var = buf.id_
-        off0 = int(buf.elem_offset)
+        dt, idx, off0 = _vector_elements(dt, idx, int(buf.elem_offset))
 
         def run(emu: Emulator) -> Any:
             return emu._load(emu.mems[var], dt, idx(emu) + off0, buf.name, emu.bases[var])
@@ -1781,10 +1798,10 @@ class Emulator(DialectHelpers):
         return self._warp_reduce(a, np.minimum)
 
     def _x_tl_max_nan(self, a: list, dt: DType, e: Any) -> np.ndarray:
-        return np.maximum(np.asarray(a[0], np.float32), np.asarray(a[1], np.float32))  # NaN of either operand
+        return np.maximum(np.asarray(a[0], dt.np), np.asarray(a[1], dt.np))  # NaN-propagating, like max.NaN
 
     def _x_tl_min_nan(self, a: list, dt: DType, e: Any) -> np.ndarray:
-        return np.minimum(np.asarray(a[0], np.float32), np.asarray(a[1], np.float32))
+        return np.minimum(np.asarray(a[0], dt.np), np.asarray(a[1], dt.np))
 
     def _atomic(self, a: list, dt: DType, op: Any) -> np.ndarray:
         """Atomic read-modify-write, applied thread by thread in thread order; returns the old values."""

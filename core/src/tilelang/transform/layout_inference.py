@@ -17,6 +17,13 @@ fragment whose innermost extent is a multiple of V (and that has at least ``V * 
 ``fragment_vector_scope = "gemm"`` only the fragments tied (by sharing a nest or tile op, transitively) to a
 ``tl.gemm`` accumulator take V lanes, and parallel nests over no vector fragment stay cyclic. Without the
 option the annotations are exactly the ones above.
+Width in bits instead: with ``fragment_vector_bits = B`` (e.g. 128 for CUDA's 16-byte loads) the partitioned
+fragments tied together by a nest or tile op (transitively) share one width, ``V = B / bits`` of the narrowest
+element type among them, halved until every one of them takes it (`tilelang.layout.fragment_vector_lanes`),
+except those tied to a ``tl.gemm`` accumulator still here (a backend's tensor-core passes took the ones they
+serve; the generic gemm's stay cyclic);
+PartitionParallel then splits each V-run into vectors of at most B bits (see there). The option excludes
+``fragment_vector_lanes``.
 Shared-tile layouts from ``T.annotate_layout`` are not decided here: AttachLayouts (before ``pre_layout``)
 moved them onto the tiles' allocations and ApplyLayouts rewrites the tiles once tile operators are lowered
 (`tilelang.transform.apply_layouts`). Fragment layouts the user annotates are performance-only: this pass
@@ -41,6 +48,7 @@ VECTOR_LANES_ANN = "tl.vector_lanes"  # AllocBuffer annotation: the partitioned 
 VECTOR_LANES_OPTION = "fragment_vector_lanes"  # TargetKind.pipeline_options key enabling vector layouts
 VECTOR_SCOPE_OPTION = "fragment_vector_scope"  # "all" (default) | "gemm": which fragments / nests take them
 VECTOR_SCOPES = ("all", "gemm")
+VECTOR_BITS_OPTION = "fragment_vector_bits"  # TargetKind.pipeline_options key: vector layouts sized in bits
 
 # per tile op: (operand index, role); role "w" = element-wise write, "r" = element-wise read,
 # "s" = read across elements (staged), "x" = arbitrary access
@@ -88,17 +96,19 @@ def _note(table: dict[Any, bool], buf: Any, identity: bool) -> None:
 def _nest_of_loops(loops: list[Any], body: Any, fragments: set[Any]) -> _Nest:
     nest = _Nest([lp.extent for lp in loops])
     lvars = [lp.loop_var for lp in loops]
+    unit_vars = [lp.loop_var for lp in loops if C.is_const(lp.extent, 1) and C.is_const(lp.min, 0)]
 
     def identity(buf: Any, indices: Any) -> bool:
         idx = [i for i in indices]
         shape = list(buf.ty.shape)
         if not _same_elements(shape, nest.extents):
             return False
-        # unit dims of the fragment are indexed by 0, the others by the loop vars in order
+        # unit dims of the fragment are indexed by 0 (or by the var of a unit loop, ``T.Parallel(1, N)``), the
+        # others by the loop vars in order
         loop_it = iter(v for v, e in zip(lvars, nest.extents) if not C.is_const(e, 1))
         for i, s in zip(idx, shape):
             if C.is_const(s, 1):
-                if not C.is_const(i, 0):
+                if not (C.is_const(i, 0) or any(i.same_as(v) for v in unit_vars)):
                     return False
             elif not i.same_as(next(loop_it, None)):
                 return False
@@ -193,6 +203,66 @@ def requested_lanes(options: Any, func: Any = None) -> int:
     return lanes
 
 
+def _gemm_accumulators(body: Any, fragments: Any) -> list[Any]:
+    """The `fragments` that are the accumulator (C) of a ``tl.gemm`` in `body`."""
+    found: list[Any] = []
+
+    def on_eval(ev: Any) -> None:
+        op = C.tile_op_of(ev)
+        if op is not None and op[0] == "tl.gemm" and len(op[1].args) > 2:
+            region = op[1].args[2]
+            if isinstance(region, tvm.ir.TensorRegion) and region.source in fragments:
+                found.append(region.source)
+
+    C.walk(body, [(tirx.Evaluate, on_eval)])
+    return found
+
+
+def requested_bits(options: Any, func: Any = None) -> int:
+    """The ``fragment_vector_bits`` pipeline option (0 when unset); LoweringError (at `func`, when given) when it
+    is not a power-of-two int in [16, 1024] or comes with ``fragment_vector_lanes``."""
+    bits = options.get(VECTOR_BITS_OPTION, 0) if options else 0
+    message = None
+    if isinstance(bits, bool) or not isinstance(bits, int) or (bits and (not 16 <= bits <= 1024 or bits & (bits - 1))):
+        message = f"pipeline option {VECTOR_BITS_OPTION!r} must be a power-of-two int in [16, 1024], got {bits!r}"
+    elif bits and options.get(VECTOR_LANES_OPTION, 1) != 1:
+        message = f"pipeline options {VECTOR_BITS_OPTION!r} and {VECTOR_LANES_OPTION!r} exclude each other"
+    if message is not None:
+        raise C.lowering_error(func, message) if func is not None else LoweringError(message)
+    return int(bits)
+
+
+def vector_lanes_by_bits(body: Any, kinds: dict[Any, str], threads: int, bits: int) -> dict[Any, int]:
+    """The vector width of each partitioned fragment under ``fragment_vector_bits = bits`` (module docstring)."""
+    parts = [f for f, k in kinds.items() if k == "partitioned"]
+    parent = {f: f for f in parts}
+
+    def root(f: Any) -> Any:
+        while parent[f] is not f:
+            f = parent[f]
+        return f
+
+    nests, _ = scan(body, set(parts))
+    for nest in nests:
+        members = [f for f in (*nest.writes, *nest.reads) if f in parent]
+        for f in members[1:]:
+            parent[root(f)] = root(members[0])
+    groups: dict[Any, list[Any]] = {}
+    for f in parts:
+        groups.setdefault(root(f), []).append(f)
+    gemm_roots = {root(a) for a in _gemm_accumulators(body, parent)}
+    out: dict[Any, int] = {}
+    for r, members in groups.items():
+        if r in gemm_roots:  # a generic gemm's accumulator (and what shares loops with it) stays cyclic
+            continue
+        lanes = max(1, bits // min(tvm.DataType(str(f.ty.dtype)).bits for f in members))
+        while lanes > 1 and any(fragment_vector_lanes(list(f.ty.shape), threads, lanes) != lanes for f in members):
+            lanes //= 2
+        if lanes > 1:
+            out.update(dict.fromkeys(members, lanes))
+    return out
+
+
 def vector_scope(options: Any, func: Any = None) -> str:
     """The ``fragment_vector_scope`` pipeline option ("all" when unset); LoweringError when unknown."""
     scope = options.get(VECTOR_SCOPE_OPTION, "all") if options else "all"
@@ -222,17 +292,7 @@ def vector_lanes_of(body: Any, kinds: dict[Any, str], threads: int, lanes: int, 
         members = [f for f in (*nest.writes, *nest.reads) if f in parent]
         for f in members[1:]:
             parent[root(f)] = root(members[0])
-    accumulators: list[Any] = []
-
-    def on_eval(ev: Any) -> None:
-        found = C.tile_op_of(ev)
-        if found is not None and found[0] == "tl.gemm" and len(found[1].args) > 2:
-            region = found[1].args[2]
-            if isinstance(region, tvm.ir.TensorRegion) and region.source in parent:
-                accumulators.append(region.source)
-
-    C.walk(body, [(tirx.Evaluate, on_eval)])
-    chosen = {root(a) for a in accumulators}
+    chosen = {root(a) for a in _gemm_accumulators(body, parent)}
     return {f: want[f] for f in parts if root(f) in chosen and want[f] > 1}
 
 
@@ -263,12 +323,15 @@ def LayoutInference(target: Any = None) -> tvm.transform.Pass:
         options = C.pipeline_options(tgt) if tgt is not None else {}
         lanes = requested_lanes(options, func)
         scope = vector_scope(options, func)
+        bits = requested_bits(options, func)
         allocs = [a for a in C.allocations(body) if C.scope_of(a.buffer) == "local.fragment"]
         if not allocs:
             return C.with_body(func, body)
         threads = C.block_threads(func) if threaded else 1
         kinds = infer_fragment_kinds(body, {a.buffer for a in allocs}, threads)
         vector = vector_lanes_of(body, kinds, threads, lanes, scope) if lanes > 1 and threads > 1 else {}
+        if bits and threads > 1:
+            vector = vector_lanes_by_bits(body, kinds, threads, bits)
 
         def on_alloc(a: Any) -> Any:
             if a.buffer in kinds:

@@ -12,7 +12,12 @@ nest over the same elements as a vector-lane fragment -- or touching no partitio
 `tilelang.layout.fragment_vector_lanes` grants its extents V lanes and ``fragment_vector_scope`` is "all"
 -- is split in runs of V: thread ``t`` runs
 ``for k: for v in vectorized(V): f = (k * T + t) * V + v`` and the fragment element is register ``k * V + v``;
-the lanes run serially instead when the body calls anything but pure arithmetic. Afterwards no ``tl.parallel``
+the lanes run serially instead when the body calls anything but pure arithmetic. Under ``fragment_vector_bits = B``
+(LayoutInference) a run wider than B bits of the widest element type the body touches is split into vectors of
+``w = B / bits`` lanes, and they stay vectors only where every access outside the thread's registers starts on a
+provable multiple of ``w`` elements (the vector instruction needs that alignment; parameters and shared tiles
+are aligned to at least B bits) and no fp8 / fp6 / fp4 conversion is in the body; otherwise the lanes run
+serially. Lanes that all store into one element (a fold) never become a vector. Afterwards no ``tl.parallel``
 loop and no ``local.fragment`` buffer remains (the new
 ``local`` allocations keep the ``tl.fragment`` annotation until FinalizeTileIR).
 """
@@ -27,7 +32,7 @@ from tvm import tirx
 
 from tilelang.layout import fragment_vector_lanes, unravel
 from tilelang.transform import utils as C
-from tilelang.transform.layout_inference import fragment_layouts, requested_lanes, vector_scope
+from tilelang.transform.layout_inference import fragment_layouts, requested_bits, requested_lanes, vector_scope
 
 _VECTOR_LIMIT = 64
 
@@ -97,6 +102,77 @@ def _register_split(loop: Any, body: Any, vector_bits: int | None) -> Any:
                     tirx.For(lane, 0, lanes, tirx.ForKind.VECTORIZED, inner))
 
 
+def _flat(buf: Any, indices: Any) -> Any:
+    """The element offset of ``buf[indices]`` (row-major, or through the buffer's strides)."""
+    strides = list(buf.ty.strides)
+    offset: Any = tirx.const(0, "int32")
+    if not strides:
+        for i, e in zip(indices, buf.ty.shape):
+            offset = offset * e + i
+        return offset
+    for i, st in zip(indices, strides):
+        offset = offset + i * st
+    return offset
+
+
+def _lane_step(offset: Any, lane: Any, ana: Any) -> tuple[Any, Any]:
+    """``(offset at lane 0, offset(lane 1) - offset(lane 0))``, simplified."""
+    start = ana.simplify(C.substitute(offset, {lane: tirx.const(0, "int32")}))
+    return start, ana.simplify(C.substitute(offset, {lane: tirx.const(1, "int32")}) - start)
+
+
+def _folds_over(body: Any, lane: Any, ana: Any) -> bool:
+    """Whether some store of `body` does not provably move by a constant, non-zero step per `lane` (a fold into
+    one element, e.g. a reduction's partial): such lanes are not independent and cannot run as one vector."""
+    for st in C.collect(body, tirx.BufferStore):
+        step = C.as_int(_lane_step(_flat(st.buffer, st.indices), lane, ana)[1])
+        if not step:
+            return True
+    return False
+
+
+def _casts_sub_byte_floats(body: Any) -> bool:
+    """Whether `body` converts to or from an fp8 / fp6 / fp4 type: TVM's C-family codegens have no vector form of
+    those conversions (they print a cast between unrelated vector types)."""
+    def narrow(dtype: Any) -> bool:
+        return str(dtype).startswith(("float8", "float6", "float4"))
+
+    return bool(C.collect(body, tirx.Cast, lambda c: narrow(c.ty.dtype) or narrow(c.value.ty.dtype)))
+
+
+def _element_bits(body: Any) -> int:
+    """The widest element type (in bits) that `body` loads or stores."""
+    dtypes = [st.buffer.ty.dtype for st in C.collect(body, tirx.BufferStore)]
+    dtypes += [ld.source.ty.dtype for ld in C.collect(body, tvm.ir.TensorLoad)]
+    return max((tvm.DataType(str(d)).bits for d in dtypes), default=32)
+
+
+def _vector_accesses(body: Any, lane: Any, width: int, ana: Any) -> Any:
+    """`body` with every access to memory outside the thread's registers indexed as ``invariant + lane`` in its
+    last dimension (the others free of `lane`), when each such access is ``width``-lane contiguous and starts, at
+    ``lane = 0``, on a provable multiple of `width` elements; None when one is not."""
+    ok = [True]
+
+    def clean(buf: Any, indices: Any) -> list[Any]:
+        if C.scope_of(buf) in ("local", "local.fragment"):  # registers (fragments are by now)
+            return list(indices)
+        idx = [ana.simplify(i) for i in indices]
+        rest = ana.simplify(idx[-1] - lane) if idx else None
+        if rest is None or C.uses_var(rest, [lane]) or any(C.uses_var(i, [lane]) for i in idx[:-1]):
+            ok[0] = False
+            return list(indices)
+        idx[-1] = rest + lane
+        start = _lane_step(_flat(buf, idx), lane, ana)[0]
+        if not ana.can_prove(tirx.floormod(start, width) == 0):
+            ok[0] = False
+        return idx
+
+    out = tvm_ffi.structural_map(body, [
+        (tvm.ir.TensorLoad, lambda ld: tirx.BufferLoad(ld.source, clean(ld.source, ld.indices))),
+        (tirx.BufferStore, lambda st: tirx.BufferStore(st.buffer, st.value, clean(st.buffer, st.indices)))])
+    return out if ok[0] else None
+
+
 def PartitionParallel(target: Any = None) -> tvm.transform.Pass:
     """Partition parallel nests over threads (see the module docstring)."""
 
@@ -108,6 +184,7 @@ def PartitionParallel(target: Any = None) -> tvm.transform.Pass:
         vectorize = bool(options.get("vectorize", True))
         threads = C.block_threads(func) if threaded else 1
         lanes_asked = requested_lanes(options, func) if vector_scope(options, func) == "all" else 1
+        bits = requested_bits(options, func)
         layouts = fragment_layouts(func.body, threads)
         local: dict[Any, Any] = {}
         for buf, frag in layouts.items():
@@ -172,6 +249,12 @@ def PartitionParallel(target: Any = None) -> tvm.transform.Pass:
             v = tirx.Var("v", "int32")
             run = k * threads + tid
             ana = tvm.sym.Analyzer()
+            # the ranges of the lanes, runs and threads: a fold's row index then simplifies (`_folds_over`)
+            step = lanes * threads
+            ana.bind(v, tvm.ir.Range.from_min_extent(0, lanes))
+            ana.bind(k, tvm.ir.Range.from_min_extent(0, ana.simplify((total + step - 1) // step)))
+            for var, extent in C.launch_extents(func).values():
+                ana.bind(var, tvm.ir.Range.from_min_extent(0, extent))
             idx = [ana.simplify(e) for e in unravel(run * lanes + v, extents)]
             reg = k * lanes + v
 
@@ -183,12 +266,33 @@ def PartitionParallel(target: Any = None) -> tvm.transform.Pass:
 
             body = tvm_ffi.structural_map(body, [(tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store)])
             body = C.substitute(body, dict(zip([lp.loop_var for lp in loops], idx)))
-            kind = tirx.ForKind.VECTORIZED if _lanes_vectorizable(body) else tirx.ForKind.SERIAL
-            stmt: Any = tirx.For(v, 0, lanes, kind, body)
-            step = lanes * threads
+            vectorizable = _lanes_vectorizable(body) and not _folds_over(body, v, ana)
+            if bits:
+                stmt: Any = bit_vectors(body, v, lanes, vectorizable)
+            else:
+                kind = tirx.ForKind.VECTORIZED if vectorizable else tirx.ForKind.SERIAL
+                stmt = tirx.For(v, 0, lanes, kind, body)
             if not ana.can_prove(total % step == 0):
                 stmt = tirx.IfThenElse(run * lanes < total, stmt, None)
             return tirx.For(k, 0, ana.simplify((total + step - 1) // step), tirx.ForKind.SERIAL, stmt)
+
+        def bit_vectors(body: Any, v: Any, lanes: int, vectorizable: bool) -> Any:
+            """``for v in range(lanes)`` as vectors of at most `bits` bits, each provably aligned (module doc)."""
+            width = max(1, min(lanes, bits // _element_bits(body)))
+            vectorizable = vectorizable and not _casts_sub_byte_floats(body)
+            ana = tvm.sym.Analyzer()
+            if width == lanes:
+                vec = _vector_accesses(body, v, width, ana) if vectorizable else None
+                return tirx.For(v, 0, lanes, tirx.ForKind.SERIAL, body) if vec is None else tirx.For(
+                    v, 0, lanes, tirx.ForKind.VECTORIZED, vec)
+            vo, vi = tirx.Var("vo", "int32"), tirx.Var("vi", "int32")
+            ana.bind(vo, tvm.ir.Range.from_min_extent(0, lanes // width))
+            ana.bind(vi, tvm.ir.Range.from_min_extent(0, width))
+            inner = C.substitute(body, {v: vo * width + vi})
+            vec = _vector_accesses(inner, vi, width, ana) if vectorizable and width > 1 else None
+            lane_loop = tirx.For(vi, 0, width, tirx.ForKind.SERIAL, inner) if vec is None else tirx.For(
+                vi, 0, width, tirx.ForKind.VECTORIZED, vec)
+            return tirx.For(vo, 0, lanes // width, tirx.ForKind.SERIAL, lane_loop)
 
         def on_for(loop: Any, mutator: Any) -> Any:
             if C.is_parallel(loop):

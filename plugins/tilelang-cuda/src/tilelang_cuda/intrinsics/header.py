@@ -171,25 +171,28 @@ __device__ __forceinline__ float tl_warp_sum(float v, int width) {
   return v;
 }
 // max / min keeping a NaN of either operand (torch.amax / amin semantics; fmaxf / fminf drop it): one
-// FMNMX.NAN on sm_80+ (`max.NaN`), a compare-and-select before that and on the host
+// max.NaN / min.NaN on sm_80+
 __host__ __device__ __forceinline__ float tl_max_nan(float a, float b) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  float d;
-  asm("max.NaN.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b));
-  return d;
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
 #else
   return (b > a || isnan(b)) ? b : a;
 #endif
 }
 __host__ __device__ __forceinline__ float tl_min_nan(float a, float b) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  float d;
-  asm("min.NaN.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b));
-  return d;
+  float r;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
 #else
   return (b < a || isnan(b)) ? b : a;
 #endif
 }
+// half / bfloat16 (sm_80+): __hmax_nan / __hmin_nan, found when the kernel's fp16 / bf16 headers are in
+template <typename T> __device__ __forceinline__ T tl_max_nan(T a, T b) { return __hmax_nan(a, b); }
+template <typename T> __device__ __forceinline__ T tl_min_nan(T a, T b) { return __hmin_nan(a, b); }
 __device__ __forceinline__ float tl_warp_max(float v, int width) {
   for (int m = width >> 1; m > 0; m >>= 1) v = tl_max_nan(v, tl_shfl_xor(v, m));
   return v;
