@@ -18,6 +18,7 @@ import tempfile
 import warnings
 
 import pytest
+from cuda_helpers import needs_nvcc
 
 import tilelang
 import tilelang.language as T
@@ -166,3 +167,47 @@ def test_make_volta_swizzled_layout_refuses_with_the_lowest_arch():
         make_volta_swizzled_layout(buf)
     text = str(info.value)
     assert "make_volta_swizzled_layout" in text and "sm_75 (m16n8k8)" in text and "make_swizzled_layout" in text
+
+
+def _ptx_mma_kernel(shape: str, a_type: str):
+    @T.prim_func
+    def k(out: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=32):
+            a = T.alloc_local((8,), "float16")
+            b = T.alloc_local((4,), "float16")
+            c = T.alloc_local((4,), "float32")
+            T.ptx_mma("float32", shape, "row", "col", a_type, a_type, "fp32", a.data, 0, b.data, 0, c.data, 0)
+            for i in T.serial(4):
+                out[T.get_thread_binding() * 4 + i] = c[i]
+
+    return k
+
+
+@pytest.mark.parametrize("shape,lowest", [("m16n8k16", "sm_80"), ("m16n8k8", "sm_75")])
+def test_hand_written_mma_sync_on_sm70_names_its_lowest_arch(shape, lowest):
+    """The sm_80 emitter's T.ptx_mma (sm_80) and sm_75's m16n8k8 (sm_75) on sm_70: a LoweringError naming the
+    lowest arch with that shape, never PTX sm_70 lacks."""
+    with pytest.raises(LoweringError) as info:
+        tilelang.lower(_ptx_mma_kernel(shape, "fp16"), target={"kind": "cuda", "arch": "sm_70"},
+                       enable_device_compile=False)
+    text = str(info.value)
+    assert "target arch sm_70" in text and f"{lowest} and newer" in text, text
+
+
+def test_turing_mma_sync_shape_lowers_on_sm75():
+    """m16n8k8 is Turing's: T.ptx_mma of it lowers for sm_75 (m16n8k16 there still names sm_80)."""
+    art = tilelang.lower(_ptx_mma_kernel("m16n8k8", "fp16"), target={"kind": "cuda", "arch": "sm_75"},
+                         enable_device_compile=False)
+    assert "tl_mma" in _kernel_body(str(art.kernel_source))
+    with pytest.raises(LoweringError, match="sm_80 and newer"):
+        tilelang.lower(_ptx_mma_kernel("m16n8k16", "fp16"), target={"kind": "cuda", "arch": "sm_75"},
+                       enable_device_compile=False)
+
+
+@needs_nvcc
+def test_turing_mma_sync_shape_compiles_for_sm75():
+    from tilelang_cuda.compiler import compile_artifact
+
+    ptx = compile_artifact(tilelang.lower(_ptx_mma_kernel("m16n8k8", "fp16"),
+                                          target={"kind": "cuda", "arch": "sm_75"})).ptx
+    assert "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32" in ptx
