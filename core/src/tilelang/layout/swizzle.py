@@ -178,11 +178,15 @@ def make_tcgen05mma_swizzled_layout(buffer: Any, continuity: int | None = None, 
 
 
 def make_volta_swizzled_layout(buffer: Any, is_a: bool = True, k_inner: bool = True) -> Layout:
-    """The Volta (sm_70) tensor-core operand layouts are not offered: this project's CUDA backend targets
-    sm_80 and newer. Raises NotImplementedError (use `make_swizzled_layout`, which suits every target)."""
+    """The Volta (sm_70) tensor-core operand layouts are not offered: no backend emits Volta's
+    ``mma.sync.m8n8k4``. Raises a LoweringError naming the lowest archs whose tensor-core layouts are offered
+    (`make_swizzled_layout` suits every target)."""
+    from tilelang.errors import LoweringError
+
     buffer_info(buffer)
-    raise NotImplementedError("make_volta_swizzled_layout: Volta (sm_70) operand layouts are not offered; the CUDA "
-                              "backend (tilelang-cuda) targets sm_80 and newer. Use make_swizzled_layout(buffer).")
+    raise LoweringError("make_volta_swizzled_layout: Volta (sm_70) tensor-core operand layouts are not offered, "
+                        "since no backend emits mma.sync.m8n8k4; tensor-core layouts start at sm_75 (m16n8k8) / "
+                        "sm_80 (m16n8k16). Use make_swizzled_layout(buffer), which suits every target.")
 
 
 def make_gemm_fragment_8x8() -> Fragment:

@@ -56,6 +56,8 @@ TCGEN05 = _r(100, "tcgen05 and tensor memory", True, _DATACENTER_BLACKWELL)
 PDL = _r(90, "programmatic dependent launch (griddepcontrol)")
 LDMATRIX = _r(75, "ldmatrix")
 MMA = _r(80, "mma.sync")
+MMA_SM75 = _r(75, "mma.sync (m16n8k8 / m8n8k16 / m8n8k32)")  # Turing's shapes; the rest need `MMA`
+MMA_ANY = _r(70, "mma.sync")  # T.ptx_mma's own entry: each shape then requires its arch (MMA_SM75 or MMA)
 MMA_BLOCK_SCALE = _r(120, "block-scaled mma.sync (kind::mxf4nvf4)", True, (120, 121))
 V256 = _r(100, "256-bit global loads and stores")
 BASE = _r(70, "this instruction")
@@ -443,15 +445,14 @@ _MMA_EXISTING = {("m16n8k16", "fp16", "fp32"): "tl_mma_f16_f32", ("m16n8k16", "b
 MMA_SM75_SHAPES = ("m16n8k8", "m8n8k16", "m8n8k32")
 
 
-@lowering("ptx_mma", MMA)
+@lowering("ptx_mma", MMA_ANY)
 def _mma(ctx: Any) -> Any:
     from tilelang_cuda.intrinsics.mma_sync import helper_name
 
     args = list(ctx.args)
     shape, a_t, b_t, c_t = (str(args[i].value) for i in (1, 2, 3, 4))
     a, b, c = args[5], args[6], args[7]
-    if shape not in MMA_SM75_SHAPES or a_t == "fp64":
-        require(ctx, MMA)
+    require(ctx, MMA_SM75 if shape in MMA_SM75_SHAPES and a_t != "fp64" else MMA)
     name = _MMA_EXISTING.get((shape, a_t, c_t)) if a_t == b_t else None
     if name is None:
         try:

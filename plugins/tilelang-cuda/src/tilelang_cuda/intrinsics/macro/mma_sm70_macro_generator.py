@@ -1,7 +1,8 @@
 """`TensorCoreIntrinEmitter` for Volta (sm_70): ``mma.sync.m8n8k4`` quad-pairs over 16 x 16 x 4 tiles.
 
-The tilelang-cuda backend targets sm_80 and newer; this emitter describes the sm_70 tiling (sizes, fragment
-maps) and refuses to emit code, naming the backend's lowest architecture.
+tilelang-cuda emits no m8n8k4 code: this emitter describes the sm_70 tiling (sizes, fragment maps) and its
+emitting methods raise a LoweringError naming the construct, the target arch and the lowest arch whose mma.sync
+shapes this backend emits (`volta_refusal`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,14 @@ from typing import Any
 
 from tilelang_cuda.intrinsics.macro.mma_macro_generator import TensorCoreIntrinEmitter as _Base
 
-__all__ = ["TensorCoreIntrinEmitter"]
+__all__ = ["TensorCoreIntrinEmitter", "volta_refusal"]
+
+
+def volta_refusal(construct: str, arch: str = "sm_70") -> str:
+    """The message for a Volta tensor-core construct: what sm_70 lacks here and the lowest archs that have it."""
+    return (f"{construct} on target arch {arch}: tilelang-cuda emits no Volta mma.sync.m8n8k4; the lowest "
+            "architectures with the mma.sync shapes it emits are sm_75 (m16n8k8) and sm_80 (m16n8k16, the "
+            "tensor-core T.gemm). On sm_70 use T.gemm, which runs on CUDA cores there, or compile for sm_80+")
 
 
 class TensorCoreIntrinEmitter(_Base):
@@ -37,7 +45,8 @@ class TensorCoreIntrinEmitter(_Base):
         self.warp_cols = self.warp_col_tiles // 16
 
     def _refuse(self, *args: Any, **kwargs: Any) -> None:
-        raise NotImplementedError("sm_70 mma.sync.m8n8k4 code is not emitted by the tilelang-cuda backend, which "
-                                  "targets sm_80 and newer; use TensorCoreIntrinEmitter (m16n8k16) on sm_80+")
+        from tilelang.errors import LoweringError
+
+        raise LoweringError(volta_refusal("the sm_70 TensorCoreIntrinEmitter (ldmatrix / mma / stmatrix)"))
 
     ldmatrix_a = ldmatrix_b = mma = stmatrix = _refuse
