@@ -570,6 +570,9 @@ def _wgmma_form(fname: str) -> tuple[str, int, str, int, int] | None:
     m = re.fullmatch(r"tl_wgmma_sp_m64n(\d+)k32_(f16|bf16)", fname)
     if m:
         return "sp", int(m.group(1)), m.group(2), 0, 0
+    m = re.fullmatch(r"tl_wgmma_sp_(ss|rs)_m64n(\d+)k32_(f16|bf16)_t([01])([01])_sd", fname)  # T.ptx_wgmma_sp_*
+    if m:
+        return f"sp_{m.group(1)}_sd", int(m.group(2)), m.group(3), int(m.group(4)), int(m.group(5))
     return None
 
 
@@ -1597,15 +1600,13 @@ class Emulator(DialectHelpers):
         """``wgmma.mma_async``: per warpgroup, capture the operands (and scale-d); the MMA runs at its retirement."""
         kind_ss, n, kind, ta, tb = form
         scale = 1
-        if kind_ss == "ss_sd":
-            kind_ss = "ss"
-            scales = np.broadcast_to(np.asarray(a[3], np.int64), (self.T,))[self.mask]
+        sparse = kind_ss.startswith("sp")
+        if kind_ss.endswith("_sd"):
+            scales = np.broadcast_to(np.asarray(a[4 if sparse else 3], np.int64), (self.T,))[self.mask]
             if np.unique(scales).size != 1:
                 raise EmulationError("wgmma scale-d differs between the threads of a warpgroup")
             scale = int(scales[0] != 0)
-        sparse = kind_ss == "sp"
-        if sparse:
-            kind_ss = "rs"
+        kind_ss = {"ss_sd": "ss", "sp": "rs", "sp_rs_sd": "rs", "sp_ss_sd": "ss"}.get(kind_ss, kind_ss)
         what = f"wgmma{'.sp' if sparse else ''} m64n{n}k{32 if sparse else wgmma_k_elem(kind)[0]} ({kind_ss})"
         acc_p = a[0]
         if acc_p.mem.scope != "local":

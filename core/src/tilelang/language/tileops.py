@@ -308,17 +308,26 @@ def gemm_sp(A_sparse: Any, E: Any, B: Any, C: Any, transpose_A: bool = False, tr
     ``M x K/2``) and `E` their positions as row-major metadata (each 4-bit chunk: the two 2-bit indices of a group
     of four; fp32: the index of the nonzero of a pair, times two), as ``tilelang``'s compressors write them."""
     _state.require("T.gemm_sp")
-    regions = [R.to_region(_operand(x, n, "T.gemm_sp")) for x, n in ((A_sparse, "A_sparse"), (E, "E"), (B, "B"),
-                                                                      (C, "C"))]
+    _emit("tl.gemm_sp", gemm_sp_args(A_sparse, E, B, C, transpose_A, transpose_E, transpose_B, policy, clear_accum))
+
+
+def gemm_sp_args(A_sparse: Any, E: Any, B: Any, C: Any, transpose_A: bool, transpose_E: bool, transpose_B: bool,
+                 policy: Any, clear_accum: bool, what: str = "T.gemm_sp") -> list[Any]:
+    """The checked ``tl.gemm_sp`` arguments ``(A_sparse, E, B, C, trans_A, trans_E, trans_B, policy, clear)`` (also
+    of the backends' explicit sparse GEMMs, `what` naming them in errors)."""
+    regions = [R.to_region(_operand(x, n, what)) for x, n in ((A_sparse, "A_sparse"), (E, "E"), (B, "B"), (C, "C"))]
     a, e, b, c = regions
-    ae, be, ce = (_matrix(r, "T.gemm_sp", n) for r, n in ((a, "A_sparse"), (b, "B"), (c, "C")))
+    ae, be, ce = (_matrix(r, what, n) for r, n in ((a, "A_sparse"), (b, "B"), (c, "C")))
     m, k_half = (ae[1], ae[0]) if transpose_A else (ae[0], ae[1])
     k, n = (be[1], be[0]) if transpose_B else (be[0], be[1])
     if R.provably_different(m, ce[0]) or R.provably_different(n, ce[1]) or R.provably_different(k_half * 2, k):
-        raise KernelTypeError(f"T.gemm_sp shape mismatch: A_sparse {R.format_extents(ae)} (K/2), B "
+        raise KernelTypeError(f"{what} shape mismatch: A_sparse {R.format_extents(ae)} (K/2), B "
                               f"{R.format_extents(be)}, C {R.format_extents(ce)}")
     if not R.buffer_dtype(e.source).startswith(("int", "uint")):
-        raise KernelTypeError(f"T.gemm_sp: the metadata E must be an integer tile, got {R.buffer_dtype(e.source)}")
+        raise KernelTypeError(f"{what}: the metadata E must be an integer tile, got {R.buffer_dtype(e.source)}")
+    if not isinstance(clear_accum, (bool, int)) and not isinstance(getattr(clear_accum, "value", None), int):
+        raise KernelTypeError(f"{what}: clear_accum must be a compile-time bool, got {clear_accum!r}; zero C with "
+                              "T.clear before the loop instead")
     pol = int(policy.value if hasattr(policy, "value") else policy)
-    _emit("tl.gemm_sp", [a, e, b, c, _i32(bool(transpose_A)), _i32(bool(transpose_E)), _i32(bool(transpose_B)),
-                         _i32(pol), _i32(bool(clear_accum))])
+    return [a, e, b, c, _i32(bool(transpose_A)), _i32(bool(transpose_E)), _i32(bool(transpose_B)), _i32(pol),
+            _i32(bool(clear_accum))]

@@ -369,28 +369,43 @@ def wgmma_ss_scaled_helper(n: int, ab: str, trans_a: int, trans_b: int) -> str:
 
 
 _WGMMA_SP_NAME = re.compile(r"\btl_wgmma_sp_m64n(\d+)k32_(f16|bf16)\b")
+# the dialect's forms (T.ptx_wgmma_sp_ss / _rs): transposes and a scale-d operand; rs has trans_a 0
+_WGMMA_SP_FORM_NAME = re.compile(r"\btl_wgmma_sp_(ss|rs)_m64n(\d+)k32_(f16|bf16)_t([01])([01])_sd\b")
 
 
-def wgmma_sp_helper(n: int, ab: str) -> str:
+def wgmma_sp_helper(n: int, ab: str, form: str | None = None, trans_a: int = 0, trans_b: int = 0) -> str:
     """``tl_wgmma_sp_m64n{n}k32_{ab}(acc, a_regs, b_desc, e)``: 2:4-sparse A (its compressed half of K) from
-    registers, B (K-major) from shared memory, metadata register `e` (sparsity selector 0)."""
+    registers, B (K-major) from shared memory, metadata register `e` (sparsity selector 0). With `form` ``"rs"``
+    / ``"ss"``: ``tl_wgmma_sp_{form}_m64n{n}k32_{ab}_t{trans_a}{trans_b}_sd(acc, a, b_desc, e, scale_d)``, A
+    registers (rs) or an A descriptor (ss), the transpose immediates and a scale-d operand (0 overwrites)."""
     regs = n // 2
     acc = ", ".join(f"%{i}" for i in range(regs))
-    a = ", ".join(f"%{regs + i}" for i in range(4))
     outs = ", ".join(f'"+f"(c[{i}])' for i in range(regs))
+    if form == "ss":
+        a, nxt, a_param = f"%{regs}", regs + 1, "unsigned long long a_desc"
+        a_in, imms = '"l"(a_desc)', f"{trans_a}, {trans_b}"
+    else:
+        a, nxt, a_param = "{" + ", ".join(f"%{regs + i}" for i in range(4)) + "}", regs + 4, "const void* a"
+        a_in, imms = '"r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3])', f"{trans_b}"
     ptx = ("{\\n.reg .pred p;\\n"
-           f"setp.ne.b32 p, %{regs + 6}, 0;\\n"
+           f"setp.ne.b32 p, %{nxt + 2}, 0;\\n"
            f"wgmma.mma_async.sp.sync.aligned.m64n{n}k32.f32.{_PTX_TYPE[ab]}.{_PTX_TYPE[ab]} "
-           f"{{{acc}}}, {{{a}}}, %{regs + 4}, %{regs + 5}, 0, p, 1, 1, 0;\\n}}\\n")
+           f"{{{acc}}}, {a}, %{nxt}, %{nxt + 1}, 0, p, 1, 1, {imms};\\n}}\\n")
+    if form is None:
+        name, scale_param, scale_in = f"tl_wgmma_sp_m64n{n}k32_{ab}", "", '"r"(1)'
+    else:
+        name = f"tl_wgmma_sp_{form}_m64n{n}k32_{ab}_t{trans_a}{trans_b}_sd"
+        scale_param, scale_in = ", int scale_d", '"r"(scale_d)'
+    a_cast = "" if form == "ss" else "  const unsigned* A = reinterpret_cast<const unsigned*>(a);\n"
     return (
         "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n"
-        f"__device__ __forceinline__ void tl_wgmma_sp_m64n{n}k32_{ab}(void* acc, const void* a, "
-        "unsigned long long b_desc, unsigned e) {\n"
+        f"__device__ __forceinline__ void {name}(void* acc, {a_param}, "
+        f"unsigned long long b_desc, unsigned e{scale_param}) {{\n"
         "  float* c = reinterpret_cast<float*>(acc);\n"
-        "  const unsigned* A = reinterpret_cast<const unsigned*>(a);\n"
+        f"{a_cast}"
         f'  asm volatile("{ptx}"\n'
         f"               : {outs}\n"
-        '               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "l"(b_desc), "r"(e), "r"(1));\n'
+        f'               : {a_in}, "l"(b_desc), "r"(e), {scale_in});\n'
         "}\n#endif\n"
     )
 
@@ -404,6 +419,8 @@ def header_for(source: str) -> str:
     wanted_sd = sorted({(int(n), ab, int(ta), int(tb)) for n, ab, ta, tb in _WGMMA_SD_NAME.findall(source)})
     wanted_fp8 = sorted({(int(n), a, b) for n, a, b in _WGMMA_SS_FP8_NAME.findall(source)})
     wanted_sp = sorted({(int(n), ab) for n, ab in _WGMMA_SP_NAME.findall(source)})
+    wanted_sp += sorted({(int(n), ab, form, int(ta), int(tb))
+                         for form, n, ab, ta, tb in _WGMMA_SP_FORM_NAME.findall(source)})
     from tilelang_cuda.intrinsics.device import snippets_for
     from tilelang_cuda.intrinsics.mma_sync import helpers_for
 

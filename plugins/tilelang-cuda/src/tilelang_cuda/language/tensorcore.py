@@ -219,6 +219,20 @@ def wgmma_gemm(A: Any, B: Any, C: Any, transpose_A: bool = False, transpose_B: b
 
 
 @public
+def wgmma_gemm_sp(A_sparse: Any, E: Any, B: Any, C: Any, transpose_A: bool = False, transpose_E: bool = False,
+                  transpose_B: bool = False, policy: Any = GemmWarpPolicy.Square, clear_accum: bool = False,
+                  annotations: dict | None = None) -> Any:
+    """`T.gemm_sp` (2:4-sparse A, metadata E) that must lower to Hopper ``wgmma.mma_async.sp`` (sm_90a; fp16 /
+    bf16 into fp32, 64 accumulator rows per warpgroup): a target or operands it cannot serve fail to lower instead
+    of falling back to ``mma.sp``. Its batch reads A and the metadata from registers (the RS form), so, as for
+    `wgmma_gemm`'s RS forms, it keeps its wait; ``T.wait_wgmma`` after it finds nothing in flight."""
+    from tilelang.language.tileops import gemm_sp_args
+
+    return call("wgmma_gemm_sp", "handle", gemm_sp_args(A_sparse, E, B, C, transpose_A, transpose_E, transpose_B,
+                                                        policy, clear_accum, "T.wgmma_gemm_sp"))
+
+
+@public
 def tcgen05_gemm(A: Any, B: Any, C: Any, transpose_A: bool = False, transpose_B: bool = False,
                  policy: Any = GemmWarpPolicy.Square, clear_accum: Any = False, *, mbar: Any,
                  use_2cta: bool = False, annotations: dict | None = None) -> Any:
@@ -325,7 +339,6 @@ def _not_offered(name: str, what: str) -> Any:
 
 make_blockscaled_gemm_layout = _not_offered("make_blockscaled_gemm_layout", "block-scaled GEMM scale layouts")
 tcgen05_gemm_sp = _not_offered("tcgen05_gemm_sp", "2:4 sparse tcgen05 GEMM")
-wgmma_gemm_sp = _not_offered("wgmma_gemm_sp", "2:4 sparse wgmma GEMM")
 
 wgmma_mma = wgmma_gemm
 tcgen05_mma = tcgen05_gemm

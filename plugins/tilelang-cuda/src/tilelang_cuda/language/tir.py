@@ -212,22 +212,6 @@ def mma_store(dtype: Any, m: int, n: int, dst_ptr: Any, src_ptr: Any, src_offset
                                         _regs(src_ptr, src_offset), dst_stride])
 
 
-def _unsupported(name: str, what: str, where: str) -> Any:
-    def unsupported(*args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError(f"T.{name} ({what}) is not implemented by the tilelang-cuda backend; {where}")
-
-    unsupported.__name__ = unsupported.__qualname__ = name
-    unsupported.__doc__ = f"{what}: not offered by this backend (calling it raises NotImplementedError)."
-    unsupported.__module__ = __name__
-    return public(unsupported)
-
-
-ptx_wgmma_sp_ss = _unsupported("ptx_wgmma_sp_ss", "sparse wgmma on descriptors",
-                               "use T.gemm_sp (wgmma.mma_async.sp on sm_90a) or T.ptx_mma_sp")
-ptx_wgmma_sp_rs = _unsupported("ptx_wgmma_sp_rs", "sparse wgmma on registers",
-                               "use T.gemm_sp (wgmma.mma_async.sp on sm_90a) or T.ptx_mma_sp")
-
-
 # ------------------------------------------------------------------------------------------------ wgmma, tcgen05
 @_dtype_first
 def ptx_wgmma_ss(dtype: Any, wgmma_prefix: str, a_is_k_major: Any, b_is_k_major: Any, a_dtype_abbrv: str,
@@ -256,6 +240,39 @@ def ptx_wgmma_rs(dtype: Any, wgmma_prefix: str, b_is_k_major: Any, a_dtype_abbrv
                                            str(b_dtype_abbrv), str(accum_dtype_abbrv), _regs(A_buf, A_offset),
                                            B_desc, expr(B_offset), _regs(C_data, C_offset), expr(scale_out),
                                            expr(scale_in_a), expr(scale_in_b)])
+
+
+@_dtype_first
+def ptx_wgmma_sp_ss(dtype: Any, wgmma_prefix: str, a_is_k_major: Any, b_is_k_major: Any, a_dtype_abbrv: str,
+                    b_dtype_abbrv: str, accum_dtype_abbrv: str, A_desc: Any, A_offset: Any, E_data: Any,
+                    E_offset: Any, sparse_selector: Any, B_desc: Any, B_offset: Any, C_data: Any, C_offset: Any,
+                    scale_out: Any, scale_in_a: Any = 1, scale_in_b: Any = 1) -> Any:
+    """``wgmma.mma_async.sp`` (2:4-sparse A, sm_90a) with both operands in shared memory through descriptors, as
+    `ptx_wgmma_ss`: A holds the compressed half of K, the thread's 32-bit metadata register is `E_data` element
+    `E_offset` (the ``mma.sp`` m16n8k32 metadata layout per warp; sparsity selector 0)."""
+    from tilelang_cuda.language._emit import expr
+
+    return call("ptx_wgmma_sp_ss", "handle",
+                [str(dtype), str(wgmma_prefix), bool(a_is_k_major), bool(b_is_k_major), str(a_dtype_abbrv),
+                 str(b_dtype_abbrv), str(accum_dtype_abbrv), A_desc, expr(A_offset), _regs(E_data, E_offset),
+                 const_int(sparse_selector, "T.ptx_wgmma_sp_ss sparse_selector"), B_desc, expr(B_offset),
+                 _regs(C_data, C_offset), expr(scale_out), expr(scale_in_a), expr(scale_in_b)])
+
+
+@_dtype_first
+def ptx_wgmma_sp_rs(dtype: Any, wgmma_prefix: str, b_is_k_major: Any, a_dtype_abbrv: str, b_dtype_abbrv: str,
+                    accum_dtype_abbrv: str, A_buf: Any, A_offset: Any, E_buf: Any, E_offset: Any,
+                    sparse_selector: Any, B_desc: Any, B_offset: Any, C_data: Any, C_offset: Any, scale_out: Any,
+                    scale_in_a: Any = 1, scale_in_b: Any = 1) -> Any:
+    """``wgmma.mma_async.sp`` with the compressed A in registers (`A_buf` from `A_offset`: the dense k16 A
+    fragment of the compressed tile) and B in shared memory; otherwise as `ptx_wgmma_sp_ss`."""
+    from tilelang_cuda.language._emit import expr
+
+    return call("ptx_wgmma_sp_rs", "handle",
+                [str(dtype), str(wgmma_prefix), bool(b_is_k_major), str(a_dtype_abbrv), str(b_dtype_abbrv),
+                 str(accum_dtype_abbrv), _regs(A_buf, A_offset), _regs(E_buf, E_offset),
+                 const_int(sparse_selector, "T.ptx_wgmma_sp_rs sparse_selector"), B_desc, expr(B_offset),
+                 _regs(C_data, C_offset), expr(scale_out), expr(scale_in_a), expr(scale_in_b)])
 
 
 def _descriptor(x: Any, what: str) -> Any:

@@ -31,7 +31,7 @@ SCOPED = ("tl.tma_copy", "tl.tcgen05_gemm", "tl.tcgen05_gemm_blockscaled", "tl.t
           "tl.copy_cluster", "tl.tcgen05_cp_warpx4", "tl.tcgen05_mma_arrive")
 PRODUCER_OPS = ("tl.tma_copy", "tl.ptx_cp_async", "tl.tma_gather4", "tl.copy", "tl.tma_load")
 CONSUMER_OPS = ("tl.gemm", "tl.wgmma_gemm", "tl.tcgen05_gemm", "tl.tcgen05_gemm_blockscaled", "tl.ptx_wgmma_ss",
-                "tl.ptx_wgmma_rs")
+                "tl.ptx_wgmma_rs", "tl.ptx_wgmma_sp_ss", "tl.ptx_wgmma_sp_rs")
 REG_OPS = ("tl.annotate_producer_reg_dealloc", "tl.annotate_consumer_reg_alloc", "tl.no_set_max_nreg")
 
 

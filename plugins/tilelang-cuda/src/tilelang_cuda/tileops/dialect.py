@@ -549,6 +549,46 @@ def _wgmma_ss(ctx: Any) -> Any:
     return ext(name, addr_of(c_load), _desc_plus(a[7], a[8]), _desc_plus(a[9], a[10]), tirx.Cast("int32", a[12]))
 
 
+def _wgmma_sp_checks(ctx: Any, prefix: str, ab: str, b_t: str, acc_t: str, sel: int, scales: list[Any]) -> str:
+    """The N of a checked ``wgmma.sp`` call (m64nNk32, fp16 / bf16 -> fp32, selector 0, unit input scales)."""
+    if ab != b_t or ab not in _WGMMA_AB or acc_t != "fp32":
+        raise ctx.error(f"lowers fp16 / bf16 operands with an fp32 accumulator; got {ab} x {b_t} -> {acc_t}")
+    m, rest = prefix[1:].split("n") if prefix.startswith("m") and "n" in prefix else ("", "k")
+    n, k = rest.split("k") if rest.count("k") == 1 else ("", "")
+    if (m, k) != ("64", "32") or not n.isdigit() or not (8 <= int(n) <= 256 and int(n) % 8 == 0):
+        raise ctx.error(f"{prefix} is not a sparse wgmma m64nNk32 shape (N a multiple of 8 up to 256)")
+    if sel != 0:
+        raise ctx.error(f"uses sparsity selector {sel}; this backend emits selector 0 (metadata from the first "
+                        "two threads of each quad)")
+    for name, s in zip(("scale_in_a", "scale_in_b"), scales):
+        if not C.is_const(s, 1):
+            raise ctx.error(f"has {name} {s}; this backend emits the input scale 1 only")
+    return n
+
+
+@lowering("ptx_wgmma_sp_ss", WGMMA)
+def _wgmma_sp_ss(ctx: Any) -> Any:
+    a = list(ctx.args)
+    a_k_major, b_k_major = bool(ctx.int_arg(2)), bool(ctx.int_arg(3))
+    n = _wgmma_sp_checks(ctx, str(a[1].value), str(a[4].value), str(a[5].value), str(a[6].value), ctx.int_arg(10),
+                         a[15:17])
+    name = f"tl_wgmma_sp_ss_m64n{n}k32_{_WGMMA_AB[str(a[4].value)]}_t{int(not a_k_major)}{int(not b_k_major)}_sd"
+    meta = ext("tl_u32_at", addr_of(a[9]), dtype="uint32")
+    return ext(name, addr_of(a[13]), _desc_plus(a[7], a[8]), _desc_plus(a[11], a[12]), meta,
+               tirx.Cast("int32", a[14]))
+
+
+@lowering("ptx_wgmma_sp_rs", WGMMA)
+def _wgmma_sp_rs(ctx: Any) -> Any:
+    a = list(ctx.args)
+    b_k_major = bool(ctx.int_arg(2))
+    n = _wgmma_sp_checks(ctx, str(a[1].value), str(a[3].value), str(a[4].value), str(a[5].value), ctx.int_arg(8),
+                         a[13:15])
+    name = f"tl_wgmma_sp_rs_m64n{n}k32_{_WGMMA_AB[str(a[3].value)]}_t0{int(not b_k_major)}_sd"
+    meta = ext("tl_u32_at", addr_of(a[7]), dtype="uint32")
+    return ext(name, addr_of(a[11]), addr_of(a[6]), _desc_plus(a[9], a[10]), meta, tirx.Cast("int32", a[12]))
+
+
 # -- descriptors
 @lowering("initialize_wgmma_descriptor", WGMMA)
 def _init_wgmma_desc(ctx: Any) -> Any:
