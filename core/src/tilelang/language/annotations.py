@@ -12,6 +12,7 @@ from tilelang.ir import region as R
 LAYOUT_MAP_ATTR = "tl.layout_map"
 SWIZZLE_ATTR = "tl.swizzle"
 SHARED_SCOPES = ("shared", "shared.dyn")
+GLOBAL_SCOPES = ("global",)
 FRAGMENT_SCOPES = ("local.fragment",)
 
 
@@ -61,9 +62,9 @@ def _layout(buf: Any, layout: Any) -> Any:
             return tvm_ffi.convert(_user_layout(buf, layout).to_ir())
         raise KernelTypeError(f"T.annotate_layout: the layout of {R.describe(buf)} must be a layout object or a "
                               f"function of the indices, got {type(layout).__name__}")
-    if scope not in SHARED_SCOPES:
+    if scope not in SHARED_SCOPES + GLOBAL_SCOPES:
         raise KernelTypeError(f"T.annotate_layout: {R.describe(buf)} is in scope {scope!r}; only shared tiles "
-                              f"(T.alloc_shared) and fragments (T.alloc_fragment) take a layout")
+                              f"(T.alloc_shared), fragments (T.alloc_fragment) and global tensors take a layout")
     try:
         built = shared_layout(buf, layout)
     except ValueError as exc:
@@ -76,11 +77,13 @@ def _layout(buf: Any, layout: Any) -> Any:
 
 
 def annotate_layout(layout_map: dict[Any, Any]) -> None:
-    """Fix the storage layouts of shared tiles: ``{buffer: layout}`` with `tilelang.layout` objects
-    (`make_swizzled_layout`, `make_padded_layout`), index maps or ``lambda i, j: storage indices``.
+    """Fix the storage layouts of shared tiles and global tensors: ``{buffer: layout}`` with `tilelang.layout`
+    objects (`make_swizzled_layout`, `make_padded_layout`), index maps or ``lambda i, j: storage indices``.
 
-    Shared-tile layouts are checked here (shape, one-to-one on constant tiles) and applied by the pipeline;
-    fragment layouts are accepted and ignored (the pipeline distributes fragments itself).
+    Shared-tile and global layouts are checked here (shape, one-to-one on constant tiles) and applied by the
+    pipeline; a global tensor's layout is its storage order in memory (every kernel that annotates the same
+    layout reads back what another wrote). Fragment layouts are accepted and ignored (the pipeline distributes
+    fragments itself).
     """
     import tvm_ffi
     from tvm.script.ir_builder import tirx as B

@@ -3,9 +3,10 @@
 `AttachLayouts` (right after CheckSemantics, before the ``pre_layout`` point) reads every ``tl.layout_map``
 AttrStmt, rebuilds each shared tile's `tilelang.layout.Layout` from its IR form (`Layout.from_ir`), checks it
 (shape equal to the buffer's, storage indices in range and one-to-one on constant tiles) and moves it onto the
-tile's ``AllocBuffer`` as the annotation ``{"tl.layout": <IR form>}``; the AttrStmt goes away. Fragment entries
-are dropped: fragment layouts are performance-only here (LayoutInference decides the distribution). A layout
-on any other scope raises. Backends' ``pre_layout`` .. ``post_parallel`` passes see the annotation and may
+tile's ``AllocBuffer`` as the annotation ``{"tl.layout": <IR form>}``; the AttrStmt goes away. A global tensor's
+layout (a kernel parameter) goes into the PrimFunc attribute ``tl.global_layouts`` ({buffer: IR form}). Fragment
+entries are dropped: fragment layouts are performance-only here (LayoutInference decides the distribution). A
+layout on any other scope raises. Backends' ``pre_layout`` .. ``post_parallel`` passes see the annotation and may
 consume it (drop it after implementing the layout themselves).
 
 `ApplyLayouts` (after PartitionParallel / LegalizeSafeMemoryAccess and the ``post_parallel`` point, when tile
@@ -18,6 +19,12 @@ rows as contiguous runs) keeps row-major storage, which is always correct; the l
 So does every tile when the target's ``pipeline_options["shared_layouts"]`` is false (a target without banked
 shared memory, where a swizzle only costs) or the pass config ``tl.disable_shared_layouts`` is set; the
 layouts are still checked.
+
+A global tensor's layout is observable (it is the order its elements have in the caller's memory, which another
+kernel annotated with the same layout reads back), so it is always applied, on every target: the tensor's loads
+and stores in the body go through the forward map into a view of the same data with the layout's storage shape
+(the parameter keeps its shape). A global tensor with a layout whose address a backend's tile op takes cannot
+keep that promise and raises.
 """
 
 from __future__ import annotations
@@ -34,6 +41,8 @@ from tilelang.transform.config import current_tl_config
 LAYOUT_MAP_ATTR = "tl.layout_map"
 LAYOUT_ANN = "tl.layout"  # AllocBuffer annotation written by AttachLayouts: the layout's IR form
 SHARED_SCOPES = ("shared", "shared.dyn")
+GLOBAL_SCOPES = ("global",)
+GLOBAL_LAYOUTS_ATTR = "tl.global_layouts"  # PrimFunc attribute written by AttachLayouts: {buffer: IR form}
 FRAGMENT_SCOPES = ("local.fragment",)
 _POINTER_OPS = ("tirx.address_of", "tirx.tvm_access_ptr", "tir.address_of", "tir.tvm_access_ptr")
 
@@ -64,6 +73,8 @@ def AttachLayouts(target: Any = None) -> tvm.transform.Pass:
     @C.prim_func_pass("tl.AttachLayouts")
     def attach_layouts(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
         found: dict[Any, Any] = {}
+        global_found: dict[Any, Any] = {}
+        params = set(func.params)
 
         def on_attr(s: Any) -> Any:
             if str(s.attr_key) != LAYOUT_MAP_ATTR:
@@ -72,15 +83,22 @@ def AttachLayouts(target: Any = None) -> tvm.transform.Pass:
                 scope = C.scope_of(buf)
                 if scope in FRAGMENT_SCOPES:
                     continue
+                if scope in GLOBAL_SCOPES and buf in params:
+                    _checked(func, buf, value)
+                    global_found[buf] = value
+                    continue
                 if scope not in SHARED_SCOPES:
                     raise C.lowering_error(
                         func, f"T.annotate_layout: buffer {buf.name} is in scope {scope!r}; only shared tiles "
-                              "(T.alloc_shared) and fragments (T.alloc_fragment) take a layout")
+                              "(T.alloc_shared), fragments (T.alloc_fragment) and the kernel's global tensors "
+                              "take a layout")
                 _checked(func, buf, value)
                 found[buf] = value
             return s.body
 
         body = tvm_ffi.structural_map(func.body, (tirx.AttrStmt, on_attr))
+        if global_found:
+            func = func.with_attr(GLOBAL_LAYOUTS_ATTR, tvm_ffi.convert(global_found))
         if not found:
             return C.with_body(func, body) if not body.same_as(func.body) else func
 
@@ -125,7 +143,8 @@ def ApplyLayouts(target: Any = None) -> tvm.transform.Pass:
     def apply_layouts(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
         annotated = {a.buffer: a.annotations[LAYOUT_ANN] for a in C.allocations(func.body)
                      if a.annotations and LAYOUT_ANN in a.annotations}
-        if not annotated:
+        global_layouts = dict(func.attrs.get(GLOBAL_LAYOUTS_ATTR) or {}) if func.attrs else {}
+        if not annotated and not global_layouts:
             return func
         tgt = target if target is not None else (func.attrs.get("target") if func.attrs else None)
         enabled = (tgt is None or bool(C.pipeline_options(tgt).get("shared_layouts", True))) and not bool(
@@ -140,12 +159,19 @@ def ApplyLayouts(target: Any = None) -> tvm.transform.Pass:
             layout = _trailing_layout(func, buf, value, shape)
             if layout is not None:
                 plans[buf] = (len(shape) - len(layout.shape), layout)
+        for buf in pointer_uses(func.body, set(global_layouts)):
+            raise C.lowering_error(
+                func, f"T.annotate_layout: the layout of global tensor {buf.name} cannot be applied: a tile "
+                      "operator of this target takes its address (reads it as contiguous rows); drop the layout")
+        for buf, value in global_layouts.items():
+            plans[buf] = (0, rebuild(buf, value))
 
         remap = {}  # the tile in its storage shape (a layout may change the number of dims)
         for buf, (lead, layout) in plans.items():
             storage = list(buf.ty.shape)[:lead] + [tirx.IntImm("int32", s) if isinstance(s, int) else s
                                                    for s in layout.storage_shape]
             remap[buf] = C.buffer_with(buf, shape=storage)
+        views = [tirx.DeclBuffer(remap[buf], data=tirx.buffer_data(buf)) for buf in global_layouts]
 
         def mapped(buf: Any, indices: Any) -> list[Any]:
             lead, layout = plans[buf]
@@ -168,9 +194,20 @@ def ApplyLayouts(target: Any = None) -> tvm.transform.Pass:
 
         body = tvm_ffi.structural_map(func.body, [(tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store),
                                                   (tirx.AllocBuffer, on_alloc)])
+        if global_layouts:  # the storage views of global tensors, declared inside the thread launches
+            func = func.without_attr(GLOBAL_LAYOUTS_ATTR)
+            body = _declare_inside_launches(body, views)
+            return C.with_body(func, C.substitute(body, {b: v for b, v in remap.items() if b not in global_layouts}))
         return C.with_body(func, C.substitute(body, remap))
 
     return apply_layouts
+
+
+def _declare_inside_launches(body: Any, decls: list[Any]) -> Any:
+    """`body` with `decls` in front of the statements under its leading thread launches."""
+    if isinstance(body, tirx.AttrStmt) and str(body.attr_key) == "thread_extent":
+        return tirx.AttrStmt(body.node, body.attr_key, body.value, _declare_inside_launches(body.body, decls))
+    return C.seq([*decls, body])
 
 
 def _trailing_layout(func: Any, buf: Any, value: Any, shape: list[Any]) -> Any:

@@ -86,6 +86,10 @@ def _tvm_legalize(target: Any) -> list[Any]:
     narrow = [] if _configured_index_bits(None, target) == 64 else [tirx.transform.NarrowDataType(32)]
     return [
         tirx.transform.FlattenBuffer(),
+        # fp8 arithmetic in fp32 where the target has none (TVM decides: CUDA keeps fp8); FP8StorageLegalize in
+        # `lower`'s tail then stores bytes. A value is rounded to fp8 where it is stored to a global fp8 tensor;
+        # local fp8 tiles are promoted to fp32 and keep the unrounded value (TVM's legalization).
+        tirx.transform.FP8ComputeLegalize("float32"),
         *bf16,
         *narrow,
         s_tir.transform.LoopPartition(),
