@@ -4,8 +4,11 @@
 
 - Device ``cuda`` becomes ``cpu`` wherever torch is given one (``device="cuda"``, ``torch.device("cuda")``,
   ``.cuda()``, ``.to("cuda")``, ``torch.set_default_device``); ``torch.cuda.synchronize`` / ``empty_cache`` do
-  nothing and ``torch.cuda.Event`` times with the wall clock. Nothing else of torch.cuda is faked:
-  ``torch.cuda.is_available()`` stays False, so TileLang's ``target="auto"`` picks the CPU backend.
+  nothing and ``torch.cuda.Event`` times with the wall clock. The device queries that examples use to pick a
+  configuration answer for the architecture they are written for (examples_run.py's default, sm_90):
+  ``torch.cuda.get_device_capability()`` is (9, 0) and ``get_device_properties()`` reports it with one
+  multiprocessor per CPU core. Nothing else of torch.cuda is faked: ``torch.cuda.is_available()`` stays False,
+  so TileLang's ``target="auto"`` picks the CPU backend.
 - ``tilelang.testing.requires_cuda`` and the ``requires_cuda_compute_version*`` decorators let the test run (it now
   targets the CPU); every other requirement (``requires_package`` ...) keeps its meaning.
 - The tests' own checks (``torch.testing.assert_close`` against their torch references) decide pass or fail.
@@ -13,10 +16,13 @@
 
 from __future__ import annotations
 
+import os
 import time
+from types import SimpleNamespace
 from typing import Any
 
 CUDA_REQUIREMENTS = ("requires_cuda",)
+CAPABILITY = (9, 0)  # the architecture the examples are written for (examples_run.py's sm_90a)
 
 
 def _to_cpu(device: Any) -> Any:
@@ -64,6 +70,10 @@ def move_to_cpu() -> None:
     torch.cuda.synchronize = synchronize
     torch.cuda.empty_cache = empty_cache
     torch.cuda.Event = _WallEvent
+    torch.cuda.get_device_capability = lambda *args, **kwargs: CAPABILITY
+    torch.cuda.get_device_properties = lambda *args, **kwargs: SimpleNamespace(
+        name="cpu", major=CAPABILITY[0], minor=CAPABILITY[1], multi_processor_count=os.cpu_count() or 1,
+        total_memory=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
     torch.Tensor.cuda = lambda self, *args, **kwargs: self
     set_default = torch.set_default_device
     torch.set_default_device = lambda device: set_default(_to_cpu(device))

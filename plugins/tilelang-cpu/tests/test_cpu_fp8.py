@@ -42,3 +42,23 @@ def test_fp8_stores_and_loads_match_torch(dtype):
     z = torch.empty(M, N)
     tilelang.compile(dequantize, target="cpu")(y, z)
     torch.testing.assert_close(z, y.float() * 2 + 1)
+
+
+def test_float8_e4m3_parameters_take_torch_float8_e4m3fn():
+    """``T.float8_e4m3`` is ``float8_e4m3fn`` on the CPU (the reference's deepseek_v4 act_quant): the JIT's own
+    output tensor (``torch.float8_e4m3fn``) failed the argument's dtype check."""
+
+    @tilelang.jit(out_idx=[1], target="cpu")
+    def quantize():
+        @T.prim_func
+        def kernel(X: T.Tensor((M, N), "float32"), Y: T.Tensor((M, N), T.float8_e4m3)):
+            with T.Kernel(1, threads=32):
+                for i, j in T.Parallel(M, N):
+                    Y[i, j] = T.clamp(X[i, j], -448.0, 448.0)
+
+        return kernel
+
+    x = torch.randn(M, N) * 50
+    y = quantize()(x)
+    assert y.dtype == torch.float8_e4m3fn
+    assert torch.equal(y.view(torch.uint8), x.to(torch.float8_e4m3fn).view(torch.uint8))
