@@ -39,6 +39,24 @@ def test_fragment_grows_to_the_indices_its_loops_reach():
     assert shapes == {"sinks": [M], "ones": [M]}
 
 
+def test_guarded_accesses_leave_the_fragment_alone():
+    """An index past the shape under a condition may be in range at run time: no growth."""
+    from tilelang_cpu.passes.fragment_extents import FragmentExtents
+
+    @T.prim_func
+    def guarded(S: T.Tensor((M,), "float32"), n: T.int32):
+        with T.Kernel(1, threads=128):
+            frag = T.alloc_fragment([H], "float32")
+            for i in T.Parallel(M):
+                if i < n:
+                    frag[i] = S[i]
+            for i in T.Parallel(M):
+                S[i] = T.if_then_else(i < n, frag[i], 0.0)
+
+    out = FragmentExtents()(tvm.IRModule({"main": guarded}))["main"]
+    assert [int(s) for a in C.allocations(out.body) for s in a.buffer.ty.shape] == [H]
+
+
 def test_fragment_indexed_past_its_shape_matches_torch():
     kernel = tilelang.compile(sinks_kernel(), target="cpu")
     s = torch.randn(H)

@@ -6,8 +6,9 @@ On a GPU a fragment is per-thread registers laid out by layout inference from th
 register, and a later loop reading ``sinks[i]`` gets the value back: the reference TileLang's attention-sink
 backward examples rely on it. The CPU stores a fragment as one array of its declared shape, where those indices
 would write past its end. So each fragment dimension of constant extent grows to cover every index a load or
-store provably reaches (bounds from the enclosing loops and launch extents); an index with no provable bound
-leaves the dimension alone. Results of in-range programs are unchanged.
+store provably reaches (bounds from the enclosing loops and launch extents); an index with no provable bound, or
+an access under a condition (``if``, ``T.if_then_else``: a guard may keep it in range), leaves the dimension
+alone. Results of in-range programs are unchanged.
 """
 
 from __future__ import annotations
@@ -37,10 +38,21 @@ def FragmentExtents(target: Any = None) -> Any:
                 ana.bind(s.node.var, tvm.ir.Range.from_min_extent(0, s.value))
 
         C.walk(func.body, [(tirx.For, bind_loop), (tirx.AttrStmt, bind_launch)])
+        guarded: set[Any] = set()  # accesses a condition may keep in range
+
+        def guard(node: Any) -> None:
+            guarded.update(C.collect(node, tvm.ir.TensorLoad))
+            guarded.update(C.collect(node, tirx.BufferStore))
+
+        def on_call(call: Any) -> None:
+            if isinstance(call.op, tvm.ir.Op) and str(call.op.name) in ("tirx.if_then_else", "prim.if_then_else"):
+                guard(call)
+
+        C.walk(func.body, [(tirx.IfThenElse, guard), (tirx.Select, guard), (tvm.ir.Call, on_call)])
         reach: dict[Any, list[int]] = {}
 
-        def note(buf: Any, indices: Any) -> None:
-            if buf not in fragments:
+        def note(node: Any, buf: Any, indices: Any) -> None:
+            if buf not in fragments or node in guarded:
                 return
             ends = reach.setdefault(buf, [C.as_int(s) or 0 for s in buf.ty.shape])
             for d, index in enumerate(indices):
@@ -49,8 +61,8 @@ def FragmentExtents(target: Any = None) -> Any:
                     if top < (1 << 40):  # a provable bound
                         ends[d] = max(ends[d], int(top) + 1)
 
-        C.walk(func.body, [(tvm.ir.TensorLoad, lambda ld: note(ld.source, ld.indices)),
-                           (tirx.BufferStore, lambda st: note(st.buffer, st.indices))])
+        C.walk(func.body, [(tvm.ir.TensorLoad, lambda ld: note(ld, ld.source, ld.indices)),
+                           (tirx.BufferStore, lambda st: note(st, st.buffer, st.indices))])
         remap = {buf: C.buffer_with(buf, shape=[tirx.IntImm("int32", e) for e in ends])
                  for buf, ends in reach.items() if ends != [C.as_int(s) for s in buf.ty.shape]}
         return C.with_body(func, C.substitute(func.body, remap)) if remap else func
