@@ -6,9 +6,11 @@
   ``.cuda()``, ``.to("cuda")``, ``torch.set_default_device``, ``torch.Generator(device="cuda")``);
   ``torch.cuda.synchronize`` / ``empty_cache`` do nothing, ``torch.cuda.Event`` times with the wall clock and
   ``torch.cuda.Stream`` / ``stream`` / ``default_stream`` are streams in name only (the CPU runs the work in program
-  order); ``target="cuda"`` given to ``tilelang.compile`` / ``tilelang.jit`` becomes ``"cpu"``. Nothing else of
-  torch.cuda is faked: ``torch.cuda.is_available()`` stays False, so TileLang's ``target="auto"`` picks the CPU
-  backend.
+  order); ``target="cuda"`` given to ``tilelang.compile`` / ``tilelang.jit`` becomes ``"cpu"``. The device queries
+  that examples use to pick a configuration answer for the architecture they are written for (examples_run.py's
+  default, sm_90): ``torch.cuda.get_device_capability()`` is (9, 0) and ``get_device_properties()`` reports it with
+  one multiprocessor per CPU core. Nothing else of torch.cuda is faked: ``torch.cuda.is_available()`` stays False,
+  so TileLang's ``target="auto"`` picks the CPU backend.
 - ``tilelang.testing.requires_cuda`` and the ``requires_cuda_compute_version*`` decorators let the test run (it now
   targets the CPU); every other requirement (``requires_package`` ...) keeps its meaning.
 - The tests' own checks (``torch.testing.assert_close`` against their torch references) decide pass or fail.
@@ -18,11 +20,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import sys
 import time
+from types import SimpleNamespace
 from typing import Any
 
 CUDA_REQUIREMENTS = ("requires_cuda",)
+CAPABILITY = (9, 0)  # the architecture the examples are written for (examples_run.py's sm_90a)
 
 
 def _to_cpu(device: Any) -> Any:
@@ -119,6 +124,10 @@ def move_to_cpu() -> None:
     torch.cuda.Stream = _CpuStream
     torch.cuda.stream = lambda stream=None: contextlib.nullcontext(stream)
     torch.cuda.default_stream = torch.cuda.current_stream = lambda *args, **kwargs: _DEFAULT_STREAM
+    torch.cuda.get_device_capability = lambda *args, **kwargs: CAPABILITY
+    torch.cuda.get_device_properties = lambda *args, **kwargs: SimpleNamespace(
+        name="cpu", major=CAPABILITY[0], minor=CAPABILITY[1], multi_processor_count=os.cpu_count() or 1,
+        total_memory=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
     torch.Tensor.cuda = lambda self, *args, **kwargs: self
     torch.Generator = _cpu_generator_class(torch.Generator)
     set_default = torch.set_default_device

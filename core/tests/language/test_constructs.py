@@ -60,6 +60,22 @@ def test_dynamic_shape_is_a_var():
     assert len(collect(kern.body, tirx.IfThenElse)) == 1
 
 
+def test_reinterpret_takes_the_value_first():
+    """``T.reinterpret(x, T.uint32)`` (the reference's order, deepseek_v32's top-k selector); TVM's
+    ``T.reinterpret(T.uint32, x)`` gives the same."""
+    x = tirx.Var("x", "float32")
+    for call in (T.reinterpret(x, T.uint32), T.reinterpret("uint32", x)):
+        assert str(call.ty.dtype) == "uint32" and call.args[0].same_as(x)
+
+
+def test_dynamic_of_several_names_is_a_tuple():
+    """``batch, seq_len = T.dynamic("batch, seq_len")`` (the reference's deepseek_v32 pipelined sparse MLA)."""
+    batch, seq_len, kv = T.dynamic("batch, seq_len, seq_len_kv", "int64")
+    assert [str(v.name) for v in (batch, seq_len, kv)] == ["batch", "seq_len", "seq_len_kv"]
+    assert all(str(v.ty.dtype) == "int64" for v in (batch, seq_len, kv))
+    assert [str(v.name) for v in T.dynamic("a b")] == ["a", "b"]
+
+
 def test_dtypes_as_objects_and_strings():
     assert T.float16 == "float16" and T.bfloat16 == "bfloat16" and T.int8 == "int8"
     assert T.float == "float32" and T.bool == "bool" and T.dtype("float") == "float32"

@@ -218,6 +218,48 @@ def test_layout_on_a_local_buffer_is_rejected():
                 T.annotate_layout({L: lambda i, j: (j, i)})
 
 
+def _blocked(X):
+    return T.Layout(X.shape, lambda i, j: [j // 4, i, j % 4])
+
+
+def test_global_layout_of_the_wrong_shape_names_the_buffer():
+    with pytest.raises(KernelTypeError, match=r"buffer A\(64, 64\).*\[64, 32\]"):
+        @T.prim_func
+        def bad(A: T.Tensor((64, 64), "float32")):
+            with T.Kernel(1, threads=32):
+                T.annotate_layout({A: make_padded_layout((64, 32), 4)})
+
+
+@pytest.mark.backend("cpu")
+def test_global_layout_is_the_tensors_storage_order_on_cpu():
+    """A global tensor's layout orders its elements in memory (the reference's dQ of the attention backward
+    examples: one kernel accumulates in the layout, another reads it back through the same layout)."""
+    M, N = 16, 8
+
+    @T.prim_func
+    def accumulate(A: T.Tensor((M, N), "float32"), X: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=32):
+            T.annotate_layout({X: _blocked(X)})
+            f = T.alloc_fragment((M, N), "float32")
+            T.copy(A, f)
+            T.atomic_add(X[0:M, :], f)
+
+    @T.prim_func
+    def read_back(X: T.Tensor((M, N), "float32"), Y: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=32):
+            T.annotate_layout({X: _blocked(X)})
+            T.copy(X[0:M, :], Y[0:M, :])
+
+    a = torch.randn(M, N)
+    x = torch.zeros(M, N)
+    tilelang.compile(accumulate, target="cpu")(a, x)
+    # element (i, j) lives at (j // 4, i, j % 4) of a (2, 16, 4) array
+    torch.testing.assert_close(x.reshape(2, M, 4), a.reshape(M, 2, 4).permute(1, 0, 2))
+    y = torch.empty(M, N)
+    tilelang.compile(read_back, target="cpu")(x, y)
+    torch.testing.assert_close(y, a)
+
+
 def test_pass_checks_layouts_that_bypass_the_front_end():
     func = transpose_kernel(make_swizzled_layout)
 

@@ -242,6 +242,28 @@ def Cast(dtype: Any, value: Any) -> Any:
     return _cast(expr(value), dtype)
 
 
+def _is_dtype(x: Any) -> bool:
+    import tvm
+
+    if isinstance(x, tvm.ir.Expr) or isinstance(x, (int, float, bool)):
+        return False
+    try:
+        canonical(x)
+    except KernelTypeError:
+        return False
+    return True
+
+
+def reinterpret(value: Any, dtype: Any, span: Any = None) -> Any:
+    """The bits of `value` read as `dtype` (of the same width): ``T.reinterpret(x, T.uint32)``. TVM's order,
+    ``T.reinterpret(T.uint32, x)``, is accepted too."""
+    from tvm import tirx
+
+    if _is_dtype(value) and not _is_dtype(dtype):
+        value, dtype = dtype, value
+    return tirx.reinterpret(canonical(dtype), expr(value), span)
+
+
 def extract_lane(vector: Any, lane: Any) -> Any:
     """Lane `lane` (a compile-time integer) of the vector expression `vector`, as a scalar."""
     import numbers

@@ -9,9 +9,15 @@ from tilelang.language.dtypes import canonical
 
 
 def dynamic(name: str, dtype: Any = "int32") -> Any:
-    """A runtime dimension: a ``tirx.Var`` usable in tensor shapes, bound from the argument's shape at call time."""
+    """A runtime dimension: a ``tirx.Var`` usable in tensor shapes, bound from the argument's shape at call time.
+    Several names (``T.dynamic("batch, seq_len")``, commas or spaces) give a tuple of them."""
     from tvm import tirx
 
+    names = [n for n in name.replace(",", " ").split()] if isinstance(name, str) else []
+    if len(names) > 1:
+        if not all(n.isidentifier() for n in names):
+            raise KernelSyntaxError(f"T.dynamic expects identifiers such as \"batch, seq_len\", got {name!r}")
+        return tuple(tirx.Var(n, canonical(dtype)) for n in names)
     return tirx.Var(name, canonical(dtype))
 
 

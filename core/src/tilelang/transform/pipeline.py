@@ -82,17 +82,20 @@ def _tvm_legalize(target: Any) -> list[Any]:
     vectorize = bool(C.pipeline_options(target).get("vectorize", True)) and not bool(
         config.get("tirx.disable_vectorize", False))
     bf16 = [] if _native_bf16(target) else [tirx.transform.BF16ComputeLegalize()]
-    # no fp8 instructions: fp8 values are computed in fp32 (conversions by bit manipulation), stored as bytes
-    fp8 = ([_exact_fp8_reads(), tirx.transform.FP8ComputeLegalize("float32")]
-           if C.pipeline_options(target).get("emulate_fp8") else [])
+    # no fp8 instructions: fp8 reads decode the stored bits exactly before TVM's legalization computes in fp32
+    fp8 = [_exact_fp8_reads()] if C.pipeline_options(target).get("emulate_fp8") else []
     bits = C.pipeline_options(target).get("vector_bits")
     # ``tl.config_index_bitwidth: 64`` asks for 64-bit index arithmetic throughout: nothing is narrowed back
     narrow = [] if _configured_index_bits(None, target) == 64 else [tirx.transform.NarrowDataType(32)]
     return [
         tirx.transform.RemoveAssume(),  # T.assume has served the simplifier; device code generators have no form
         tirx.transform.FlattenBuffer(),
-        *bf16,
         *fp8,
+        # fp8 arithmetic in fp32 where the target has none (TVM decides: CUDA keeps fp8); FP8StorageLegalize in
+        # `lower`'s tail then stores bytes. A value is rounded to fp8 where it is stored to a global fp8 tensor;
+        # local fp8 tiles are promoted to fp32 and keep the unrounded value (TVM's legalization).
+        tirx.transform.FP8ComputeLegalize("float32"),
+        *bf16,
         *narrow,
         s_tir.transform.LoopPartition(),
         *([_cap_vector_width(int(bits))] if bits else []),

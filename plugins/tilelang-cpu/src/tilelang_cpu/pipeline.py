@@ -50,6 +50,18 @@ def _tighten_guarded_loops(target: Any) -> Any:
     return TightenGuardedLoops(target)
 
 
+def _float8_e4m3_as_fn(target: Any) -> Any:
+    from tilelang_cpu.passes.float8_e4m3 import Float8E4M3AsFn
+
+    return Float8E4M3AsFn(target)
+
+
+def _fragment_extents(target: Any) -> Any:
+    from tilelang_cpu.passes.fragment_extents import FragmentExtents
+
+    return FragmentExtents(target)
+
+
 def _is_llvm(target: Any) -> bool:
     """LLVM targets only: the C target keeps libm calls and its own compiler's loops."""
     from tilelang.backend.sdk import kind_of
@@ -58,6 +70,8 @@ def _is_llvm(target: Any) -> bool:
 
 
 PASSES = (
+    PipelinePass("cpu.float8_e4m3_as_fn", "pre_layout", _float8_e4m3_as_fn),
+    PipelinePass("cpu.fragment_extents", "pre_layout", _fragment_extents),
     PipelinePass("cpu.elide_tile_copies", "pre_layout", _elide_tile_copies),
     PipelinePass("cpu.merge_gemm_k_steps", "pre_layout", _merge_gemm_k_steps),
     PipelinePass("cpu.lower_launch", "post_storage", _lower_launch),
