@@ -41,7 +41,7 @@ What is here, by concern (imported on first use: ``import tilelang.backend.sdk``
   ``tilelang.language`` (`DIALECT_GROUP`), see `tilelang.language.dialects`; a dialect module made of the common
   surface (`common_language_dialect`); the attribute ``T.use_swizzle`` sets (`SWIZZLE_ATTR`); for a dialect's
   functions: the kernel being parsed (`require_build_state`), shapes as the language takes them
-  (`normalize_shape`);
+  (`normalize_shape`), the argument checks of ``T.gemm_sp`` (`gemm_sp_args`);
 - errors a backend raises: `BackendError`, `ToolchainMissing`, `LoweringError`, `TargetError`.
 """
 
@@ -108,6 +108,7 @@ _EXPORTS = {
     "SWIZZLE_ATTR": "tilelang.language.annotations",
     "require_build_state": ("tilelang.frontend.state", "require"),
     "normalize_shape": "tilelang.language.proxy",
+    "gemm_sp_args": "tilelang.language.tileops",
     **dict.fromkeys(("BackendError", "ToolchainMissing", "LoweringError", "TargetError"), "tilelang.errors"),
 }
 # name -> a helper module exported whole (its ``__all__`` is the SDK's promise)

@@ -107,18 +107,14 @@ def CUDASourceCodeKernel(*blocks: Any, threads: Any = None, source_code_or_path:
     """
     import tvm
 
-    from tilelang.frontend import state as _state
-    from tilelang.language.kernel import _normalize_threads
+    from tilelang.backend.sdk import require_build_state
 
-    st = _state.require("T.CUDASourceCodeKernel")
+    st = require_build_state("T.CUDASourceCodeKernel")
     if not isinstance(entry_name, str) or not entry_name.strip():
         raise KernelTypeError(f"T.CUDASourceCodeKernel: entry_name must be a non-empty string, got {entry_name!r}")
     source = load_cuda_source(source_code_or_path)
     if prelude is not None:
         source = f"{prelude}\n{source}"
-    threads = _normalize_threads(threads)
-    while len(threads) > 1 and isinstance(threads[-1], int) and threads[-1] == 1:
-        threads.pop()
     from tvm.script.ir_builder import tirx as B
 
     with _SourceKernel(*blocks, threads=threads, cluster_dims=cluster_dims):

@@ -226,7 +226,7 @@ def wgmma_gemm_sp(A_sparse: Any, E: Any, B: Any, C: Any, transpose_A: bool = Fal
     bf16 into fp32, 64 accumulator rows per warpgroup): a target or operands it cannot serve fail to lower instead
     of falling back to ``mma.sp``. Its batch reads A and the metadata from registers (the RS form), so, as for
     `wgmma_gemm`'s RS forms, it keeps its wait; ``T.wait_wgmma`` after it finds nothing in flight."""
-    from tilelang.language.tileops import gemm_sp_args
+    from tilelang.backend.sdk import gemm_sp_args
 
     return call("wgmma_gemm_sp", "handle", gemm_sp_args(A_sparse, E, B, C, transpose_A, transpose_E, transpose_B,
                                                         policy, clear_accum, "T.wgmma_gemm_sp"))
