@@ -172,7 +172,8 @@ def merge_gemm_k_steps(func: Any, target: Any = None) -> Any:
 
     def k_for(gemm: Any) -> int:
         dtypes = [str(to_region(arg).source.ty.dtype) for arg in list(gemm.args)[:3]]
-        return k_block(isa, tiles=amx_kind(target, *dtypes) is not None)
+        b_bytes = 1 if dtypes[1] in ("int8", "uint8") else 4
+        return k_block(isa, tiles=amx_kind(target, *dtypes) is not None, b_bytes=b_bytes)
 
     loops = [lp for lp in C.collect(func.body, tirx.For) if any(C.tile_op_of(s) and C.tile_op_of(s)[0] == "tl.gemm"
                                                                for s in _children(lp.body))]
