@@ -281,6 +281,17 @@ def test_vnni_int8_biases_b_where_a_rows_are_contiguous(trans_a: bool, biased_a:
     assert bool(re.search(r"\tvpbroadcastd\t-?\d*\(", asm)) == (not biased_a)
 
 
+@pytest.mark.parametrize("dtype", ["int8", "bfloat16"])
+@pytest.mark.parametrize("prefetch", [True, False])
+def test_dot_products_prefetch_the_output_tile(dtype: str, prefetch: bool) -> None:
+    """The dot-product micro tiles prefetch the lines of the block's output tile (its final copy's
+    read-for-ownership misses), as the fp32 micro-kernel does; ``tl.cpu.gemm_prefetch=False`` turns it off."""
+    kw = INT8 if dtype == "int8" else BF16
+    asm = _asm(gemm(**kw), {"kind": "llvm", "mcpu": "znver4"}, {"tl.cpu.gemm_prefetch": prefetch})
+    assert re.search(r"dpb", asm)
+    assert ("prefetcht1" in asm) == prefetch
+
+
 @needs_avx_vnni
 def test_avx_vnni_int8_is_exact(chosen: list[str]) -> None:
     """256-bit VEX vpdpbusd (AVX-VNNI without AVX-512), transposed B, K = 99."""

@@ -166,7 +166,8 @@ def lower_gemm_dot(ctx: Any) -> Any:
 
     from tilelang.backend.sdk import gemm_operands, operand_index
     from tilelang.transform import utils as C
-    from tilelang_cpu.gemm_plan import micro_shape
+    from tilelang_cpu.gemm_plan import PREFETCH, config, micro_shape
+    from tilelang_cpu.gemm_prefetch import Prefetch, output_destination, output_tile, slots_every
     from tilelang_cpu.gemm_vnni_pack import VnniLayout, pack_per_call, pack_whole
     from tilelang_cpu.isa import vector_isa
     from tilelang_cpu.tileops.common import bits_view, loop, row_stride, scratch
@@ -213,7 +214,8 @@ def lower_gemm_dot(ctx: Any) -> Any:
 
     serial = tirx.ForKind.SERIAL
 
-    def micro(i0: Any, col0: Any, rows: int, width: int, sums: list[Any] | None, row_sums: Any = None) -> Any:
+    def micro(i0: Any, col0: Any, rows: int, width: int, sums: list[Any] | None, row_sums: Any = None,
+              tile: Any = None) -> Any:
         nv = -(-width // lanes)
         accs = [[_register(kind, f"acc{r}_{v}") for v in range(nv)] for r in range(rows)]
         row_tmp = _register(kind, "c_row")
@@ -256,7 +258,12 @@ def lower_gemm_dot(ctx: Any) -> Any:
             return C.seq(ops)
 
         q = tirx.Var("q", "int32")
-        k_loop = [loop(q, groups, serial, step(q, g))] if groups else []
+        if groups and fetch is not None:  # one prefetch slot per `every` steps
+            qo, qi = tirx.Var("qo", "int32"), tirx.Var("qi", "int32")
+            inner = loop(qi, fetch.every, serial, C.substitute(step(q, g), {q: qo * fetch.every + qi}))
+            k_loop = [loop(qo, groups // fetch.every, serial, C.seq([fetch.fetch(tile, qo), inner]))]
+        else:
+            k_loop = [loop(q, groups, serial, step(q, g))] if groups else []
         if rest:
             k_loop.append(step(tirx.const(groups, "int32"), rest))
         allocs = [tirx.AllocBuffer(x) for row in accs for x in row] + [tirx.AllocBuffer(row_tmp)]
@@ -314,23 +321,37 @@ def lower_gemm_dot(ctx: Any) -> Any:
     full_m, tail_m = divmod(m, mr)
     full_n, tail_n = divmod(n, nr)
     i0, j0 = tirx.Var("i0", "int32"), tirx.Var("j0", "int32")
+    strips = full_m + (1 if tail_m else 0)
+    fetch = None
+    if groups and config(PREFETCH, True) and C.scope_of(c.source) != "global":
+        # the lines of the block's output tile, prefetched while the micro tiles run (each line's first
+        # write is a read-for-ownership miss of the accumulator's final copy), one per `every` steps
+        dst = output_destination(ctx.func, c.source)
+        if dst is not None:
+            tiles = strips * (full_n + (1 if tail_n else 0))
+            lines = m * -(-n // max(1, 512 // tvm.DataType(str(dst.source.ty.dtype)).bits))
+            every = slots_every(groups, tiles, lines)
+            out = output_tile(dst, m, n, tiles, groups, every)
+            fetch = Prefetch(out, every) if out is not None else None
 
-    def panel(col0: Any, width: int) -> Any:
+    def panel(col0: Any, width: int, panel_no: Any) -> Any:
         body = []
         sums = None
         if kind.bias and not swap:
             sums, make = column_sums(col0, width)
             body.append(make)
         if full_m:
-            body.append(loop(i0, full_m, serial, micro(i0 * mr, col0, mr, width, sums, row_sums)))
+            body.append(loop(i0, full_m, serial, micro(i0 * mr, col0, mr, width, sums, row_sums,
+                                                       panel_no * strips + i0)))
         if tail_m:
-            body.append(micro(tirx.const(full_m * mr, "int32"), col0, tail_m, width, sums, row_sums))
+            body.append(micro(tirx.const(full_m * mr, "int32"), col0, tail_m, width, sums, row_sums,
+                              panel_no * strips + full_m))
         return C.seq(body)
 
     if full_n:
-        stmts.append(loop(j0, full_n, serial, panel(j0 * nr, nr)))
+        stmts.append(loop(j0, full_n, serial, panel(j0 * nr, nr, j0)))
     if tail_n:
-        stmts.append(panel(tirx.const(full_n * nr, "int32"), tail_n))
+        stmts.append(panel(tirx.const(full_n * nr, "int32"), tail_n, tirx.const(full_n, "int32")))
     return tirx.AttrStmt(tirx.const(0, "int32"), "pragma_import_llvm", tvm.ir.StringImm(shim(kind)), C.seq(stmts))
 
 
