@@ -67,6 +67,9 @@ def test_micro_tiles_fill_each_register_file() -> None:
 def test_k_block_keeps_a_b_slice_near_64_kib() -> None:
     assert k_block(AVX512) == 256 and k_block(AVX2) == 512 and k_block(NEON) == 512
     assert k_block(AVX512, tiles=True) == 2048  # AMX: C stays in tile registers over the call
+    # int8 B (vpdpbusd / vpdpbssd): the same bytes of B, four times the K
+    assert k_block(AVX512, b_bytes=1) == 1024 and k_block(AVX2, b_bytes=1) == 2048
+    assert k_block(AVX512, tiles=True, b_bytes=1) == 2048
 
 
 def test_micro_tile_config_is_checked_against_the_isa() -> None:

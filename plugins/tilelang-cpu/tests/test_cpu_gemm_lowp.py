@@ -256,6 +256,43 @@ def test_avx512_vnni_int8_is_exact(chosen: list[str], shape: tuple[int, ...]) ->
            "cpu_dot_product")
 
 
+@needs_vnni_512
+@pytest.mark.parametrize(("ta", "tb", "k", "configs"), [
+    (False, False, 200, None),  # row sums of A: three 64-byte slices and an 8-byte tail
+    (False, False, 99, {"tl.cpu.gemm_prepack_limit": 0}),  # B biased in the per-call pack; a partial word
+    (False, True, 130, None),  # transposed B biased element by element
+    (False, False, 256, {"tl.cpu.gemm_k_block": 1}),  # C accumulated over the program's K steps
+    (True, False, 99, None),  # transposed A: A biased per step, B's column sums
+    (True, True, 64, {"tl.cpu.gemm_prepack_limit": 0}),
+])
+def test_avx512_vnni_int8_operand_forms(chosen: list[str], ta: bool, tb: bool, k: int,
+                                        configs: dict[str, Any] | None) -> None:
+    _check(gemm(**{**INT8, "M": 150, "N": 136, "K": k, "block_M": 64, "block_N": 128, "block_K": 32,
+                   "trans_A": ta, "trans_B": tb}), NO_AMX, chosen, "cpu_dot_product", configs)
+
+
+@pytest.mark.parametrize(("trans_a", "biased_a"), [(False, False), (True, True)])
+def test_vnni_int8_biases_b_where_a_rows_are_contiguous(trans_a: bool, biased_a: bool) -> None:
+    """vpdpbusd: with A's rows contiguous B is the unsigned operand, biased once in its pack, and A's word is
+    broadcast straight from memory (no XOR with 0x80808080 per row and step); a transposed A keeps the bias."""
+    asm = _asm(gemm(**{**INT8, "trans_A": trans_a}), {"kind": "llvm", "mcpu": "znver4"})
+    assert re.search(r"\tvpdpbusd\t.*%zmm", asm)
+    assert ("$-2139062144" in asm) == biased_a  # 0x80808080
+    assert bool(re.search(r"\tvpbroadcastd\t-?\d*\(", asm)) == (not biased_a)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "bfloat16"])
+@pytest.mark.parametrize("prefetch", [True, False])
+def test_dot_products_prefetch_the_output_tile(dtype: str, prefetch: bool) -> None:
+    """The int8 dot-product micro tiles prefetch the lines of the block's output tile (its final copy's
+    read-for-ownership misses), as the fp32 micro-kernel does; ``tl.cpu.gemm_prefetch=False`` turns it off;
+    bf16 (vdpbf16ps) does not (no gain measured)."""
+    kw = INT8 if dtype == "int8" else BF16
+    asm = _asm(gemm(**kw), {"kind": "llvm", "mcpu": "znver4"}, {"tl.cpu.gemm_prefetch": prefetch})
+    assert re.search(r"dpb", asm)
+    assert ("prefetcht1" in asm) == (prefetch and dtype == "int8")
+
+
 @needs_avx_vnni
 def test_avx_vnni_int8_is_exact(chosen: list[str]) -> None:
     """256-bit VEX vpdpbusd (AVX-VNNI without AVX-512), transposed B, K = 99."""

@@ -201,6 +201,17 @@ def test_k_block_of_a_bf16_gemm_follows_its_lowering(mcpu: str, steps: list[int]
     assert [int(lp.extent) for lp in loops] == steps
 
 
+@pytest.mark.parametrize(("mcpu", "steps"), [("sapphirerapids", [2]), ("znver4", [4]), ("haswell", [8])])
+def test_k_block_of_an_int8_gemm_follows_its_lowering(mcpu: str, steps: list[int]) -> None:
+    """int8 on vpdpbusd (znver4): four times the fp32 K block (1024 on AVX-512: the same bytes of B); AMX keeps
+    2048; without a dot-product unit (haswell: the int32 loop) the ISA's fp32 K block."""
+    func = gemm(M=256, N=256, K=4096, block_M=128, block_N=128, block_K=64, dtype="int8", accum_dtype="int32",
+                out_dtype="int32").func
+    merged = merge_gemm_k_steps(elide_tile_copies(func), {"kind": "llvm", "mcpu": mcpu})
+    loops = [lp for lp in C.collect(merged.body, tvm.tirx.For) if _ops(lp, "tl.gemm")]
+    assert [int(lp.extent) for lp in loops] == steps
+
+
 def test_k_steps_kept_when_the_accumulator_is_cleared_each_step() -> None:
     @T.prim_func
     def last_step(A: T.Tensor((64, 128), "float32"), B: T.Tensor((128, 64), "float32"),

@@ -56,11 +56,12 @@ class PackedB(NamedTuple):
 
 
 def pack_loops(src: Any, index_of: Callable[[Any, Any], list[Any]], trans: bool, k: int, n: int,
-               layout: VnniLayout, dst: Any) -> Any:
+               layout: VnniLayout, dst: Any, unsigned: bool = False) -> Any:
     """Statements writing ``op(B)[0:k, 0:n]`` into `dst` (flat, of B's `bits_dtype`) in `layout`, zeros in the
-    padding; `index_of(kk,
-    j)` gives the indices of ``op(B)[kk, j]`` in `src` (`j` may be a vector when not `trans`). The outermost loop
-    runs over lane rows (plain B) or panels (transposed B): independent iterations, parallel when hoisted."""
+    padding; `index_of(kk, j)` gives the indices of ``op(B)[kk, j]`` in `src` (`j` may be a vector when not
+    `trans`). `unsigned` (int8 B): each element is stored plus 128 (its sign bit flipped), the unsigned operand of
+    ``vpdpbusd``. The outermost loop runs over lane rows (plain B) or panels (transposed B): independent
+    iterations, parallel when hoisted."""
     from tvm import tirx
 
     from tilelang.transform import utils as C
@@ -74,6 +75,12 @@ def pack_loops(src: Any, index_of: Callable[[Any, Any], list[Any]], trans: bool,
     serial = tirx.ForKind.SERIAL
     zero = tirx.const(0, str(out.ty.dtype))
 
+    def biased(value: Any, lanes: int = 1) -> Any:
+        if not unsigned:
+            return value
+        flip = tirx.const(-128, str(out.ty.dtype))
+        return tirx.bitwise_xor(value, flip if lanes == 1 else tirx.Broadcast(flip, lanes))
+
     def element(q: Any, p: Any, t: Any, width: Any) -> Any:
         """Lane row `q`, panel `p`, element `t` of the row (column ``t // g``, k ``q * g + t % g``); `width`:
         the panel's columns (an int, or an expression when it depends on `p`)."""
@@ -81,7 +88,8 @@ def pack_loops(src: Any, index_of: Callable[[Any, Any], list[Any]], trans: bool,
         dst_index = [p * panel_size + q * (w * g) + t]
         load = tirx.BufferLoad(view, index_of(kk, p * w + j))
         inside = kk < k if isinstance(width, int) and width == w else tirx.And(kk < k, j < width)
-        return tirx.IfThenElse(inside, tirx.BufferStore(out, load, dst_index), tirx.BufferStore(out, zero, dst_index))
+        return tirx.IfThenElse(inside, tirx.BufferStore(out, biased(load), dst_index),
+                               tirx.BufferStore(out, zero, dst_index))
 
     def scalar_row(q: Any, p: Any, width: Any) -> Any:
         t = tirx.Var("t", "int32")
@@ -100,23 +108,24 @@ def pack_loops(src: Any, index_of: Callable[[Any, Any], list[Any]], trans: bool,
     q, p = tirx.Var("q", "int32"), tirx.Var("p", "int32")
     lanes = [tirx.BufferLoad(view, index_of(q * g + e, tirx.Ramp(p * w, 1, w))) for e in range(g)]
     order = [e * w + j for j in range(w) for e in range(g)]
-    row = tirx.BufferStore(out, tirx.Shuffle(lanes, order), [tirx.Ramp(p * panel_size + q * (w * g), 1, w * g)])
+    row = tirx.BufferStore(out, biased(tirx.Shuffle(lanes, order), w * g),
+                           [tirx.Ramp(p * panel_size + q * (w * g), 1, w * g)])
     rows = [loop(p, full, serial, tirx.IfThenElse(q < k // g, row, scalar_row(q, p, w)))] if full else []
     if tail:
         rows.append(scalar_row(q, tirx.const(full, "int32"), tail))
     return outer(q, k_pad // g, C.seq(rows))
 
 
-def pack_per_call(b: Any, trans: bool, k: int, n: int, layout: VnniLayout) -> PackedB:
-    """The gemm call's ``op(B)`` region packed into block-local scratch."""
+def pack_per_call(b: Any, trans: bool, k: int, n: int, layout: VnniLayout, unsigned: bool = False) -> PackedB:
+    """The gemm call's ``op(B)`` region packed into block-local scratch (`unsigned`: see `pack_loops`)."""
     from tvm import tirx
 
     from tilelang.backend.sdk import operand_index
     from tilelang_cpu.tileops.common import bits_dtype, scratch
 
-    buf = scratch("B_vnni", layout.size(k, n), bits_dtype(str(b.source.ty.dtype)))
+    buf = scratch("B_vnni_u8" if unsigned else "B_vnni", layout.size(k, n), bits_dtype(str(b.source.ty.dtype)))
     stmts = [tirx.AllocBuffer(buf),
-             pack_loops(b.source, lambda kk, j: operand_index(b, kk, j, trans), trans, k, n, layout, buf)]
+             pack_loops(b.source, lambda kk, j: operand_index(b, kk, j, trans), trans, k, n, layout, buf, unsigned)]
     k_pad = layout.k_pad(k)
 
     def at(col: Any, kk: Any) -> tuple[Any, list[Any]]:
@@ -125,8 +134,9 @@ def pack_per_call(b: Any, trans: bool, k: int, n: int, layout: VnniLayout) -> Pa
     return PackedB(stmts, at, buf, False)
 
 
-def pack_whole(ctx: Any, b: Any, trans: bool, k: int, layout: VnniLayout) -> PackedB | None:
-    """B packed whole, once before the grid (see the module docstring), or None when not eligible. The call's
+def pack_whole(ctx: Any, b: Any, trans: bool, k: int, layout: VnniLayout, unsigned: bool = False) -> PackedB | None:
+    """B packed whole, once before the grid (see the module docstring; `unsigned`: see `pack_loops`), or None
+    when not eligible. The call's
     region must start at a panel boundary and a multiple of `k_align` along K, and span whole `k_align` steps (so
     a tile step never reads past the call's K)."""
     from tvm import DataType, tirx
@@ -151,12 +161,12 @@ def pack_whole(ctx: Any, b: Any, trans: bool, k: int, layout: VnniLayout) -> Pac
     if not (ctx.analyzer.can_prove(tirx.floormod(nmin, layout.width) == 0)
             and ctx.analyzer.can_prove(tirx.floormod(kmin, layout.k_align) == 0)):
         return None
-    packed = scratch(f"{src.name}_vnni", size, bits_dtype(dtype))
+    packed = scratch(f"{src.name}_vnni{'_u8' if unsigned else ''}", size, bits_dtype(dtype))
 
     def index_of(kk: Any, j: Any) -> list[Any]:
         return [j, kk] if trans else [kk, j]
 
-    stmts = hoisted(packed, pack_loops(src, index_of, trans, k_total, n_total, layout, packed))
+    stmts = hoisted(packed, pack_loops(src, index_of, trans, k_total, n_total, layout, packed, unsigned))
     k_pad = layout.k_pad(k_total)
 
     def at(col: Any, kk: Any) -> tuple[Any, list[Any]]:

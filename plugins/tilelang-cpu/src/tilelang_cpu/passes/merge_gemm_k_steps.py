@@ -165,6 +165,7 @@ def merge_gemm_k_steps(func: Any, target: Any = None) -> Any:
     from tilelang_cpu.isa import vector_isa
     from tilelang_cpu.passes.elide_tile_copies import _analyzer, _Uses
     from tilelang_cpu.tileops.gemm_amx import amx_kind
+    from tilelang_cpu.tileops.gemm_dot import dot_kind
 
     if target is None:
         target = (func.attrs.get("target") if func.attrs else None) or {"kind": "llvm"}
@@ -172,7 +173,8 @@ def merge_gemm_k_steps(func: Any, target: Any = None) -> Any:
 
     def k_for(gemm: Any) -> int:
         dtypes = [str(to_region(arg).source.ty.dtype) for arg in list(gemm.args)[:3]]
-        return k_block(isa, tiles=amx_kind(target, *dtypes) is not None)
+        b_bytes = 1 if dtypes[1] == "int8" and dot_kind(target, *dtypes) is not None else 4  # vpdpbusd / vpdpbssd
+        return k_block(isa, tiles=amx_kind(target, *dtypes) is not None, b_bytes=b_bytes)
 
     loops = [lp for lp in C.collect(func.body, tirx.For) if any(C.tile_op_of(s) and C.tile_op_of(s)[0] == "tl.gemm"
                                                                for s in _children(lp.body))]
