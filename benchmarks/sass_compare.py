@@ -25,6 +25,7 @@ Exit status 0 when the comparison ran (whatever it shows); 2 when nvcc, cuobjdum
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -276,19 +277,12 @@ def find_tool(name: str) -> str | None:
         if os.environ.get(var):
             places.append(Path(os.environ[var]) / "bin")
     places.append(Path("/usr/local/cuda/bin"))
-    try:
-        import nvidia
-
-        for root in nvidia.__path__:
-            places.extend(Path(root).glob("*/bin"))
-    except ImportError:
-        pass
-    try:
-        import triton
-
-        places.append(Path(triton.__file__).parent / "backends" / "nvidia" / "bin")
-    except ImportError:
-        pass
+    # the wheels' folders, found without importing them: importing triton loads its LLVM, which crashes in a
+    # process that has TVM's loaded already
+    for package, sub in (("nvidia", "*/bin"), ("triton", "backends/nvidia/bin")):
+        spec = importlib.util.find_spec(package)
+        for root in (spec.submodule_search_locations or []) if spec else []:
+            places.extend(Path(root).glob(sub))
     for place in places:
         if (place / name).is_file() and os.access(place / name, os.X_OK):
             return str(place / name)

@@ -192,3 +192,12 @@ def test_missing_reference_skips_with_a_message(sc, monkeypatch, capsys):
     assert sc.main(["--reference-python", ""]) == 2
     err = capsys.readouterr().err
     assert "skipped" in err and "nvcc is not on PATH" in err and sc.REFERENCE_ENV in err
+
+
+def test_finding_tools_imports_no_wheel(sc, monkeypatch):
+    """Triton's cuobjdump is found from its wheel's folder without importing triton: its LLVM, loaded into a process
+    that has TVM's, crashed the interpreter (a segfault in the pytest worker that ran this file after others)."""
+    monkeypatch.delitem(sys.modules, "triton", raising=False)
+    monkeypatch.setattr(sc.shutil, "which", lambda name: None)
+    sc.find_tool("cuobjdump")
+    assert "triton" not in sys.modules
