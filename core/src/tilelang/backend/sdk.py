@@ -15,7 +15,7 @@ What is here, by concern (imported on first use: ``import tilelang.backend.sdk``
   stages with their extension points (`CORE_STAGES`); pass configs in effect (`current_tl_config`,
   `current_tl_configs`); layout inference's result (`fragment_of`); the layouts ``T.annotate_layout`` attached
   (the allocation annotation `LAYOUT_ANN`, read back by `rebuild_layout`); shared-memory sizes (`dtype_bytes`);
-  dtype rewriting (`retype`);
+  dtype rewriting (`retype`; `Float8E4M3AsFn` / `e4m3_as_fn` for a backend whose ``float8_e4m3`` is the fn format);
 - host-code kernels (core's launch lowering, `tilelang.transform.lower_launch_to_host`): `LowerLaunchToHost`,
   `emulate_threads`, `per_thread_buffers`, `stream_rows`;
 - tile-op lowering: `TileOpImpl`, `TileOpContext` (what ``lower(ctx)`` receives), `register_tile_op_impl`,
@@ -65,7 +65,7 @@ _EXPORTS = {
     **dict.fromkeys(("current_tl_config", "current_tl_configs"), "tilelang.transform.config"),
     "fragment_of": "tilelang.transform.layout_inference",
     "dtype_bytes": "tilelang.transform.plan_shared_memory",
-    "retype": "tilelang.transform.retype",
+    **dict.fromkeys(("retype", "Float8E4M3AsFn", "e4m3_as_fn"), "tilelang.transform.retype"),
     "LAYOUT_ANN": "tilelang.transform.apply_layouts",
     "rebuild_layout": ("tilelang.transform.apply_layouts", "rebuild"),
     **dict.fromkeys(("LowerLaunchToHost", "emulate_threads", "per_thread_buffers", "stream_rows"),

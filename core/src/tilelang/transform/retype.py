@@ -90,3 +90,25 @@ def retype(func: tirx.PrimFunc, rename: Callable[[str], str | None],
                                             (tirx.Broadcast, on_broadcast)])
     params = [remap.get(p, p) for p in func.params]
     return tirx.PrimFunc(params, body, func.ret_type, func.attrs)
+
+
+_E4M3 = "float8_e4m3"
+
+
+def e4m3_as_fn(dtype: str) -> str | None:
+    """``float8_e4m3fn`` (with `dtype`'s lanes) for ``float8_e4m3`` / ``float8_e4m3xN``, else None."""
+    if dtype == _E4M3 or dtype.startswith(_E4M3 + "x"):
+        return _E4M3 + "fn" + dtype[len(_E4M3):]
+    return None
+
+
+def Float8E4M3AsFn(name: str) -> tvm.transform.Pass:
+    """A pass (named `name`, e.g. ``cuda.float8_e4m3_as_fn``) rewriting every ``float8_e4m3`` buffer (parameters
+    included), value and conversion as ``float8_e4m3fn``: a backend whose ``float8_e4m3`` is the ``fn`` format (no
+    infinities, largest value 448; torch's ``float8_e4m3fn``), as the reference TileLang's is off ROCm."""
+
+    @C.prim_func_pass(name)
+    def float8_e4m3_as_fn(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
+        return retype(func, e4m3_as_fn)
+
+    return float8_e4m3_as_fn

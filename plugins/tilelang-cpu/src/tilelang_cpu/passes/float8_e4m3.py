@@ -1,7 +1,8 @@
 """cpu.float8_e4m3_as_fn: on the CPU, ``float8_e4m3`` is ``float8_e4m3fn`` (no infinities, largest value 448),
 as in the reference TileLang off ROCm: torch tensors of such a parameter are ``torch.float8_e4m3fn`` (the JIT
 allocates its outputs so), and the argument checks must accept them. Every ``float8_e4m3`` buffer (parameters
-included), value and conversion is rewritten to ``float8_e4m3fn`` before layout inference.
+included), value and conversion is rewritten to ``float8_e4m3fn`` before layout inference (core's
+`Float8E4M3AsFn`).
 """
 
 from __future__ import annotations
@@ -9,26 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 import tvm
-from tvm import tirx
 
-from tilelang.backend.sdk import retype
-from tilelang.transform import utils as C
+from tilelang.backend.sdk import e4m3_as_fn as as_fn
 
-_E4M3 = "float8_e4m3"
-
-
-def as_fn(dtype: str) -> str | None:
-    """``float8_e4m3fn`` (with `dtype`'s lanes) for ``float8_e4m3`` / ``float8_e4m3xN``, else None."""
-    if dtype == _E4M3 or dtype.startswith(_E4M3 + "x"):
-        return _E4M3 + "fn" + dtype[len(_E4M3):]
-    return None
+__all__ = ["Float8E4M3AsFn", "as_fn"]
 
 
 def Float8E4M3AsFn(target: Any = None) -> tvm.transform.Pass:
     """Rewrite ``float8_e4m3`` values as ``float8_e4m3fn`` ones (see the module docstring)."""
+    from tilelang.backend.sdk import Float8E4M3AsFn as as_fn_pass
 
-    @C.prim_func_pass("cpu.float8_e4m3_as_fn")
-    def float8_e4m3_as_fn(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
-        return retype(func, as_fn)
-
-    return float8_e4m3_as_fn
+    return as_fn_pass("cpu.float8_e4m3_as_fn")
