@@ -232,9 +232,9 @@ def requested_bits(options: Any, func: Any = None) -> int:
     return int(bits)
 
 
-def vector_lanes_by_bits(body: Any, kinds: dict[Any, str], threads: int, bits: int) -> dict[Any, int]:
-    """The vector width of each partitioned fragment under ``fragment_vector_bits = bits`` (module docstring)."""
-    parts = [f for f, k in kinds.items() if k == "partitioned"]
+def _loop_sharing_groups(body: Any, parts: list[Any]) -> tuple[dict[Any, Any], Any]:
+    """Union-find over the fragments `parts`: two are joined when a parallel nest or tile op of `body` touches
+    both. ``(parent map, root function)``."""
     parent = {f: f for f in parts}
 
     def root(f: Any) -> Any:
@@ -247,6 +247,13 @@ def vector_lanes_by_bits(body: Any, kinds: dict[Any, str], threads: int, bits: i
         members = [f for f in (*nest.writes, *nest.reads) if f in parent]
         for f in members[1:]:
             parent[root(f)] = root(members[0])
+    return parent, root
+
+
+def vector_lanes_by_bits(body: Any, kinds: dict[Any, str], threads: int, bits: int) -> dict[Any, int]:
+    """The vector width of each partitioned fragment under ``fragment_vector_bits = bits`` (module docstring)."""
+    parts = [f for f, k in kinds.items() if k == "partitioned"]
+    parent, root = _loop_sharing_groups(body, parts)
     groups: dict[Any, list[Any]] = {}
     for f in parts:
         groups.setdefault(root(f), []).append(f)
@@ -280,18 +287,7 @@ def vector_lanes_of(body: Any, kinds: dict[Any, str], threads: int, lanes: int, 
     want = {f: fragment_vector_lanes(list(f.ty.shape), threads, lanes) for f in parts}
     if scope == "all":
         return {f: v for f, v in want.items() if v > 1}
-    parent = {f: f for f in parts}
-
-    def root(f: Any) -> Any:
-        while parent[f] is not f:
-            f = parent[f]
-        return f
-
-    nests, _ = scan(body, set(parts))
-    for nest in nests:
-        members = [f for f in (*nest.writes, *nest.reads) if f in parent]
-        for f in members[1:]:
-            parent[root(f)] = root(members[0])
+    parent, root = _loop_sharing_groups(body, parts)
     chosen = {root(a) for a in _gemm_accumulators(body, parent)}
     return {f: want[f] for f in parts if root(f) in chosen and want[f] > 1}
 
