@@ -286,17 +286,10 @@ class _Gemm:
 
         return self._issue_async(issue, [tirx.AllocBuffer(a_frag), loads])
 
-    def wgmma(self) -> Any:
-        a_tile, b_tile = self.desc_tiles()
-        if a_tile is not None and b_tile is not None:
-            return self.wgmma_ss(a_tile, b_tile)
-        if self.fp8:  # fp8 wgmma reads A and B through descriptors here; otherwise mma.sync, same registers
-            return self.mma()
-        if b_tile is not None:
-            return self.wgmma_rs_swizzled_b(b_tile)
-        lay, k, n = self.layout, self.k, self.layout.n
-        steps = k // 16
-        # B as 8x8 core matrices, K-major: element (n, k) at ((k//8) * (N//8) + n//8) * 64 + (n%8) * 8 + k%8
+    def b_core_matrices(self) -> tuple[Any, Any]:
+        """``(b_core, stage)``: a shared scratch tile holding B as K-major 8x8 core matrices (element (n, k) at
+        ``((k//8) * (N//8) + n//8) * 64 + (n%8) * 8 + k%8``) and the parallel nest that fills it."""
+        k, n = self.k, self.layout.n
         dtype = str(self.b.buf.ty.dtype)
         scope = "shared" if n * k * dtype_bytes(dtype) <= STATIC_SCRATCH_BYTES else "shared.dyn"
         b_core = tirx.decl_buffer((n * k,), dtype, name="b_core", scope=scope)
@@ -307,7 +300,19 @@ class _Gemm:
             dst = ((kk // 8) * (n // 8) + nn // 8) * 64 + (nn % 8) * 8 + kk % 8
             return tirx.BufferStore(b_core, tirx.BufferLoad(self.b.buf, src), [dst])
 
-        stage = C.make_parallel_nest([n, k], relayout, names="nk")
+        return b_core, C.make_parallel_nest([n, k], relayout, names="nk")
+
+    def wgmma(self) -> Any:
+        a_tile, b_tile = self.desc_tiles()
+        if a_tile is not None and b_tile is not None:
+            return self.wgmma_ss(a_tile, b_tile)
+        if self.fp8:  # fp8 wgmma reads A and B through descriptors here; otherwise mma.sync, same registers
+            return self.mma()
+        if b_tile is not None:
+            return self.wgmma_rs_swizzled_b(b_tile)
+        lay, k, n = self.layout, self.k, self.layout.n
+        steps = k // 16
+        b_core, stage = self.b_core_matrices()
         a_frag = tirx.decl_buffer((steps * lay.mi * 4,), "uint32", name="a_frag", scope="local")
         loads = _unroll(steps, "ks", lambda ks: _unroll(lay.mi, "mi", lambda mi: self.load_a(
             a_frag, ks * lay.mi + mi, mi, ks)))

@@ -26,7 +26,6 @@ import tvm
 from tvm import tirx
 
 from tilelang.backend import TileOpImpl
-from tilelang.backend.sdk import dtype_bytes
 from tilelang.transform import utils as C
 from tilelang_cuda.mma_layout import WGMMA, AccumulatorLayout
 from tilelang_cuda.passes.mma_accumulators import BYTE_KINDS, SPARSE_KINDS
@@ -35,7 +34,7 @@ from tilelang_cuda.tileops.common import extern as _extern
 from tilelang_cuda.tileops.common import is_cuda
 from tilelang_cuda.tileops.common import sync as _sync
 from tilelang_cuda.tileops.common import unroll as _unroll
-from tilelang_cuda.tileops.gemm import SCRATCH, STATIC_SCRATCH_BYTES, _Gemm, _Operand
+from tilelang_cuda.tileops.gemm import SCRATCH, _Gemm, _Operand
 
 __all__ = ["GEMM_SP", "LAYOUT_ARGS", "SPARSE_KINDS", "lower_gemm_sp", "metadata_bits"]
 
@@ -135,17 +134,7 @@ class _SparseGemm(_Gemm):
         metadata in registers, B re-laid into a shared tile of K-major 8x8 core matrices (as the dense RS path)."""
         lay, k, n = self.layout, self.k, self.layout.n
         steps = k // 32
-        dtype = str(self.b.buf.ty.dtype)
-        scope = "shared" if n * k * dtype_bytes(dtype) <= STATIC_SCRATCH_BYTES else "shared.dyn"
-        b_core = tirx.decl_buffer((n * k,), dtype, name="b_core", scope=scope)
-
-        def relayout(vs: list[Any]) -> Any:
-            nn, kk = vs
-            src = self.b.at(nn, kk) if self.tb else self.b.at(kk, nn)
-            dst = ((kk // 8) * (n // 8) + nn // 8) * 64 + (nn % 8) * 8 + kk % 8
-            return tirx.BufferStore(b_core, tirx.BufferLoad(self.b.buf, src), [dst])
-
-        stage = C.make_parallel_nest([n, k], relayout, names="nk")
+        b_core, stage = self.b_core_matrices()
         a_frag = tirx.decl_buffer((steps * lay.mi * 4,), "uint32", name="a_frag", scope="local")
         e_reg = tirx.decl_buffer((steps * lay.mi,), "uint32", name="e_reg", scope="local")
         loads = _unroll(steps, "ks", lambda s: _unroll(lay.mi, "mi", lambda mi: C.seq([
