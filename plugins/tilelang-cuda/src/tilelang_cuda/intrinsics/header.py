@@ -11,6 +11,39 @@ import re
 
 HEADER_GUARD = "TILELANG_CUDA_INTRINSICS"
 
+# mma.sp (sm_80+): (name suffix, shape, PTX types D.A.B.C, accumulator C type, its asm constraint, arch guard)
+_MMA_SP_HELPERS = (
+    ("f16_f32", "m16n8k32", "f32.f16.f16.f32", "float", "f", 0),
+    ("bf16_f32", "m16n8k32", "f32.bf16.bf16.f32", "float", "f", 0),
+    ("s8_s32", "m16n8k64", "s32.s8.s8.s32", "int", "r", 0),
+    ("e4m3_f32", "m16n8k64", "f32.e4m3.e4m3.f32", "float", "f", 890),
+    ("e5m2_f32", "m16n8k64", "f32.e5m2.e5m2.f32", "float", "f", 890),
+)
+
+
+def _mma_sp_helper(suffix: str, shape: str, types: str, c_type: str, c_reg: str, min_arch: int) -> str:
+    """``tl_mma_sp_<suffix>``: one ``mma.sp::ordered_metadata`` (sparsity selector 0) on a 2:4-sparse A fragment,
+    B's two K-half fragments and the metadata register; guarded by ``__CUDA_ARCH__ >= min_arch`` when nonzero."""
+    name = f"tl_mma_sp_{suffix}"
+    head = f"__device__ __forceinline__ void {name}(void* acc, const void* a, const void* b_lo, const void* b_hi,\n"
+    pad = " " * head.index("(void*")
+    body = (f"{head}{pad} unsigned e) {{\n"
+            f"  {c_type}* c = reinterpret_cast<{c_type}*>(acc);\n"
+            "  const unsigned* A = reinterpret_cast<const unsigned*>(a);\n"
+            "  const unsigned* B0 = reinterpret_cast<const unsigned*>(b_lo);\n"
+            "  const unsigned* B1 = reinterpret_cast<const unsigned*>(b_hi);\n"
+            f'  asm volatile("mma.sp::ordered_metadata.sync.aligned.{shape}.row.col.{types} {{%0, %1, %2, %3}}, "\n'
+            '               "{%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\\n"\n'
+            f'               : "+{c_reg}"(c[0]), "+{c_reg}"(c[1]), "+{c_reg}"(c[2]), "+{c_reg}"(c[3])\n'
+            '               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B0[0]), "r"(B0[1]), "r"(B1[0]), '
+            '"r"(B1[1]),\n'
+            '                 "r"(e));\n'
+            "}\n")
+    if min_arch:
+        return f"#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= {min_arch}\n{body}#endif\n"
+    return body
+
+
 _COMMON = r"""
 #ifndef TILELANG_CUDA_INTRINSICS
 #define TILELANG_CUDA_INTRINSICS
@@ -70,70 +103,7 @@ __device__ __forceinline__ void tl_mma_s8_s32(void* acc, const void* a, const vo
 }
 // ---- mma.sp (sm_80+): 2:4-sparse A (the compressed half of K), B as the fragments of its two K halves, the
 // metadata register e (sparsity selector 0)
-__device__ __forceinline__ void tl_mma_sp_f16_f32(void* acc, const void* a, const void* b_lo, const void* b_hi,
-                                                  unsigned e) {
-  float* c = reinterpret_cast<float*>(acc);
-  const unsigned* A = reinterpret_cast<const unsigned*>(a);
-  const unsigned* B0 = reinterpret_cast<const unsigned*>(b_lo);
-  const unsigned* B1 = reinterpret_cast<const unsigned*>(b_hi);
-  asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
-               "{%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\n"
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B0[0]), "r"(B0[1]), "r"(B1[0]), "r"(B1[1]),
-                 "r"(e));
-}
-__device__ __forceinline__ void tl_mma_sp_bf16_f32(void* acc, const void* a, const void* b_lo, const void* b_hi,
-                                                   unsigned e) {
-  float* c = reinterpret_cast<float*>(acc);
-  const unsigned* A = reinterpret_cast<const unsigned*>(a);
-  const unsigned* B0 = reinterpret_cast<const unsigned*>(b_lo);
-  const unsigned* B1 = reinterpret_cast<const unsigned*>(b_hi);
-  asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
-               "{%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\n"
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B0[0]), "r"(B0[1]), "r"(B1[0]), "r"(B1[1]),
-                 "r"(e));
-}
-__device__ __forceinline__ void tl_mma_sp_s8_s32(void* acc, const void* a, const void* b_lo, const void* b_hi,
-                                                 unsigned e) {
-  int* c = reinterpret_cast<int*>(acc);
-  const unsigned* A = reinterpret_cast<const unsigned*>(a);
-  const unsigned* B0 = reinterpret_cast<const unsigned*>(b_lo);
-  const unsigned* B1 = reinterpret_cast<const unsigned*>(b_hi);
-  asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, "
-               "{%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\n"
-               : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
-               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B0[0]), "r"(B0[1]), "r"(B1[0]), "r"(B1[1]),
-                 "r"(e));
-}
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-__device__ __forceinline__ void tl_mma_sp_e4m3_f32(void* acc, const void* a, const void* b_lo, const void* b_hi,
-                                                  unsigned e) {
-  float* c = reinterpret_cast<float*>(acc);
-  const unsigned* A = reinterpret_cast<const unsigned*>(a);
-  const unsigned* B0 = reinterpret_cast<const unsigned*>(b_lo);
-  const unsigned* B1 = reinterpret_cast<const unsigned*>(b_hi);
-  asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, "
-               "{%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\n"
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B0[0]), "r"(B0[1]), "r"(B1[0]), "r"(B1[1]),
-                 "r"(e));
-}
-#endif
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-__device__ __forceinline__ void tl_mma_sp_e5m2_f32(void* acc, const void* a, const void* b_lo, const void* b_hi,
-                                                  unsigned e) {
-  float* c = reinterpret_cast<float*>(acc);
-  const unsigned* A = reinterpret_cast<const unsigned*>(a);
-  const unsigned* B0 = reinterpret_cast<const unsigned*>(b_lo);
-  const unsigned* B1 = reinterpret_cast<const unsigned*>(b_hi);
-  asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e5m2.e5m2.f32 {%0, %1, %2, %3}, "
-               "{%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\n"
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B0[0]), "r"(B0[1]), "r"(B1[0]), "r"(B1[1]),
-                 "r"(e));
-}
-#endif
+""" + "".join(_mma_sp_helper(*kind) for kind in _MMA_SP_HELPERS).rstrip("\n") + r"""
 // an A fragment (four 32-bit registers) taken from a register array (16-byte aligned offset)
 __device__ __forceinline__ void tl_regs_copy16(void* dst, const void* src) {
   unsigned* d = reinterpret_cast<unsigned*>(dst);
