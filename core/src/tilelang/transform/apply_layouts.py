@@ -165,13 +165,7 @@ def ApplyLayouts(target: Any = None) -> tvm.transform.Pass:
             idx = list(indices)
             return idx[:lead] + [analyzer.simplify(e) for e in layout.forward(idx[lead:])]
 
-        def on_load(ld: Any) -> Any:
-            return tirx.BufferLoad(remap[ld.source], mapped(ld.source, ld.indices)) if ld.source in plans else ld
-
-        def on_store(st: Any) -> Any:
-            if st.buffer in plans:
-                return tirx.BufferStore(remap[st.buffer], st.value, mapped(st.buffer, st.indices))
-            return st
+        on_load, on_store = _access_rewriters(plans, remap, mapped)
 
         def on_alloc(a: Any) -> Any:
             if a.buffer in annotated:
@@ -184,6 +178,21 @@ def ApplyLayouts(target: Any = None) -> tvm.transform.Pass:
         return C.with_body(func, C.substitute(body, remap))
 
     return apply_layouts
+
+
+def _access_rewriters(plans: dict[Any, Any], into: dict[Any, Any], mapped: Any) -> tuple[Any, Any]:
+    """``(on_load, on_store)``: loads and stores of a buffer of `plans` go to its replacement ``into[buf]`` at the
+    indices ``mapped(buf, indices)``; other accesses stay."""
+
+    def on_load(ld: Any) -> Any:
+        return tirx.BufferLoad(into[ld.source], mapped(ld.source, ld.indices)) if ld.source in plans else ld
+
+    def on_store(st: Any) -> Any:
+        if st.buffer in plans:
+            return tirx.BufferStore(into[st.buffer], st.value, mapped(st.buffer, st.indices))
+        return st
+
+    return on_load, on_store
 
 
 def _trailing_layout(func: Any, buf: Any, value: Any, shape: list[Any]) -> Any:
@@ -232,14 +241,7 @@ def _apply_global_layouts(func: Any) -> Any:
     def mapped(buf: Any, indices: Any) -> list[Any]:
         return [analyzer.simplify(e) for e in plans[buf].forward(list(indices))]
 
-    def on_load(ld: Any) -> Any:
-        return tirx.BufferLoad(views[ld.source], mapped(ld.source, ld.indices)) if ld.source in plans else ld
-
-    def on_store(st: Any) -> Any:
-        if st.buffer in plans:
-            return tirx.BufferStore(views[st.buffer], st.value, mapped(st.buffer, st.indices))
-        return st
-
+    on_load, on_store = _access_rewriters(plans, views, mapped)
     body = tvm_ffi.structural_map(func.body, [(tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store)])
     declare = [tirx.DeclBuffer(v, data=tirx.buffer_data(b)) for b, v in views.items()]
 
