@@ -152,16 +152,23 @@ def call_realigned(call: Callable[..., Any], kernel_name: str, inputs: Sequence[
 
 
 def make_caller(kernel_name: str, params: Sequence[ParamInfo], out_idx: Sequence[int], launcher: Callable[..., Any],
-                *, device_type: str | None, launcher_checks: bool, align: Sequence[int]) -> Callable[..., Any]:
-    """Generate the specialised ``call(*inputs)`` of one kernel (see the module docstring)."""
+                *, device_type: str | None, launcher_checks: bool, align: Sequence[int],
+                array_caller: Callable[[], Callable[..., Any]] | None = None) -> Callable[..., Any]:
+    """Generate the specialised ``call(*inputs)`` of one kernel (see the module docstring). `array_caller` gives
+    the kernel's caller for NumPy arguments (`tilelang.jit.host_arrays`), taken when a call passes one."""
     import torch
+
+    from tilelang.jit.host_arrays import has_host_array
 
     inputs = [i for i in range(len(params)) if i not in set(out_idx)]
     ns: dict[str, Any] = {"_launch": launcher, "_empty": torch.empty, "_diagnose": diagnose, "_params": params,
                           "_inputs": inputs, "_realigned": call_realigned, "_align": list(align),
-                          "_name": kernel_name, "_dev_type": device_type}
+                          "_name": kernel_name, "_dev_type": device_type, "_array_caller": array_caller,
+                          "_has_array": has_host_array if array_caller is not None else (lambda args: False)}
     var = {i: f"a{i}" for i in range(len(params))}
     lines = ["def call(*args):", f"    if len(args) != {len(inputs)}:",
+             "        if _has_array(args):",
+             "            return _array_caller()(*args)",
              "        _diagnose(_name, _params, _inputs, args, _align, _dev_type)"]
     if inputs:
         lines.append(f"    {', '.join(var[i] for i in inputs)}, = args")
@@ -227,6 +234,8 @@ def make_caller(kernel_name: str, params: Sequence[ParamInfo], out_idx: Sequence
         lines.append("    except Exception:")
         lines.append("        bad = True")
         lines.append("    if bad:")  # a wrong argument raises in _diagnose; what passes it is only misaligned
+        lines.append("        if _has_array(args):")
+        lines.append("            return _array_caller()(*args)")
         lines.append("        _diagnose(_name, _params, _inputs, args, _align, _dev_type)")
         lines.append("        return _realigned(call, _name, _inputs, _align, args)")
     all_args = ", ".join(var[i] for i in range(len(params)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import operator
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from tilelang.artifact import CompiledArtifact, ParamInfo
 from tilelang.backend.execution import ExecutionBackend, resolve_execution_backend
 from tilelang.errors import ExecutionBackendUnavailable, TileLangError
 from tilelang.jit.arguments import make_caller, normalize_out_idx, param_alignment
+from tilelang.jit.host_arrays import has_host_array, make_array_caller
 from tilelang.transform.config import check_compile_flags, check_pass_configs, warn_deprecated
 
 __all__ = ["JITKernel"]
@@ -104,8 +106,30 @@ class JITKernel:
         align = (list(by_backend(self.artifact)) if by_backend is not None else
                  param_alignment(self.params, self.artifact.metadata, getattr(backend, "default_alignment", 64)))
         checks = getattr(launcher, "checks_arguments", getattr(backend, "launcher_checks_arguments", False))
-        return make_caller(self.artifact.name, self.params, self.out_idx, launcher,
-                           device_type=backend.torch_device_type, launcher_checks=bool(checks), align=align)
+        device_type = backend.torch_device_type
+        callers: dict[str, Any] = {}
+
+        def array_caller() -> Any:  # NumPy arguments (host kernels): built on the first such call
+            if "numpy" not in callers:
+                callers["numpy"] = make_array_caller(self.artifact.name, self.params, self.out_idx, launcher,
+                                                     device_type=device_type, align=align, others=torch_caller)
+            return callers["numpy"]
+
+        def torch_caller() -> Any:
+            if "torch" not in callers:
+                callers["torch"] = make_caller(self.artifact.name, self.params, self.out_idx, launcher,
+                                               device_type=device_type, launcher_checks=bool(checks), align=align,
+                                               array_caller=array_caller if device_type in (None, "cpu") else None)
+            return callers["torch"]
+
+        if "torch" in sys.modules or device_type not in (None, "cpu"):
+            return torch_caller()
+
+        def first_call(*args: Any) -> Any:  # torch not imported yet: NumPy arguments need none of it
+            self._call = array_caller() if has_host_array(args) else torch_caller()
+            return self._call(*args)
+
+        return first_call
 
     def _raise_unavailable(self, *args: Any) -> Any:
         raise ExecutionBackendUnavailable(str(self._unavailable)) from self._unavailable

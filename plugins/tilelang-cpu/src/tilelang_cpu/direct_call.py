@@ -13,7 +13,8 @@ kernels needs none of it. `load_direct` does what TVM-FFI's library loader does,
   runtime function of that name; a library that defines a context symbol not known here, or imports other modules
   (``__tvm_ffi__library_ctx`` / ``__tvm_ffi__library_bin``), is not loaded this way (None: the caller takes the
   ``tvm_ffi`` path);
-- call the kernel function with DLTensor arguments built from torch tensors (`make_launcher`).
+- call the kernel function with DLTensor arguments built from torch tensors or NumPy arrays (`make_launcher`:
+  it reads only ``data_ptr()`` and ``shape``, so `tilelang.jit.host_arrays` passes NumPy data without torch).
 
 The launcher sets only data pointers, symbolic extents and scalars: it reports ``checks_arguments = False``, so the
 JIT's generated caller checks dtype, shape, device and contiguity before every call (`tilelang.jit.arguments`),
@@ -163,6 +164,7 @@ def make_launcher(function: Any, ffi: Any, params: Sequence[Any], library: Any) 
             ffi.TVMFFIObjectDecRef(result.value)
 
     launch.checks_arguments = False  # type: ignore[attr-defined]  # the JIT's caller checks dtype, shape, ...
+    launch.accepts_array_views = True  # type: ignore[attr-defined]  # reads only data_ptr() and shape
     launch.library = library  # type: ignore[attr-defined]  # keeps the kernel library loaded while it lives
     return launch
 
