@@ -287,6 +287,7 @@ def test_cooperative_tensors_need_a_metal4_target() -> None:
 
 
 def test_cooperative_tensors_on_another_backend_name_the_construct() -> None:
+    pytest.importorskip("tilelang_cpu", reason="another backend (tilelang-cpu's llvm) is not installed")
     llvm = tvm.target.Target("llvm")
     with pytest.raises(LoweringError, match=r"T.cooperative_tensor_fill on target 'llvm': is a Metal 4 construct"):
         with tvm.transform.PassContext(), llvm:
@@ -316,3 +317,43 @@ def test_a_cooperative_tensor_of_the_wrong_size_is_refused_at_its_allocation() -
                                             r"\(n,\) with n a multiple of 64") as info:
         msl(main)
     assert "T.alloc_local((48,)" in (info.value.source_line or "")
+
+
+def test_bf16_tensors_through_flat_and_buffer_pointers(clang22: str) -> None:
+    @T.prim_func
+    def main(A: T.Tensor((256,), "bfloat16"), B: T.Tensor((16, 32), "bfloat16"), C: T.Tensor((16, 32), "float16")):
+        with T.Kernel(1, threads=32) as _:
+            B_s = T.alloc_shared((16, 40), "bfloat16")  # padded rows: the load's stride says 40
+            T.copy(B, B_s[0:16, 0:32])
+            a = T.alloc_local((256,), "bfloat16", scope="metal.cooperative_tensor")
+            b = T.alloc_local((512,), "bfloat16", scope="metal.cooperative_tensor")
+            c = T.alloc_local((512,), "float32", scope="metal.cooperative_tensor")
+            T.cooperative_tensor_fill(c, 0, 1.0, 16, 32)
+            T.cooperative_tensor_load(a, 0, T.access_ptr(A[0], "r"), 16, 16, 16, False, 16, 32, 16, 0)
+            T.cooperative_tensor_load(b, 0, B_s.access_ptr("r", offset=0), 40, 16, 32, False, 16, 32, 16, 1)
+            T.cooperative_tensor_multiply_accumulate(c, 0, a, 0, b, 0, c, 0, 16, 32, 16, False, False)
+            T.cooperative_tensor_store(c, 0, T.access_ptr(C[0, 0], "w"), 32, 16, 32, False, 16, 32, 16, 2)
+
+    src = msl(main)
+    body = kernel_part(src)
+    assert "inline void tl_mpp_ct_mma_bf(thread float* C, const thread bfloat* A, const thread bfloat* B, " in src
+    assert "get_left_input_cooperative_tensor<bfloat, bfloat, float>()" in src
+    assert "tl_mpp_ct_mma_bf((&(c[0])), (&(a[0])), (&(b[0])), (&(c[0])));" in body
+    assert re.search(r"b\[8\] = B_s\[\(.*>> 1\) \* 40\).* \+ 16\)\];", body)
+    assert re.search(r"C_ptr\[.*\] = \(\(half\)c\[15\]\);", body)
+    result = check_msl(src)
+    assert result.ok, result.diagnostics
+
+
+def test_a_pointer_into_registers_is_refused() -> None:
+    @T.prim_func
+    def main(C: T.Tensor((16, 32), "float32")):
+        with T.Kernel(1, threads=32) as _:
+            regs = T.alloc_local((16, 32), "float32")
+            c = T.alloc_local((512,), "float32", scope="metal.cooperative_tensor")
+            T.cooperative_tensor_load(c, 0, T.access_ptr(regs[0, 0], "r"), 32, 16, 32, False, 16, 32, 16, 2)
+            T.cooperative_tensor_store(c, 0, T.access_ptr(C[0, 0], "w"), 32, 16, 32, False, 16, 32, 16, 2)
+
+    with pytest.raises(LoweringError, match=r"load reaches regs, a 'local' buffer; cooperative tensors move from "
+                                            r"and to threadgroup \(T.alloc_shared\) or device \(global\) memory"):
+        msl(main)

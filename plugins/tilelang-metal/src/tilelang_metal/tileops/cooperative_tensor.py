@@ -128,8 +128,12 @@ def _memory(ctx: Any, ptr: Any, what: str) -> tuple[Any, list[Any] | None, Any]:
         if name in ("tl.access_ptr", "tirx.address_of") and ptr.args and R.is_load(ptr.args[0]):
             load = ptr.args[0]
             return load.source, list(load.indices), None
-        if name == "tirx.tvm_access_ptr" and R.is_buffer(ptr.args[1]):
-            return ptr.args[1], None, ptr.args[2]
+        if name == "tirx.tvm_access_ptr":
+            data = ptr.args[1]
+            if isinstance(data, tvm.ir.Call) and str(getattr(data.op, "name", "")) == "tirx.buffer_data":
+                data = data.args[0]
+            if R.is_buffer(data):
+                return data, None, ptr.args[2]
     raise ctx.error(f"the {what} pointer must be T.access_ptr(buf[i, j]), T.address_of(buf[i, j]) or "
                     f"buf.access_ptr(...) of a threadgroup or device buffer, got {ptr}")
 
@@ -142,7 +146,7 @@ def _memory_access(ctx: Any, ptr: Any, stride: Any, what: str) -> tuple[Any, Any
         raise ctx.error(f"{what} reaches {buf.name}, a {scope!r} buffer; cooperative tensors move from and to "
                         "threadgroup (T.alloc_shared) or device (global) memory")
     shape = list(buf.ty.shape)
-    if base is not None and len(shape) >= 2 and ctx_prove_equal(stride, shape[-1]):
+    if base is not None and len(shape) >= 2 and _provably_equal(stride, shape[-1]):
         def at(r: Any, c: Any) -> list[Any]:
             return [*base[:-2], base[-2] + r, base[-1] + c]
 
@@ -163,7 +167,7 @@ def _memory_access(ctx: Any, ptr: Any, stride: Any, what: str) -> tuple[Any, Any
     return buf, unravel
 
 
-def ctx_prove_equal(a: Any, b: Any) -> bool:
+def _provably_equal(a: Any, b: Any) -> bool:
     from tvm import arith
 
     return bool(arith.Analyzer().can_prove_equal(a, b))
