@@ -357,3 +357,21 @@ def test_a_pointer_into_registers_is_refused() -> None:
     with pytest.raises(LoweringError, match=r"load reaches regs, a 'local' buffer; cooperative tensors move from "
                                             r"and to threadgroup \(T.alloc_shared\) or device \(global\) memory"):
         msl(main)
+
+
+def test_a_strided_tensor_is_addressed_through_its_strides() -> None:
+    def kernel(stride: int) -> Any:
+        @T.prim_func
+        def main(C: T.StridedTensor((16, 32), (64, 1), "float32")):
+            with T.Kernel(1, threads=32) as _:
+                c = T.alloc_local((512,), "float32", scope="metal.cooperative_tensor")
+                T.cooperative_tensor_fill(c, 0, 1.0, 16, 32)
+                T.cooperative_tensor_store(c, 0, T.access_ptr(C[0, 0], "w"), stride, 16, 32, False, 16, 32, 16, 2)
+
+        return main
+
+    # element 15: row r + 8, column c + 19, 64 elements a row
+    assert re.search(r"C_ptr\[\(.* \+ 531\)\] = c\[15\];", kernel_part(msl(kernel(64))))
+    with pytest.raises(LoweringError, match=r"store of C, a buffer with explicit strides, must use its row stride "
+                                            r"\(64\) .* got stride 32"):
+        msl(kernel(32))

@@ -145,12 +145,16 @@ def _memory_access(ctx: Any, ptr: Any, stride: Any, what: str) -> tuple[Any, Any
     if scope not in _MEMORY:
         raise ctx.error(f"{what} reaches {buf.name}, a {scope!r} buffer; cooperative tensors move from and to "
                         "threadgroup (T.alloc_shared) or device (global) memory")
-    shape = list(buf.ty.shape)
-    if base is not None and len(shape) >= 2 and _provably_equal(stride, shape[-1]):
+    shape, strides = list(buf.ty.shape), list(buf.strides)
+    row_length = strides[-2] if len(strides) >= 2 else shape[-1]
+    if base is not None and len(shape) >= 2 and _provably_equal(stride, row_length):
         def at(r: Any, c: Any) -> list[Any]:
             return [*base[:-2], base[-2] + r, base[-1] + c]
 
         return buf, at
+    if strides:
+        raise ctx.error(f"{what} of {buf.name}, a buffer with explicit strides, must use its row stride "
+                        f"({row_length}) and an element pointer (T.access_ptr(buf[i, j])), got stride {stride}")
     if flat is None:
         flat = 0
         for i, extent in zip(base, shape):
