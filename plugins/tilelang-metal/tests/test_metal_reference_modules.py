@@ -47,8 +47,11 @@ def test_language_is_common_plus_simdgroup_operators():
     assert CUDA_ONLY_TIR_EXPORTS.isdisjoint(metal.__all__)
     assert metal.Kernel is T.Kernel
     assert metal.simdgroup_load.__module__ == "tilelang.metal.language.tir"
-    with pytest.raises(NotImplementedError, match="cooperative tensors"):
-        metal.cooperative_tensor_load(None, 0)
+    ct = tvm.tirx.decl_buffer((512,), "float32", scope="metal.cooperative_tensor")
+    fill = metal.cooperative_tensor_fill(ct.data, 0, 0.0, 16, 32)
+    assert fill.op.name == "tl.cooperative_tensor_fill" and fill.args[0].source.same_as(ct)
+    assert metal.cooperative_tensor_fill.__module__ == "tilelang.metal.language"
+    assert T.cooperative_tensor_store is metal.cooperative_tensor_store
 
 
 def test_tir_operators_build_the_metal_intrinsics():
@@ -128,8 +131,9 @@ def test_emitter_parses_buffers_and_regions():
         MPSIntrinEmitter._parse_buffer_nd(gapped)
     with pytest.raises(ValueError, match="multiples of the 8x8"):
         MPSIntrinEmitter(warp_row_tiles=12, use_cooperative_tensor=False)
-    with pytest.raises(NotImplementedError, match="use_cooperative_tensor=False"):
-        MPSIntrinEmitter(warp_row_tiles=16, warp_col_tiles=32).mma(None, None, None)
+    with pytest.raises(ValueError, match=r"multiples of the 16x32 cooperative-tensor C tile \(16 and 32\)"):
+        MPSIntrinEmitter(warp_row_tiles=16, warp_col_tiles=16).mma(None, None, None)
+    assert MPSIntrinEmitter().micro_size_y == 32  # the reference's defaults construct
 
 
 # ---------------------------------------------------------------------------------------------- op.gemm

@@ -61,7 +61,8 @@ REFERENCE_DIALECT_NAMES: dict[str, frozenset[str]] = {
     """.split()),
     "rocm": frozenset("mfma mfma_store tvm_mfma tvm_mfma_store tvm_rdna_wmma tvm_rdna_wmma_store".split()),
     "metal": frozenset("""make_filled_simdgroup_matrix simdgroup_load simdgroup_multiply_accumulate simdgroup_store
-                       """.split()),
+                       cooperative_tensor_fill cooperative_tensor_load cooperative_tensor_multiply_accumulate
+                       cooperative_tensor_store""".split()),
 }
 
 _lock = threading.RLock()

@@ -146,21 +146,61 @@ def gemm_helper(spec: MppGemmSpec) -> str:
                       head, *("  " + line for line in body), "}"]) + "\n"
 
 
-_CALL = re.compile(r"\b(" + HELPER_PREFIX + r"\w+)\s*\(")
+CT_MMA_PREFIX = "tl_mpp_ct_mma_"
+_CT_TYPES = {"h": "half", "b": "bfloat", "f": "float"}
+_CT_CODES = {"float16": "h", "bfloat16": "b", "float32": "f"}
+_CT_NAME = re.compile(CT_MMA_PREFIX + r"([hb])([hbf])")
+
+
+def ct_mma_name(in_dtype: str, acc_dtype: str) -> str:
+    """The helper of ``T.cooperative_tensor_multiply_accumulate`` for `in_dtype` A / B and `acc_dtype` C / D."""
+    return f"{CT_MMA_PREFIX}{_CT_CODES[in_dtype]}{_CT_CODES[acc_dtype]}"
+
+
+def ct_mma_helper(name: str) -> str | None:
+    """The MSL definition of ``C = A @ B + D`` on one simdgroup's 16x32x16 cooperative tensors (each pointer the
+    lane's elements in the lane map), or None when `name` is not such a helper."""
+    m = _CT_NAME.fullmatch(name)
+    if m is None:
+        return None
+    ab, acc = _CT_TYPES[m.group(1)], _CT_TYPES[m.group(2)]
+    a_n, b_n, c_n = OP_M * OP_K // 32, OP_K * OP_N // 32, OP_M * OP_N // 32
+    body = [
+        f"constexpr auto __desc = mpp::tensor_ops::matmul2d_descriptor({OP_M}, {OP_N}, {OP_K}, false, false, true, "
+        "mpp::tensor_ops::matmul2d_descriptor::mode::multiply_accumulate);",
+        "mpp::tensor_ops::matmul2d<__desc, metal::execution_simdgroup> __op;",
+        f"auto __a = __op.get_left_input_cooperative_tensor<{ab}, {ab}, {acc}>();",
+        f"auto __b = __op.get_right_input_cooperative_tensor<{ab}, {ab}, {acc}>();",
+        f"auto __c = __op.get_destination_cooperative_tensor<decltype(__a), decltype(__b), {acc}>();",
+        f"for (ushort __i = 0; __i < {a_n}; ++__i) __a[__i] = A[__i];",
+        f"for (ushort __i = 0; __i < {b_n}; ++__i) __b[__i] = B[__i];",
+        f"for (ushort __i = 0; __i < {c_n}; ++__i) __c[__i] = D[__i];",
+        "__op.run(__a, __b, __c);",
+        f"for (ushort __i = 0; __i < {c_n}; ++__i) C[__i] = __c[__i];",
+    ]
+    head = (f"inline void {name}(thread {acc}* C, const thread {ab}* A, const thread {ab}* B, "
+            f"const thread {acc}* D) {{")
+    return "\n".join([f"// tilelang: T.cooperative_tensor_multiply_accumulate, matmul2d({OP_M}, {OP_N}, {OP_K}) "
+                      f"{ab} x {ab} + {acc}", head, *("  " + line for line in body), "}"]) + "\n"
+
+
+_CALL = re.compile(r"\b((?:" + HELPER_PREFIX + "|" + CT_MMA_PREFIX + r")\w+)\s*\(")
 _ANCHOR = "using namespace metal;\n"
 _STDLIB = "#include <metal_stdlib>\n"
 
 
 def add_gemm_helpers(source: str) -> str:
-    """`source` with the MPP include and the definition of every ``tl_mpp_gemm_*`` helper it calls."""
+    """`source` with the MPP include and the definition of every ``tl_mpp_gemm_*`` and ``tl_mpp_ct_mma_*`` helper it
+    calls."""
     names = []
     for m in _CALL.finditer(source):
         if m.group(1) not in names and f"inline void {m.group(1)}(" not in source:
             names.append(m.group(1))
     specs = [s for s in (MppGemmSpec.parse(n) for n in names) if s is not None]
-    if not specs:
+    mmas = [h for h in (ct_mma_helper(n) for n in names) if h is not None]
+    if not specs and not mmas:
         return source
-    helpers = "".join(gemm_helper(s) for s in specs)
+    helpers = "".join(gemm_helper(s) for s in specs) + "".join(mmas)
     if _ANCHOR not in source:
         source = _STDLIB + _ANCHOR + source
     source = source.replace(_ANCHOR, _ANCHOR + helpers, 1)

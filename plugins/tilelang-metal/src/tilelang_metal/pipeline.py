@@ -21,6 +21,12 @@ def _simdgroup_accumulators(target: object) -> object:
     return SimdgroupAccumulators(target)
 
 
+def _cooperative_tensor_storage(target: object) -> object:
+    from tilelang_metal.passes.cooperative_tensor_storage import CooperativeTensorStorage
+
+    return CooperativeTensorStorage(target)
+
+
 def _limit_vector_width(target: object) -> object:
     from tilelang_metal.passes.limit_vector_width import LimitVectorWidth
 
@@ -66,6 +72,7 @@ def _legalize_nan_tests(target: object) -> object:
 PASSES = [
     PipelinePass("metal.mlx_swizzle", "pre_layout", _mlx_swizzle),
     PipelinePass("metal.simdgroup_accumulators", "pre_layout", _simdgroup_accumulators),
+    PipelinePass("metal.cooperative_tensor_storage", "post_tile_lowering", _cooperative_tensor_storage),
     PipelinePass("metal.limit_vector_width", "post_parallel", _limit_vector_width),
     PipelinePass("metal.legalize_scopes", "post_storage", _legalize_scopes),
     PipelinePass("metal.pack_half_vectors", "post_barriers", _pack_half_vectors),

@@ -13,6 +13,9 @@ CUDA_ONLY_TIR_EXPORTS = frozenset({
 ROCM_ONLY_TIR_EXPORTS = frozenset({"tvm_mfma", "tvm_mfma_store", "tvm_rdna_wmma", "tvm_rdna_wmma_store"})
 METAL_ONLY_TIR_EXPORTS = frozenset({
     "make_filled_simdgroup_matrix", "simdgroup_load", "simdgroup_multiply_accumulate", "simdgroup_store",
+    # Metal 4 cooperative tensors (MetalPerformancePrimitives)
+    "cooperative_tensor_fill", "cooperative_tensor_load", "cooperative_tensor_multiply_accumulate",
+    "cooperative_tensor_store",
 })
 # PTX spellings that more than one backend lowers: they stay in the common surface
 SHARED_LEGACY_TIR_EXPORTS = frozenset({

@@ -1,15 +1,22 @@
-"""`MPSIntrinEmitter`: GEMM building blocks on Metal simdgroup matrices, for hand-written kernels.
+"""`MPSIntrinEmitter`: GEMM building blocks on Metal register matrices, for hand-written kernels.
 
 Inside a ``T.Kernel`` body, each method emits its statements where it is called (Python loops over the
-simdgroup's tiles are unrolled at parse time): ``ldmatrix_a`` / ``ldmatrix_b`` load this simdgroup's 8x8 tiles of
+simdgroup's tiles are unrolled at parse time): ``ldmatrix_a`` / ``ldmatrix_b`` load this simdgroup's tiles of
 A and B for K step `ki` from a tile in threadgroup (or device) memory, ``mma`` accumulates ``C += A @ B`` tile by
 tile, ``simd_store`` / ``simd_load`` move the C tiles to and from memory. The block's simdgroups form a
-``block_row_warps x block_col_warps`` grid; each covers ``warp_row_tiles x warp_col_tiles`` of C. Register operands
-are ``metal.simdgroup`` buffers (``T.alloc_buffer(..., scope="metal.simdgroup")``) of 64 elements per matrix.
+``block_row_warps x block_col_warps`` grid (simdgroup ``s`` is ``(s % block_row_warps, s // block_row_warps)``);
+each covers ``warp_row_tiles x warp_col_tiles`` of C.
 
-``use_cooperative_tensor=True`` (the reference's Metal 4 path, its default) describes cooperative-tensor tiles
-(16x32x16); tilelang-metal does not offer them, so emitting with it raises NotImplementedError: pass
-``use_cooperative_tensor=False``.
+Two kinds of register operand:
+
+- ``use_cooperative_tensor=True`` (the reference's default; Metal 4, a ``metal4`` target): Metal 4 cooperative
+  tensors (``T.alloc_local((n,), dtype, scope="metal.cooperative_tensor")``) of 16x16 A, 16x32 B and 16x32 C
+  tiles, moved and multiplied with ``T.cooperative_tensor_*`` (MetalPerformancePrimitives ``matmul2d(16, 32,
+  16)``); with ``inner_k_steps > 1`` the A / B tensors hold that many K steps (``k_inner`` picks one). Per
+  simdgroup: A ``warp_rows * 256 * inner_k_steps`` elements, B ``warp_cols * 512 * inner_k_steps``, C
+  ``warp_rows * warp_cols * 512``. `make_cooperative_tensor_store_layout` is the C tiles' thread layout.
+- ``use_cooperative_tensor=False``: 8x8 simdgroup matrices (``T.alloc_buffer(..., scope="metal.simdgroup")``, 64
+  elements per matrix), with ``T.simdgroup_*``; any Metal target.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ def _emit(call: Any) -> None:
 
 
 class MPSIntrinEmitter:
-    """Emits simdgroup-matrix GEMM steps for one block's simdgroups (see the module docstring)."""
+    """Emits GEMM steps on simdgroup matrices or cooperative tensors for one block's simdgroups (module docstring)."""
 
     WARP_SIZE = 32  # threads per simdgroup on Apple GPUs
 
@@ -52,10 +59,17 @@ class MPSIntrinEmitter:
         self.micro_size_x, self.micro_size_y, self.micro_size_k = (16, 32, 16) if use_cooperative_tensor else (8, 8, 8)
         self.warp_rows = self.warp_row_tiles // self.micro_size_x
         self.warp_cols = self.warp_col_tiles // self.micro_size_y
-        if not use_cooperative_tensor and (self.warp_row_tiles % 8 or self.warp_col_tiles % 8
-                                           or not self.warp_rows or not self.warp_cols):
-            raise ValueError(f"MPSIntrinEmitter: warp_row_tiles ({warp_row_tiles}) and warp_col_tiles "
-                             f"({warp_col_tiles}) must be positive multiples of the 8x8 simdgroup matrix")
+        # cooperative-tensor tiles are checked when emitted (an emitter with the reference's defaults constructs)
+        if not use_cooperative_tensor:
+            self._check_tiles()
+
+    def _check_tiles(self) -> None:
+        if (self.warp_row_tiles % self.micro_size_x or self.warp_col_tiles % self.micro_size_y
+                or not self.warp_rows or not self.warp_cols):
+            what = "16x32 cooperative-tensor C tile" if self.use_cooperative_tensor else "8x8 simdgroup matrix"
+            raise ValueError(f"MPSIntrinEmitter: warp_row_tiles ({self.warp_row_tiles}) and warp_col_tiles "
+                             f"({self.warp_col_tiles}) must be positive multiples of the {what} "
+                             f"({self.micro_size_x} and {self.micro_size_y})")
 
     # ------------------------------------------------------------------------------------------ indexing
     def get_thread_binding(self) -> Any:
@@ -100,25 +114,28 @@ class MPSIntrinEmitter:
             stride = buffer.shape[-1]
         return buffer, extra, off_row, off_col, stride
 
-    def _simdgroup_only(self, what: str) -> None:
+    def _address(self, buffer: Any, indices: tuple[Any, ...], mode: str = "r") -> Any:
+        """A pointer to the element at `indices`: a ``tvm_access_ptr`` for simdgroup matrices (its read / write mask
+        lets barrier insertion order the simdgroup access against the threads' own accesses of the tile), the
+        element's ``T.access_ptr`` for cooperative tensors (which lower to element accesses)."""
         if self.use_cooperative_tensor:
-            raise NotImplementedError(
-                f"MPSIntrinEmitter.{what}: Metal 4 cooperative tensors are not offered by tilelang-metal; construct "
-                "the emitter with use_cooperative_tensor=False to use 8x8 simdgroup matrices")
+            from tilelang.language import access_ptr
 
-    @staticmethod
-    def _address(buffer: Any, indices: tuple[Any, ...], mode: str = "r") -> Any:
-        """A ``tvm_access_ptr`` to the element at `indices` (its read / write mask lets barrier insertion order
-        the simdgroup access against the threads' own accesses of the tile)."""
+            return access_ptr(buffer[tuple(indices)], mode)
         offset = buffer.offset_of(list(indices))[0]
         return buffer.access_ptr(mode, offset=offset)
+
+    @property
+    def _mma_shape(self) -> tuple[int, int, int]:
+        return self.micro_size_x, self.micro_size_y, self.micro_size_k
 
     # ------------------------------------------------------------------------------------------ emitters
     def ldmatrix_a(self, A_local_buf: Any, A_shared_buf: Any, ki: Any, k_inner: int = 0) -> None:
         """Load this simdgroup's A tiles of K step `ki` into `A_local_buf` (matrix ``i`` per row tile)."""
+        from tilelang_metal.language.cooperative_tensor import cooperative_tensor_load
         from tilelang_metal.language.tir import simdgroup_load
 
-        self._simdgroup_only("ldmatrix_a")
+        self._check_tiles()
         warp_m, _ = self._get_warp_indices()
         buffer, extra, off_m, off_k, stride = self._parse_buffer_nd(A_shared_buf)
         stride = self.a_stride_override if self.a_stride_override is not None else stride
@@ -126,14 +143,21 @@ class MPSIntrinEmitter:
             m = off_m + warp_m * self.warp_row_tiles + i * self.micro_size_x
             k = off_k + ki * self.micro_size_k
             row, col = (k, m) if self.a_transposed else (m, k)
-            _emit(simdgroup_load(A_local_buf, i, self._address(buffer, (*extra, row, col)), stride,
-                                 self.micro_size_x, self.micro_size_k, self.a_transposed))
+            ptr = self._address(buffer, (*extra, row, col))
+            if self.use_cooperative_tensor:
+                _emit(cooperative_tensor_load(A_local_buf, k_inner * self.warp_rows + i, ptr, stride,
+                                              self.micro_size_x, self.micro_size_k, self.a_transposed,
+                                              *self._mma_shape, OPERAND_LEFT))
+            else:
+                _emit(simdgroup_load(A_local_buf, i, ptr, stride, self.micro_size_x, self.micro_size_k,
+                                     self.a_transposed))
 
     def ldmatrix_b(self, B_local_buf: Any, B_shared_buf: Any, ki: Any, k_inner: int = 0) -> None:
         """Load this simdgroup's B tiles of K step `ki` into `B_local_buf` (matrix ``j`` per column tile)."""
+        from tilelang_metal.language.cooperative_tensor import cooperative_tensor_load
         from tilelang_metal.language.tir import simdgroup_load
 
-        self._simdgroup_only("ldmatrix_b")
+        self._check_tiles()
         _, warp_n = self._get_warp_indices()
         buffer, extra, off_k, off_n, stride = self._parse_buffer_nd(B_shared_buf)
         stride = self.b_stride_override if self.b_stride_override is not None else stride
@@ -141,25 +165,46 @@ class MPSIntrinEmitter:
             n = off_n + warp_n * self.warp_col_tiles + j * self.micro_size_y
             k = off_k + ki * self.micro_size_k
             row, col = (n, k) if self.b_transposed else (k, n)
-            _emit(simdgroup_load(B_local_buf, j, self._address(buffer, (*extra, row, col)), stride,
-                                 self.micro_size_k, self.micro_size_y, self.b_transposed))
+            ptr = self._address(buffer, (*extra, row, col))
+            if self.use_cooperative_tensor:
+                _emit(cooperative_tensor_load(B_local_buf, k_inner * self.warp_cols + j, ptr, stride,
+                                              self.micro_size_k, self.micro_size_y, self.b_transposed,
+                                              *self._mma_shape, OPERAND_RIGHT))
+            else:
+                _emit(simdgroup_load(B_local_buf, j, ptr, stride, self.micro_size_k, self.micro_size_y,
+                                     self.b_transposed))
 
     def mma(self, A_local_buf: Any, B_local_buf: Any, C_local_buf: Any, k_inner: int = 0) -> None:
         """``C[i, j] += A[i] @ B[j]`` for every tile of this simdgroup (C matrix ``i * warp_cols + j``)."""
+        from tilelang_metal.language.cooperative_tensor import cooperative_tensor_multiply_accumulate
         from tilelang_metal.language.tir import simdgroup_multiply_accumulate
 
-        self._simdgroup_only("mma")
+        self._check_tiles()
         for i in range(self.warp_rows):
             for j in range(self.warp_cols):
                 c = i * self.warp_cols + j
-                _emit(simdgroup_multiply_accumulate(C_local_buf, c, A_local_buf, i, B_local_buf, j, C_local_buf, c))
+                if self.use_cooperative_tensor:
+                    _emit(cooperative_tensor_multiply_accumulate(
+                        C_local_buf, c, A_local_buf, k_inner * self.warp_rows + i, B_local_buf,
+                        k_inner * self.warp_cols + j, C_local_buf, c, *self._mma_shape, self.a_transposed,
+                        self.b_transposed))
+                else:
+                    _emit(simdgroup_multiply_accumulate(C_local_buf, c, A_local_buf, i, B_local_buf, j,
+                                                        C_local_buf, c))
 
     def simdgroup_copy(self, C_simd_buf: Any, C_dst: Any, is_store: bool = True) -> None:
         """Store this simdgroup's C tiles to `C_dst` (or, with ``is_store=False``, load them from it)."""
+        from tilelang_metal.language.cooperative_tensor import cooperative_tensor_load, cooperative_tensor_store
         from tilelang_metal.language.tir import simdgroup_load, simdgroup_store
 
-        self._simdgroup_only("simdgroup_copy")
-        op = simdgroup_store if is_store else simdgroup_load
+        if self.use_cooperative_tensor:
+            ct_op = cooperative_tensor_store if is_store else cooperative_tensor_load
+
+            def op(buf: Any, index: int, ptr: Any, stride: Any, rows: int, cols: int, transposed: bool) -> Any:
+                return ct_op(buf, index, ptr, stride, rows, cols, transposed, *self._mma_shape, OPERAND_DEST)
+        else:
+            op = simdgroup_store if is_store else simdgroup_load
+        self._check_tiles()
         warp_m, warp_n = self._get_warp_indices()
         buffer, extra, off_m, off_n, stride = self._parse_buffer_nd(C_dst)
         for i in range(self.warp_rows):
@@ -179,7 +224,32 @@ class MPSIntrinEmitter:
         self.simdgroup_copy(C_simd_buf, C_src, is_store=False)
 
     def make_cooperative_tensor_store_layout(self, local_buf: Any) -> Any:
-        """The fragment layout of a cooperative-tensor accumulator: not offered (see the module docstring)."""
-        self._simdgroup_only("make_cooperative_tensor_store_layout")
-        raise NotImplementedError("make_cooperative_tensor_store_layout describes Metal 4 cooperative tensors, "
-                                  "which tilelang-metal does not offer")
+        """The `tilelang.layout.Fragment` of a ``block_row_warps * warp_row_tiles x block_col_warps *
+        warp_col_tiles`` C tile kept as this emitter's cooperative tensors: element ``(i, j)`` lives in the lane of
+        simdgroup ``warp_m + warp_n * block_row_warps`` (the emitter's simdgroup grid) that holds it in the 16x32
+        tile's lane map (`tilelang_metal.mpp`), at register ``tile * 16 + e`` with ``tile = i_tile * warp_cols +
+        j_tile`` as in `mma`. `local_buf` is the C buffer (its shape is the layout's)."""
+        from tilelang.ir import region as R
+        from tilelang.layout import Fragment
+
+        if not self.use_cooperative_tensor:
+            raise ValueError("MPSIntrinEmitter.make_cooperative_tensor_store_layout describes cooperative-tensor "
+                             "tiles; this emitter was made with use_cooperative_tensor=False")
+        self._check_tiles()
+        shape = list(R.buffer_shape(R.buffer_of(local_buf)))
+        mx, my = self.micro_size_x, self.micro_size_y
+
+        def lane_and_register(i: Any, j: Any) -> tuple[Any, Any]:
+            r, c = i % mx, j % my
+            lane = (c % 16) // 4 % 2 + (r % 8) % 4 * 2 + (c % 16) // 4 // 2 * 8 + (r % 8) // 4 * 16
+            return lane, (c // 16) * 8 + (r // 8) * 4 + c % 4
+
+        def thread(i: Any, j: Any) -> Any:
+            warp_m, warp_n = i // self.warp_row_tiles, j // self.warp_col_tiles
+            return (warp_m + warp_n * self.block_row_warps) * self.WARP_SIZE + lane_and_register(i, j)[0]
+
+        def index(i: Any, j: Any) -> Any:
+            tile = (i // mx) % self.warp_rows * self.warp_cols + (j // my) % self.warp_cols
+            return tile * (mx * my // self.WARP_SIZE) + lane_and_register(i, j)[1]
+
+        return Fragment(shape, forward_thread_fn=thread, forward_index_fn=index)

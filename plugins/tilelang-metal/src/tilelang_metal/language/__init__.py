@@ -1,6 +1,6 @@
 """The Metal dialect of the TileLang language (``tilelang.metal.language``): the common language plus Metal's
-simdgroup-matrix operators (`tilelang_metal.language.tir`) and the names of the reference's Metal 4
-cooperative-tensor operators (`tilelang_metal.language.cooperative_tensor`, not offered here).
+simdgroup-matrix operators (`tilelang_metal.language.tir`) and the Metal 4 cooperative-tensor operators
+(`tilelang_metal.language.cooperative_tensor`, lowered under a ``metal4`` target).
 
 Common names resolve on first use (``import tilelang.metal.language`` imports neither TVM nor torch).
 """

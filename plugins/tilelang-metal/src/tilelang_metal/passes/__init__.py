@@ -3,6 +3,7 @@ registry and in TVM; `tilelang_metal.pipeline.PASSES` lists them in the order th
 
 - ``mlx_swizzle`` (``pre_layout``): ``T.use_swizzle(order="mlx")`` kept as a marker for the codegen;
 - ``simdgroup_accumulators`` (``pre_layout``): GEMM accumulators live in simdgroup matrices for the whole kernel;
+- ``cooperative_tensor_storage`` (``post_tile_lowering``): ``metal.cooperative_tensor`` buffers become lane registers;
 - ``limit_vector_width`` (``post_parallel``): vectorized loops fit Metal's 4-lane vectors;
 - ``legalize_scopes`` (``post_storage``): every allocation gets a scope the Metal codegen can declare;
 - ``pack_half_vectors`` (``post_barriers``): 16-bit vectors move as packed ``uint`` vectors;
