@@ -337,7 +337,33 @@ def _not_offered(name: str, what: str) -> Any:
     return public(not_offered)
 
 
-make_blockscaled_gemm_layout = _not_offered("make_blockscaled_gemm_layout", "block-scaled GEMM scale layouts")
+@public
+def make_blockscaled_gemm_layout(C: Any, A: Any, transpose_A: bool = False) -> Any:
+    """The TMEM layout of the accumulator `C` of ``T.tcgen05_gemm_blockscaled`` over the FP8 tile `A` (K from A's
+    last mode, or its second-to-last when `transpose_A`): the fragment of the one-CTA, non-``.ws`` instruction the
+    GEMM selects for C's ``M x N`` (M=128: row ``i`` on datapath ``i``; M=64: rows in 16-datapath halves). Annotate
+    it on C (``T.annotate_layout({C: layout})``) for the ``T.copy`` out of tensor memory."""
+    from tilelang.ir import region as R
+    from tilelang_cuda.intrinsics.macro.tcgen05_macro_generator import TensorCoreIntrinEmitter
+
+    what = "T.make_blockscaled_gemm_layout"
+    c_buf = _tmem(C, f"{what} C")
+    a, _, c = _gemm_regions(A, C, C, what)
+    c_ext, a_ext = [const_int(r.extent, f"{what} C extent") for r in c.region], list(a.region)
+    if len(c_ext) < 2 or len(a_ext) < 2:
+        raise ValueError(f"{what}: C and A need two matrix modes, got ranks {len(c_ext)} and {len(a_ext)}")
+    m, n = c_ext[-2:]
+    k = const_int(a_ext[-2].extent if transpose_A else a_ext[-1].extent, f"{what} K")
+    a_dtype, accum = str(R.buffer_dtype(a.source)), str(R.buffer_dtype(c.source))
+    emitter = TensorCoreIntrinEmitter(a_dtype=a_dtype, b_dtype=a_dtype, accum_dtype=accum, a_transposed=transpose_A,
+                                      warp_row_tiles=m, warp_col_tiles=n, chunk=k)
+    try:
+        emitter.get_tcgen5_mma_meta(m, n, k, disable_2cta=True, disable_ws=True)
+    except ValueError as err:
+        raise ValueError(f"{what}: {err}") from None
+    return emitter.make_mma_store_layout(c_buf)
+
+
 tcgen05_gemm_sp = _not_offered("tcgen05_gemm_sp", "2:4 sparse tcgen05 GEMM")
 
 wgmma_mma = wgmma_gemm
