@@ -15,7 +15,8 @@ Mixed into `cuda_emulator.Emulator`; each ``_x_<helper>`` runs one helper over t
   balance.
 - wgmma with a scale-d operand (``T.ptx_wgmma_ss``, the wgmma emitter): scale-d 0 overwrites the accumulators.
 - thread-block clusters: blocks run one after another, so a cluster barrier is checked like a block barrier and
-  ``%cluster_ctarank`` follows ``__cluster_dims__``; cross-CTA data (DSMEM, multicast) is not modelled.
+  ``%cluster_ctarank`` follows ``__cluster_dims__``; cross-CTA data (DSMEM, multicast) is not modelled (a
+  multicast load whose mask is only the issuing CTA is a unicast load).
 - ``setmaxnreg`` / ``griddepcontrol`` / launch markers: checked for warpgroup convergence, otherwise no effect.
 - explicit loads / stores (``ld.global.nc``, ``st.shared`` ...), ``elect.sync``, ``__ffs`` / ``__fns``,
   ``cp.async`` of 4/8/16 bytes with mbarrier arrivals, ``ldmatrix.x1/x2``, and the Philox4x32-10 generator of
@@ -288,6 +289,20 @@ class DialectHelpers:
                                  "more (missing or short mbarrier.expect_tx)")
         self._complete(bar)
         self.stats["tma"] = self.stats.get("tma", 0) + 1
+
+    def _x_tl_tma_load_multicast(self, a: list, dt: Any, e: Any) -> None:
+        """``.multicast::cluster`` load: modelled when the mask names only the issuing CTA (a unicast load);
+        cross-CTA data is not modelled, so a mask with other CTAs raises."""
+        from cuda_emulator import EmulationError
+
+        token, dst, bar_p, mask, *coords = a
+        mask = int(np.asarray(mask).reshape(-1)[0])
+        rank = int(self._x_tl_cluster_ctarank([], None, None)[0])
+        if mask != 1 << rank:
+            raise EmulationError(f"multicast TMA load to CTA mask {mask:#x} from rank {rank}: cross-CTA copies are "
+                                 "not modelled")
+        self._tma_load([token, dst, bar_p, *coords], len(coords))
+        self.stats["tma_multicast"] = self.stats.get("tma_multicast", 0) + 1
 
     def _tma_store(self, a: list, rank: int) -> None:
         from cuda_emulator import EmulationError
