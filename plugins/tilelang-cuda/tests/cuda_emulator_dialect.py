@@ -570,6 +570,12 @@ class DialectHelpers:
 
     _x_tl_umma_desc_sw = _x_tl_umma_desc
 
+    def _x_tl_umma_desc_based(self, a: list, dt: Any, e: Any) -> np.ndarray:
+        """`tl_umma_desc` plus the matrix base offset (bits 49-51) and the leading-address mode (bit 52)."""
+        d = self._x_tl_umma_desc(a[:4], dt, e)
+        base, absolute = (np.uint64(int(np.asarray(x).reshape(-1)[0])) for x in a[4:6])
+        return d | ((base & np.uint64(7)) << np.uint64(49)) | ((absolute & np.uint64(1)) << np.uint64(52))
+
     def _umma_operand(self, d: int, k_major: bool, mn: int, kind: str, what: str) -> np.ndarray:
         """The (mn, 16) values an UMMA descriptor reads (SM100 descriptor: version bit 46, layout field 61-63)."""
         from cuda_emulator import Descriptor, EmulationError, _half_values, canonical_addresses
@@ -578,6 +584,9 @@ class DialectHelpers:
             raise EmulationError(f"tcgen05.mma {what}: descriptor lacks the SM100 version field (bits 46-48 = 1)")
         modes = {0: 0, 2: 1, 4: 2, 6: 3}  # UMMA layout -> the wgmma swizzle numbering canonical_addresses takes
         layout = (d >> 61) & 7
+        if (d >> 49) & 0xF:
+            raise EmulationError(f"tcgen05.mma {what}: descriptor base offset / absolute leading address (bits 49-52) "
+                                 "are not modelled")
         if layout not in modes:
             raise EmulationError(f"tcgen05.mma {what}: descriptor layout {layout} is not modelled")
         desc = Descriptor((d & 0x3FFF) << 4, ((d >> 16) & 0x3FFF) << 4, ((d >> 32) & 0x3FFF) << 4, 0, modes[layout])

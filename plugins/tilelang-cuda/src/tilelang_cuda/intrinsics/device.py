@@ -442,6 +442,14 @@ __device__ __forceinline__ unsigned long long tl_umma_desc(const void* smem, int
   d |= (unsigned long long)(swizzle & 7) << 61;
   return d;
 }""")
+_helper("tl_umma_desc_based", r"""
+// `tl_umma_desc` with the matrix base offset (bits 49-51) and the leading-dimension mode (bit 52: 1 = the leading
+// field holds an absolute address)
+__device__ __forceinline__ unsigned long long tl_umma_desc_based(const void* smem, int lbo, int sbo, int swizzle,
+                                                                 int base_offset, int lbo_absolute) {
+  return tl_umma_desc(smem, lbo, sbo, swizzle) | (unsigned long long)(base_offset & 7) << 49
+         | (unsigned long long)(lbo_absolute & 1) << 52;
+}""", "tl_umma_desc")
 _helper("tl_umma_desc_sw", r"""
 // the descriptor of a tile the kernel stores in a hardware-swizzled layout (`tl_umma_desc` under the name the
 // swizzle pass looks for: the tile's storage follows the descriptor's swizzle)

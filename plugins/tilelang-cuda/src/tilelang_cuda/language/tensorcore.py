@@ -86,14 +86,18 @@ def initialize_wgmma_descriptor(descriptor: Any, start_address: Any, layout_type
 def initialize_tcgen05_descriptor(descriptor: Any, start_address: Any, leading_byte_offset: int,
                                   stride_byte_offset: int, base_offset: int = 0, leading_is_absolute: bool = False,
                                   swizzle_mode: int = 0) -> Any:
-    """Fill a tcgen05 shared-memory matrix descriptor (swizzle: 0 none, 2 128B, 4 64B, 6 32B)."""
+    """Fill a tcgen05 shared-memory matrix descriptor: start address, leading / stride byte offsets (16-byte
+    units), swizzle (0 none, 2 128B, 4 64B, 6 32B), `base_offset` (bits 49-51: the swizzle pattern's phase when
+    the start is not on a pattern repeat, ``(address >> 7) & 7``) and `leading_is_absolute` (bit 52: the leading
+    field is an absolute address, not an offset)."""
     desc = _descriptor(descriptor, "T.initialize_tcgen05_descriptor")
-    if base_offset or leading_is_absolute:
-        raise NotImplementedError("T.initialize_tcgen05_descriptor: base_offset and absolute leading offsets are "
-                                  "not implemented by the tilelang-cuda backend (tiles start on a swizzle repeat)")
+    base = const_int(base_offset, "base_offset")
+    if not 0 <= base <= 7:
+        raise ValueError(f"T.initialize_tcgen05_descriptor: base_offset is a 3-bit field (0..7), got {base}")
     return call("initialize_tcgen05_descriptor", "handle",
                 [desc, pointer(start_address, "r", "T.initialize_tcgen05_descriptor"), int(leading_byte_offset),
-                 int(stride_byte_offset), const_int(swizzle_mode, "swizzle_mode")])
+                 int(stride_byte_offset), const_int(swizzle_mode, "swizzle_mode"), base,
+                 int(bool(leading_is_absolute))])
 
 
 @public
