@@ -1,7 +1,8 @@
 """``T.initialize_tcgen05_descriptor`` with the fields the reference 0.1.15 encodes beyond start / LBO / SBO /
 swizzle: the matrix base offset (``base_offset & 7`` at bits 49-51) and the leading-dimension mode
 (``leading_is_absolute`` at bit 52), next to the version bit 46. The descriptor words come out of the SIMT emulator
-(which models the helper) and the kernel compiles for sm_100a with nvcc."""
+(which models the helper) and the kernel compiles for sm_100a with nvcc. ``T.tcgen05_gemm_sp`` builds and fails
+to lower with the reference's error (it has no sparse TCGEN5MMA lowering either)."""
 
 from __future__ import annotations
 
@@ -54,3 +55,28 @@ def test_the_based_descriptor_compiles_for_sm100a():
 def test_base_offset_is_a_3_bit_field():
     with pytest.raises(ValueError, match="base_offset is a 3-bit field"):
         descriptor_kernel(1, 64, 2, 8, False)
+
+
+# ------------------------------------------------------------------------------------------------ T.tcgen05_gemm_sp
+@pytest.mark.parametrize("arch", ["sm_100a", "sm_90a"])
+def test_tcgen05_gemm_sp_builds_and_fails_to_lower_like_the_reference(arch):
+    """The reference 0.1.15 has no sparse TCGEN5MMA lowering: the call builds, lowering names that on any target."""
+    from tilelang.errors import LoweringError
+
+    @T.prim_func
+    def k(A: T.Tensor((128, 64), "float16"), E: T.Tensor((128, 8), "int16"), B: T.Tensor((128, 128), "float16")):
+        with T.Kernel(1, threads=128):
+            a_s = T.alloc_shared((128, 64), "float16")
+            e_s = T.alloc_shared((128, 8), "int16")
+            b_s = T.alloc_shared((128, 128), "float16")
+            c_l = T.alloc_fragment((128, 128), "float32")
+            T.copy(A, a_s)
+            T.copy(E, e_s)
+            T.copy(B, b_s)
+            T.tcgen05_gemm_sp(a_s, e_s, b_s, c_l)
+
+    assert "tcgen05_gemm_sp" in k.script()
+    with pytest.raises(LoweringError, match=r"T\.tcgen05_gemm_sp.*requires Blackwell TCGEN5MMA sparse lowering, but "
+                                            r"sparse TCGEN5MMA lowering is not yet available.*Got target=cuda -arch="
+                                            + arch):
+        tilelang.lower(k, target={"kind": "cuda", "arch": arch})

@@ -330,17 +330,6 @@ def mma_gemm_blockscaled(A: Any, B: Any, C: Any, SFA: Any, SFB: Any, transpose_A
     B_.evaluate(ops.tile_call("tl.mma_gemm_blockscaled", args))
 
 
-def _not_offered(name: str, what: str) -> Any:
-    def not_offered(*args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError(f"T.{name} ({what}) is not implemented by the tilelang-cuda backend; dequantize "
-                                  "the operands and use T.gemm / T.tcgen05_gemm")
-
-    not_offered.__name__ = not_offered.__qualname__ = name
-    not_offered.__doc__ = f"{what}: not offered by this backend (calling it raises NotImplementedError)."
-    not_offered.__module__ = __name__
-    return public(not_offered)
-
-
 @public
 def make_blockscaled_gemm_layout(C: Any, A: Any, transpose_A: bool = False) -> Any:
     """The TMEM layout of the accumulator `C` of ``T.tcgen05_gemm_blockscaled`` over the FP8 tile `A` (K from A's
@@ -368,7 +357,19 @@ def make_blockscaled_gemm_layout(C: Any, A: Any, transpose_A: bool = False) -> A
     return emitter.make_mma_store_layout(c_buf)
 
 
-tcgen05_gemm_sp = _not_offered("tcgen05_gemm_sp", "2:4 sparse tcgen05 GEMM")
+@public
+def tcgen05_gemm_sp(A_sparse: Any, E: Any, B: Any, C: Any, transpose_A: bool = False, transpose_E: bool = False,
+                    transpose_B: bool = False, policy: Any = GemmWarpPolicy.Square, clear_accum: bool = False,
+                    annotations: dict | None = None) -> Any:
+    """`T.gemm_sp` that must lower to Blackwell sparse ``tcgen05.mma`` with no implicit wait. As in the reference
+    TileLang 0.1.15, which has no sparse TCGEN5MMA lowering, the call builds but fails to lower on every target
+    (it does not fall back to ``mma.sp`` / ``wgmma.sp``: use ``T.gemm_sp`` or ``T.wgmma_gemm_sp``)."""
+    from tilelang.backend.sdk import gemm_sp_args
+
+    return call("tcgen05_gemm_sp", "handle", gemm_sp_args(A_sparse, E, B, C, transpose_A, transpose_E, transpose_B,
+                                                          policy, clear_accum, "T.tcgen05_gemm_sp"))
+
+
 
 wgmma_mma = wgmma_gemm
 tcgen05_mma = tcgen05_gemm

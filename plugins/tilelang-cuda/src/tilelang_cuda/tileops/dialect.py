@@ -608,6 +608,14 @@ def _init_umma_desc(ctx: Any) -> Any:
     return Lowered(None, [tirx.BufferStore(load.source, desc, list(load.indices))])
 
 
+@lowering("tcgen05_gemm_sp", BASE)
+def _tcgen05_gemm_sp(ctx: Any) -> Any:
+    arch = str(ctx.target.attrs.get("arch", "")) if hasattr(ctx.target, "attrs") else ""
+    raise ctx.error("requires Blackwell TCGEN5MMA sparse lowering, but sparse TCGEN5MMA lowering is not yet "
+                    f"available (as in the reference TileLang 0.1.15). Got target=cuda -arch={arch}",
+                    "use T.gemm_sp (mma.sp) or T.wgmma_gemm_sp (sm_90a)")
+
+
 @lowering("increase_descriptor_offset", BASE)
 def _increase_desc(ctx: Any) -> Any:
     load, offset = ctx.args
