@@ -15,7 +15,8 @@ Mixed into `cuda_emulator.Emulator`; each ``_x_<helper>`` runs one helper over t
   balance.
 - wgmma with a scale-d operand (``T.ptx_wgmma_ss``, the wgmma emitter): scale-d 0 overwrites the accumulators.
 - thread-block clusters: blocks run one after another, so a cluster barrier is checked like a block barrier and
-  ``%cluster_ctarank`` follows ``__cluster_dims__``; cross-CTA data (DSMEM, multicast) is not modelled.
+  ``%cluster_ctarank`` follows ``__cluster_dims__``; cross-CTA data (DSMEM, multicast) is not modelled (a
+  multicast load whose mask is only the issuing CTA is a unicast load).
 - ``setmaxnreg`` / ``griddepcontrol`` / launch markers: checked for warpgroup convergence, otherwise no effect.
 - explicit loads / stores (``ld.global.nc``, ``st.shared`` ...), ``elect.sync``, ``__ffs`` / ``__fns``,
   ``cp.async`` of 4/8/16 bytes with mbarrier arrivals, ``ldmatrix.x1/x2``, and the Philox4x32-10 generator of
@@ -289,6 +290,20 @@ class DialectHelpers:
         self._complete(bar)
         self.stats["tma"] = self.stats.get("tma", 0) + 1
 
+    def _x_tl_tma_load_multicast(self, a: list, dt: Any, e: Any) -> None:
+        """``.multicast::cluster`` load: modelled when the mask names only the issuing CTA (a unicast load);
+        cross-CTA data is not modelled, so a mask with other CTAs raises."""
+        from cuda_emulator import EmulationError
+
+        token, dst, bar_p, mask, *coords = a
+        mask = int(np.asarray(mask).reshape(-1)[0])
+        rank = int(self._x_tl_cluster_ctarank([], None, None)[0])
+        if mask != 1 << rank:
+            raise EmulationError(f"multicast TMA load to CTA mask {mask:#x} from rank {rank}: cross-CTA copies are "
+                                 "not modelled")
+        self._tma_load([token, dst, bar_p, *coords], len(coords))
+        self.stats["tma_multicast"] = self.stats.get("tma_multicast", 0) + 1
+
     def _tma_store(self, a: list, rank: int) -> None:
         from cuda_emulator import EmulationError
 
@@ -555,6 +570,12 @@ class DialectHelpers:
 
     _x_tl_umma_desc_sw = _x_tl_umma_desc
 
+    def _x_tl_umma_desc_based(self, a: list, dt: Any, e: Any) -> np.ndarray:
+        """`tl_umma_desc` plus the matrix base offset (bits 49-51) and the leading-address mode (bit 52)."""
+        d = self._x_tl_umma_desc(a[:4], dt, e)
+        base, absolute = (np.uint64(int(np.asarray(x).reshape(-1)[0])) for x in a[4:6])
+        return d | ((base & np.uint64(7)) << np.uint64(49)) | ((absolute & np.uint64(1)) << np.uint64(52))
+
     def _umma_operand(self, d: int, k_major: bool, mn: int, kind: str, what: str) -> np.ndarray:
         """The (mn, 16) values an UMMA descriptor reads (SM100 descriptor: version bit 46, layout field 61-63)."""
         from cuda_emulator import Descriptor, EmulationError, _half_values, canonical_addresses
@@ -563,6 +584,9 @@ class DialectHelpers:
             raise EmulationError(f"tcgen05.mma {what}: descriptor lacks the SM100 version field (bits 46-48 = 1)")
         modes = {0: 0, 2: 1, 4: 2, 6: 3}  # UMMA layout -> the wgmma swizzle numbering canonical_addresses takes
         layout = (d >> 61) & 7
+        if (d >> 49) & 0xF:
+            raise EmulationError(f"tcgen05.mma {what}: descriptor base offset / absolute leading address (bits 49-52) "
+                                 "are not modelled")
         if layout not in modes:
             raise EmulationError(f"tcgen05.mma {what}: descriptor layout {layout} is not modelled")
         desc = Descriptor((d & 0x3FFF) << 4, ((d >> 16) & 0x3FFF) << 4, ((d >> 32) & 0x3FFF) << 4, 0, modes[layout])

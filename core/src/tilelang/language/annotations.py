@@ -13,6 +13,7 @@ LAYOUT_MAP_ATTR = "tl.layout_map"
 SWIZZLE_ATTR = "tl.swizzle"
 SHARED_SCOPES = ("shared", "shared.dyn")
 FRAGMENT_SCOPES = ("local.fragment",)
+TMEM_SCOPES = ("shared.tmem",)  # tensor memory: the backend that allocates it checks and consumes its layout
 
 
 def _user_layout(buf: Any, fn: Any) -> Any:
@@ -61,9 +62,10 @@ def _layout(buf: Any, layout: Any) -> Any:
             return tvm_ffi.convert(_user_layout(buf, layout).to_ir())
         raise KernelTypeError(f"T.annotate_layout: the layout of {R.describe(buf)} must be a layout object or a "
                               f"function of the indices, got {type(layout).__name__}")
-    if scope not in (*SHARED_SCOPES, "global"):
+    if scope not in (*SHARED_SCOPES, *TMEM_SCOPES, "global"):
         raise KernelTypeError(f"T.annotate_layout: {R.describe(buf)} is in scope {scope!r}; only shared tiles "
-                              f"(T.alloc_shared), global tensors and fragments (T.alloc_fragment) take a layout")
+                              f"(T.alloc_shared), tensor-memory tiles (T.alloc_tmem), global tensors and fragments "
+                              f"(T.alloc_fragment) take a layout")
     try:
         built = shared_layout(buf, layout)
     except ValueError as exc:
@@ -80,8 +82,10 @@ def annotate_layout(layout_map: dict[Any, Any]) -> None:
     objects (`make_swizzled_layout`, `make_padded_layout`), index maps or ``lambda i, j: storage indices``.
 
     Shared-tile and global-tensor layouts are checked here (shape, one-to-one on constant tiles) and applied by
-    the pipeline (a global tensor's on every target: it is the tensor's memory format); fragment layouts are
-    accepted and ignored (the pipeline distributes fragments itself).
+    the pipeline (a global tensor's on every target: it is the tensor's memory format); a tensor-memory tile's
+    layout (e.g. ``T.make_blockscaled_gemm_layout``) is checked likewise and left to the backend that owns tensor
+    memory, which refuses one it does not store; fragment layouts are accepted and ignored (the pipeline
+    distributes fragments itself).
     """
     import tvm_ffi
     from tvm.script.ir_builder import tirx as B

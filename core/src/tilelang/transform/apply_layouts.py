@@ -5,9 +5,11 @@ AttrStmt, rebuilds each shared tile's `tilelang.layout.Layout` from its IR form 
 (shape equal to the buffer's, storage indices in range and one-to-one on constant tiles) and moves it onto the
 tile's ``AllocBuffer`` as the annotation ``{"tl.layout": <IR form>}``; the AttrStmt goes away. Fragment entries
 are dropped: fragment layouts are performance-only here (LayoutInference decides the distribution). A global
-tensor's layout (a kernel argument's) goes into the function attribute ``tl.global_layouts``. A layout on any
-other scope raises. Backends' ``pre_layout`` .. ``post_parallel`` passes see the annotation and may
-consume it (drop it after implementing the layout themselves).
+tensor's layout (a kernel argument's) goes into the function attribute ``tl.global_layouts``. A tensor-memory
+tile's (``shared.tmem``) goes onto its allocation like a shared tile's, for the backend that owns tensor memory
+to check and consume at ``pre_layout``; ApplyLayouts never rewrites it. A layout on any other scope raises.
+Backends' ``pre_layout`` .. ``post_parallel`` passes see the annotation and may consume it (drop it after
+implementing the layout themselves).
 
 `ApplyLayouts` (after PartitionParallel / LegalizeSafeMemoryAccess and the ``post_parallel`` point, when tile
 operators are loads and stores with logical indices; before PlanSharedMemory) rewrites every annotated tile to
@@ -39,6 +41,7 @@ GLOBAL_LAYOUTS_ATTR = "tl.global_layouts"  # PrimFunc attribute written by Attac
 GLOBAL_SCOPE = "global"
 SHARED_SCOPES = ("shared", "shared.dyn")
 FRAGMENT_SCOPES = ("local.fragment",)
+TMEM_SCOPES = ("shared.tmem",)  # the backend owning tensor memory consumes these layouts before ApplyLayouts
 _POINTER_OPS = ("tirx.address_of", "tirx.tvm_access_ptr", "tir.address_of", "tir.tvm_access_ptr")
 
 
@@ -76,10 +79,11 @@ def AttachLayouts(target: Any = None) -> tvm.transform.Pass:
                 scope = C.scope_of(buf)
                 if scope in FRAGMENT_SCOPES:
                     continue
-                if scope not in (*SHARED_SCOPES, GLOBAL_SCOPE):
+                if scope not in (*SHARED_SCOPES, *TMEM_SCOPES, GLOBAL_SCOPE):
                     raise C.lowering_error(
                         func, f"T.annotate_layout: buffer {buf.name} is in scope {scope!r}; only shared tiles "
-                              "(T.alloc_shared), global tensors and fragments (T.alloc_fragment) take a layout")
+                              "(T.alloc_shared), tensor-memory tiles (T.alloc_tmem), global tensors and fragments "
+                              "(T.alloc_fragment) take a layout")
                 _checked(func, buf, value)
                 if scope == GLOBAL_SCOPE:
                     if buf in global_found and not tvm_ffi.structural_equal(global_found[buf], value):

@@ -67,6 +67,30 @@ __device__ __forceinline__ void tl_mbarrier_arrive_cluster(void* bar, int cta) {
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(tl_smem_addr(bar)), "r"(cta));
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" :: "r"(remote) : "memory");
 }""")
+_helper("tl_mbarrier_arrive_expect_tx_cluster", r"""
+__device__ __forceinline__ void tl_mbarrier_arrive_expect_tx_cluster(void* bar, int cta, int bytes) {
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(tl_smem_addr(bar)), "r"(cta));
+  asm volatile("mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, [%0], %1;\n"
+               :: "r"(remote), "r"(bytes) : "memory");
+}""")
+# CTA `cta`'s copy of `dst` gets `bytes` bytes of this CTA's `src`; they complete on that CTA's copy of `bar`
+_helper("tl_bulk_copy_to_cluster", r"""
+__device__ __forceinline__ void tl_bulk_copy_to_cluster(void* dst, const void* src, int bytes, void* bar, int cta) {
+  unsigned rdst, rbar;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(rdst) : "r"(tl_smem_addr(dst)), "r"(cta));
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(rbar) : "r"(tl_smem_addr(bar)), "r"(cta));
+  asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
+               :: "r"(rdst), "r"(tl_smem_addr(src)), "r"(bytes), "r"(rbar) : "memory");
+}""")
+# one element stored into CTA `cta`'s copy of the shared location `dst` (distributed shared memory)
+_helper("tl_st_cluster", r"""
+template <typename T> __device__ __forceinline__ void tl_st_cluster(T* dst, T value, int cta) {
+  unsigned long long remote;
+  asm volatile("mapa.u64 %0, %1, %2;\n" : "=l"(remote)
+               : "l"(reinterpret_cast<unsigned long long>(dst)), "r"(cta));
+  *reinterpret_cast<T*>(remote) = value;
+}""")
 _helper("tl_cp_async_mbarrier_arrive_noinc", r"""
 __device__ __forceinline__ void tl_cp_async_mbarrier_arrive_noinc(void* bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" :: "r"(tl_smem_addr(bar)) : "memory");
@@ -418,6 +442,14 @@ __device__ __forceinline__ unsigned long long tl_umma_desc(const void* smem, int
   d |= (unsigned long long)(swizzle & 7) << 61;
   return d;
 }""")
+_helper("tl_umma_desc_based", r"""
+// `tl_umma_desc` with the matrix base offset (bits 49-51) and the leading-dimension mode (bit 52: 1 = the leading
+// field holds an absolute address)
+__device__ __forceinline__ unsigned long long tl_umma_desc_based(const void* smem, int lbo, int sbo, int swizzle,
+                                                                 int base_offset, int lbo_absolute) {
+  return tl_umma_desc(smem, lbo, sbo, swizzle) | (unsigned long long)(base_offset & 7) << 49
+         | (unsigned long long)(lbo_absolute & 1) << 52;
+}""", "tl_umma_desc")
 _helper("tl_umma_desc_sw", r"""
 // the descriptor of a tile the kernel stores in a hardware-swizzled layout (`tl_umma_desc` under the name the
 // swizzle pass looks for: the tile's storage follows the descriptor's swizzle)

@@ -87,8 +87,10 @@ def copy_cluster(src: Any, dst: Any, *, dst_block: Any = None, cluster_mask: int
                  remote_barrier: Any = None, eviction_policy: str | None = None, coalesced_width: int | None = None,
                  annotations: dict | None = None, loop_layout: Any = None) -> Any:
     """A copy within a thread-block cluster: with `cluster_mask`, a TMA load multicast to the CTAs of the mask
-    and awaited here; with `dst_block`, this CTA's shared tile written into CTA `dst_block`'s copy of `dst`
-    (distributed shared memory), signalled on `remote_barrier` when given, else followed by a cluster barrier."""
+    and awaited here (every thread of every CTA of the cluster must reach it: it starts with a cluster barrier);
+    with `dst_block`, this CTA's shared tile written into CTA `dst_block`'s copy of `dst` (distributed shared
+    memory), completing on that CTA's copy of `remote_barrier` when given (one arrival), else ordered by the
+    user's ``T.cluster_sync``."""
     ann = dict(annotations or {})
     dst_block = ann.pop("dst_block", dst_block)
     cluster_mask = ann.pop("cluster_mask", cluster_mask)
@@ -99,6 +101,15 @@ def copy_cluster(src: Any, dst: Any, *, dst_block: Any = None, cluster_mask: int
     src_r, dst_r = _regions(src, dst, "T.copy_cluster")
     bar = 0 if remote_barrier is None else barrier_load(remote_barrier, "T.copy_cluster remote_barrier")
     mask = -1 if cluster_mask is None else const_int(cluster_mask, "cluster_mask")
+    if cluster_mask is not None:
+        from tilelang_cuda.language.api import alloc_cluster_barrier
+
+        if remote_barrier is not None:
+            raise KernelTypeError("T.copy_cluster: remote_barrier= signals a dst_block= copy; a cluster_mask= load "
+                                  "is awaited by the copy itself")
+        if not 0 < mask < 1 << 16:
+            raise ValueError(f"T.copy_cluster: cluster_mask must be a nonzero 16-bit CTA mask, got {cluster_mask}")
+        bar = barrier_load(alloc_cluster_barrier([1]), "T.copy_cluster")  # see dialect_tma._multicast_load
     block = -1 if dst_block is None else dst_block
     return call("copy_cluster", "handle", [src_r, dst_r, block, mask, bar, _eviction(eviction_policy)])
 

@@ -86,14 +86,18 @@ def initialize_wgmma_descriptor(descriptor: Any, start_address: Any, layout_type
 def initialize_tcgen05_descriptor(descriptor: Any, start_address: Any, leading_byte_offset: int,
                                   stride_byte_offset: int, base_offset: int = 0, leading_is_absolute: bool = False,
                                   swizzle_mode: int = 0) -> Any:
-    """Fill a tcgen05 shared-memory matrix descriptor (swizzle: 0 none, 2 128B, 4 64B, 6 32B)."""
+    """Fill a tcgen05 shared-memory matrix descriptor: start address, leading / stride byte offsets (16-byte
+    units), swizzle (0 none, 2 128B, 4 64B, 6 32B), `base_offset` (bits 49-51: the swizzle pattern's phase when
+    the start is not on a pattern repeat, ``(address >> 7) & 7``) and `leading_is_absolute` (bit 52: the leading
+    field is an absolute address, not an offset)."""
     desc = _descriptor(descriptor, "T.initialize_tcgen05_descriptor")
-    if base_offset or leading_is_absolute:
-        raise NotImplementedError("T.initialize_tcgen05_descriptor: base_offset and absolute leading offsets are "
-                                  "not implemented by the tilelang-cuda backend (tiles start on a swizzle repeat)")
+    base = const_int(base_offset, "base_offset")
+    if not 0 <= base <= 7:
+        raise ValueError(f"T.initialize_tcgen05_descriptor: base_offset is a 3-bit field (0..7), got {base}")
     return call("initialize_tcgen05_descriptor", "handle",
                 [desc, pointer(start_address, "r", "T.initialize_tcgen05_descriptor"), int(leading_byte_offset),
-                 int(stride_byte_offset), const_int(swizzle_mode, "swizzle_mode")])
+                 int(stride_byte_offset), const_int(swizzle_mode, "swizzle_mode"), base,
+                 int(bool(leading_is_absolute))])
 
 
 @public
@@ -326,19 +330,46 @@ def mma_gemm_blockscaled(A: Any, B: Any, C: Any, SFA: Any, SFB: Any, transpose_A
     B_.evaluate(ops.tile_call("tl.mma_gemm_blockscaled", args))
 
 
-def _not_offered(name: str, what: str) -> Any:
-    def not_offered(*args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError(f"T.{name} ({what}) is not implemented by the tilelang-cuda backend; dequantize "
-                                  "the operands and use T.gemm / T.tcgen05_gemm")
+@public
+def make_blockscaled_gemm_layout(C: Any, A: Any, transpose_A: bool = False) -> Any:
+    """The TMEM layout of the accumulator `C` of ``T.tcgen05_gemm_blockscaled`` over the FP8 tile `A` (K from A's
+    last mode, or its second-to-last when `transpose_A`): the fragment of the one-CTA, non-``.ws`` instruction the
+    GEMM selects for C's ``M x N`` (M=128: row ``i`` on datapath ``i``; M=64: rows in 16-datapath halves). Annotate
+    it on C (``T.annotate_layout({C: layout})``) for the ``T.copy`` out of tensor memory."""
+    from tilelang.ir import region as R
+    from tilelang_cuda.intrinsics.macro.tcgen05_macro_generator import TensorCoreIntrinEmitter
 
-    not_offered.__name__ = not_offered.__qualname__ = name
-    not_offered.__doc__ = f"{what}: not offered by this backend (calling it raises NotImplementedError)."
-    not_offered.__module__ = __name__
-    return public(not_offered)
+    what = "T.make_blockscaled_gemm_layout"
+    c_buf = _tmem(C, f"{what} C")
+    a, _, c = _gemm_regions(A, C, C, what)
+    c_ext, a_ext = [const_int(r.extent, f"{what} C extent") for r in c.region], list(a.region)
+    if len(c_ext) < 2 or len(a_ext) < 2:
+        raise ValueError(f"{what}: C and A need two matrix modes, got ranks {len(c_ext)} and {len(a_ext)}")
+    m, n = c_ext[-2:]
+    k = const_int(a_ext[-2].extent if transpose_A else a_ext[-1].extent, f"{what} K")
+    a_dtype, accum = str(R.buffer_dtype(a.source)), str(R.buffer_dtype(c.source))
+    emitter = TensorCoreIntrinEmitter(a_dtype=a_dtype, b_dtype=a_dtype, accum_dtype=accum, a_transposed=transpose_A,
+                                      warp_row_tiles=m, warp_col_tiles=n, chunk=k)
+    try:
+        emitter.get_tcgen5_mma_meta(m, n, k, disable_2cta=True, disable_ws=True)
+    except ValueError as err:
+        raise ValueError(f"{what}: {err}") from None
+    return emitter.make_mma_store_layout(c_buf)
 
 
-make_blockscaled_gemm_layout = _not_offered("make_blockscaled_gemm_layout", "block-scaled GEMM scale layouts")
-tcgen05_gemm_sp = _not_offered("tcgen05_gemm_sp", "2:4 sparse tcgen05 GEMM")
+@public
+def tcgen05_gemm_sp(A_sparse: Any, E: Any, B: Any, C: Any, transpose_A: bool = False, transpose_E: bool = False,
+                    transpose_B: bool = False, policy: Any = GemmWarpPolicy.Square, clear_accum: bool = False,
+                    annotations: dict | None = None) -> Any:
+    """`T.gemm_sp` that must lower to Blackwell sparse ``tcgen05.mma`` with no implicit wait. As in the reference
+    TileLang 0.1.15, which has no sparse TCGEN5MMA lowering, the call builds but fails to lower on every target
+    (it does not fall back to ``mma.sp`` / ``wgmma.sp``: use ``T.gemm_sp`` or ``T.wgmma_gemm_sp``)."""
+    from tilelang.backend.sdk import gemm_sp_args
+
+    return call("tcgen05_gemm_sp", "handle", gemm_sp_args(A_sparse, E, B, C, transpose_A, transpose_E, transpose_B,
+                                                          policy, clear_accum, "T.tcgen05_gemm_sp"))
+
+
 
 wgmma_mma = wgmma_gemm
 tcgen05_mma = tcgen05_gemm

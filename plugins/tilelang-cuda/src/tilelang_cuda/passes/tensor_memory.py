@@ -10,6 +10,8 @@ after another along the columns) gets ``ncols`` columns (the next power of two >
   (``cta_group::2``), the release behind a cluster barrier;
 - at the end of the allocating block (unless the kernel calls ``T.deallocate_tmem`` on it) the block
   synchronises and warp 0 runs ``tcgen05.dealloc``;
+- a ``T.annotate_layout`` on the tile is checked to be the layout stored here (row ``i`` on datapath ``i``, as
+  ``T.make_blockscaled_gemm_layout`` gives for M = 128) and dropped;
 - ``T.copy(tmem, fragment)`` becomes ``T.copy(tmem, shared scratch)`` + ``T.copy(scratch, fragment)``: each thread
   of a warpgroup reads its own datapath (``tcgen05.ld``), and core distributes the scratch tile over the
   fragment's threads.
@@ -78,6 +80,31 @@ def _check(func: Any, buf: Any) -> int:
     return cols
 
 
+def _consume_layout(func: Any, buf: Any, ann: dict[Any, Any]) -> dict[Any, Any]:
+    """`ann` without the tile's ``T.annotate_layout`` entry, after checking that the layout is the one this
+    backend stores: row ``i`` on datapath ``i``, column ``j`` (leading modes continuing along the columns)."""
+    from tilelang.layout import Layout
+    from tilelang.transform.apply_layouts import LAYOUT_ANN, rebuild
+
+    value = next((v for k, v in ann.items() if str(k) == LAYOUT_ANN), None)
+    if value is None:
+        return ann
+    shape = [C.as_int(s) for s in buf.ty.shape]
+
+    def stored(*idx: Any) -> list[Any]:
+        lead = 0
+        for extent, i in zip(shape[:-2], idx[:-2]):
+            lead = lead * extent + i
+        return [idx[-2], lead * shape[-1] + idx[-1]]
+
+    given = rebuild(buf, value)
+    if not given.is_equal(Layout(shape, stored)):
+        raise C.lowering_error(func, f"T.annotate_layout: TMEM tile {buf.name} is annotated with {given!r}; the "
+                                     f"tilelang-cuda backend stores row i on datapath i and column j in column j "
+                                     f"(the M=128 accumulator of T.make_blockscaled_gemm_layout)")
+    return {k: v for k, v in ann.items() if str(k) != LAYOUT_ANN}
+
+
 def _is_tmem(x: Any) -> bool:
     return isinstance(x, tvm.ir.TensorRegion) and C.scope_of(x.source) == TMEM_SCOPE
 
@@ -117,7 +144,7 @@ def TensorMemory(target: Any = None) -> tvm.transform.Pass:
                 if isinstance(part, tirx.AllocBuffer) and part.buffer in plans:
                     buf = part.buffer
                     cols, slot = plans[buf]
-                    ann = dict(part.annotations)
+                    ann = _consume_layout(func, buf, dict(part.annotations or {}))
                     ann[SLOT_ANN] = slot
                     ann[COLS_ANN] = tirx.IntImm("int32", cols)
                     slot_addr = tirx.address_of(tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)]))

@@ -599,10 +599,21 @@ def _init_wgmma_desc(ctx: Any) -> Any:
 
 @lowering("initialize_tcgen05_descriptor", TCGEN05)
 def _init_umma_desc(ctx: Any) -> Any:
-    load, ptr, lbo, sbo, swizzle = ctx.args  # offsets in 16-byte units (the descriptor fields)
-    return Lowered(None, [tirx.BufferStore(load.source, ext("tl_umma_desc", ptr, lbo * 16, sbo * 16, swizzle,
-                                                            dtype="uint64"),
-                                           list(load.indices))])
+    load, ptr, lbo, sbo, swizzle, *rest = ctx.args  # offsets in 16-byte units (the descriptor fields)
+    base, absolute = (C.as_int(x) for x in rest) if rest else (0, 0)
+    if base or absolute:  # the matrix base offset (bits 49-51) and the absolute leading-address mode (bit 52)
+        desc = ext("tl_umma_desc_based", ptr, lbo * 16, sbo * 16, swizzle, base, absolute, dtype="uint64")
+    else:
+        desc = ext("tl_umma_desc", ptr, lbo * 16, sbo * 16, swizzle, dtype="uint64")
+    return Lowered(None, [tirx.BufferStore(load.source, desc, list(load.indices))])
+
+
+@lowering("tcgen05_gemm_sp", BASE)
+def _tcgen05_gemm_sp(ctx: Any) -> Any:
+    arch = str(ctx.target.attrs.get("arch", "")) if hasattr(ctx.target, "attrs") else ""
+    raise ctx.error("requires Blackwell TCGEN5MMA sparse lowering, but sparse TCGEN5MMA lowering is not yet "
+                    f"available (as in the reference TileLang 0.1.15). Got target=cuda -arch={arch}",
+                    "use T.gemm_sp (mma.sp) or T.wgmma_gemm_sp (sm_90a)")
 
 
 @lowering("increase_descriptor_offset", BASE)

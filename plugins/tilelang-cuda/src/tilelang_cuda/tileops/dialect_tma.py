@@ -134,40 +134,45 @@ def _plan(ctx: Any, g: Any, s: Any, _is_store: bool = False) -> list[tuple[list[
     return out
 
 
+def _load_issue(ctx: Any, src: Any, dst: Any, bar: Any, cluster_mask: int | None, paired: bool) -> list[Any]:
+    """The issuing thread's statements of a TMA load: ``expect_tx`` of the bytes on `bar`, then the box copies
+    (multicast to `cluster_mask` from its lowest rank, the CTAs outside the mask loading their own box)."""
+    boxes = _plan(ctx, src, dst)
+    nbytes = sum(_count(box) for box, *_ in boxes) * dtype_bytes(str(src.source.ty.dtype))
+    issue = [stmt("tl_mbarrier_expect_tx", addr_of(bar), nbytes)]
+    if paired:  # every CTA of the cluster loads its box; CTA 0's copy of the barrier expects all of them
+        from tilelang_cuda.tileops.dialect_tensorcore import cluster_dims
+
+        size = 1
+        for d in cluster_dims(ctx.func) or (1,):
+            size *= d
+        issue = [tirx.IfThenElse(ext("tl_cluster_ctarank", dtype="int32") == 0,
+                                 stmt("tl_mbarrier_expect_tx", addr_of(bar), nbytes * size), None)]
+    for box, swizzle, sptr, coords in boxes:
+        tmap = map_token(str(src.source.name), box, swizzle)
+        rank = len(box)
+        form = "tl_tma_copy_load_2sm" if paired else "tl_tma_copy_load"
+        unicast = stmt(f"{form}_{rank}d", tmap, sptr, addr_of(bar), *coords)
+        if cluster_mask is None or cluster_mask < 0:
+            issue.append(unicast)
+            continue
+        if rank != 2:
+            raise ctx.error(f"multicast TMA loads here are 2-D; the box {box} is {rank}-D")
+        rank_var = ext("tl_cluster_ctarank", dtype="int32")
+        lowest = (cluster_mask & -cluster_mask).bit_length() - 1
+        in_mask = tirx.bitwise_and(tirx.shift_right(tirx.IntImm("int32", cluster_mask), rank_var), 1) == 1
+        multicast = tirx.IfThenElse(rank_var == lowest, stmt("tl_tma_load_multicast", tmap, sptr, addr_of(bar),
+                                                             tirx.IntImm("uint16", cluster_mask), *coords), None)
+        issue.append(tirx.IfThenElse(in_mask, multicast, unicast))
+    return issue
+
+
 def lower_tma_copy(ctx: Any) -> Any:
     src, dst, bar, mask, leader_threads, _eviction, *extra = ctx.args
     leader = _leader(ctx, C.as_int(leader_threads) or 0, extra)
     load = C.scope_of(src.source) == "global"
     if load:
-        boxes = _plan(ctx, src, dst)
-        nbytes = sum(_count(box) for box, *_ in boxes) * dtype_bytes(str(src.source.ty.dtype))
-        issue = [stmt("tl_mbarrier_expect_tx", addr_of(bar), nbytes)]
-        cluster_mask = C.as_int(mask)
-        paired = _completes_on_leader(ctx, bar)
-        if paired:  # every CTA of the cluster loads its box; CTA 0's copy of the barrier expects all of them
-            from tilelang_cuda.tileops.dialect_tensorcore import cluster_dims
-
-            size = 1
-            for d in cluster_dims(ctx.func) or (1,):
-                size *= d
-            issue = [tirx.IfThenElse(ext("tl_cluster_ctarank", dtype="int32") == 0,
-                                     stmt("tl_mbarrier_expect_tx", addr_of(bar), nbytes * size), None)]
-        for box, swizzle, sptr, coords in boxes:
-            tmap = map_token(str(src.source.name), box, swizzle)
-            rank = len(box)
-            form = "tl_tma_copy_load_2sm" if paired else "tl_tma_copy_load"
-            unicast = stmt(f"{form}_{rank}d", tmap, sptr, addr_of(bar), *coords)
-            if cluster_mask is None or cluster_mask < 0:
-                issue.append(unicast)
-                continue
-            if rank != 2:
-                raise ctx.error(f"multicast TMA loads here are 2-D; the box {box} is {rank}-D")
-            rank_var = ext("tl_cluster_ctarank", dtype="int32")
-            lowest = (cluster_mask & -cluster_mask).bit_length() - 1
-            in_mask = tirx.bitwise_and(tirx.shift_right(tirx.IntImm("int32", cluster_mask), rank_var), 1) == 1
-            multicast = tirx.IfThenElse(rank_var == lowest, stmt("tl_tma_load_multicast", tmap, sptr, addr_of(bar),
-                                                                 tirx.IntImm("uint16", cluster_mask), *coords), None)
-            issue.append(tirx.IfThenElse(in_mask, multicast, unicast))
+        issue = _load_issue(ctx, src, dst, bar, C.as_int(mask), _completes_on_leader(ctx, bar))
         return Lowered(None, [tirx.IfThenElse(leader, seq(issue), None)])
     issue = [stmt("tl_fence_proxy_async_all")]
     for box, swizzle, sptr, coords in _plan(ctx, dst, src, _is_store=True):
@@ -258,10 +263,148 @@ def lower_scatter4(ctx: Any) -> Any:
                           stmt("tl_tma_scatter4", tmap, ptr, tirx.Cast("int32", col), *rows)])
 
 
+MAX_BULK_RUNS = 64  # contiguous runs one cluster copy issues as bulk copies (more: the per-element form)
+
+
+def _runs(region: Any) -> tuple[int, list[Any]] | None:
+    """``(elements per run, element offset of each run)``: the region as contiguous runs of its tile (the modes
+    inside the innermost partial one are whole); None when the extents or the tile's shape are not static."""
+    import itertools
+
+    shape = [C.as_int(s) for s in region.source.ty.shape]
+    ext = [C.as_int(r.extent) for r in region.region]
+    if None in shape or None in ext:
+        return None
+    run, k = 1, len(ext) - 1
+    while k >= 0:
+        run *= ext[k]
+        if ext[k] != shape[k]:
+            break
+        k -= 1
+    k = max(k, 0)
+    mins = [r.min for r in region.region]
+    offsets = [linearize([m + i for m, i in zip(mins[:k], outer)] + mins[k:], shape)
+               for outer in itertools.product(*[range(e) for e in ext[:k]])]
+    return run, offsets
+
+
+def _bulk_plan(ctx: Any, src: Any, dst: Any) -> tuple[int, list[tuple[Any, Any]]] | str:
+    """``(bytes per run, [(src offset, dst offset)])`` of a copy the bulk engine can do, else why not."""
+    rs, rd = _runs(src), _runs(dst)
+    if rs is None or rd is None:
+        return "the region's extents are not static"
+    (run, s_off), (d_run, d_off) = rs, rd
+    elem = dtype_bytes(str(src.source.ty.dtype))
+    if run != d_run or len(s_off) != len(d_off):
+        return "the source and destination regions are cut into different contiguous runs"
+    if (run * elem) % 16:
+        return (f"Cluster bulk copy {'size' if len(s_off) == 1 else 'row size'} {run * elem} bytes is not a "
+                f"multiple of 16")
+    if len(s_off) > MAX_BULK_RUNS:
+        return f"the copy is {len(s_off)} contiguous runs (bulk copies: at most {MAX_BULK_RUNS})"
+    analyzer = tvm.sym.Analyzer()
+    for off in (*s_off, *d_off):
+        if not analyzer.can_prove_equal(tirx.floormod(off * elem, 16), 0):
+            return f"a run starts at element offset {off}, not 16-byte aligned"
+    return run * elem, list(zip(s_off, d_off))
+
+
+def _scope_threads(ctx: Any, extra: list[Any]) -> tuple[int, int]:
+    """``(first thread, thread count)`` of the threads that reach the copy."""
+    if len(extra) > 1 and C.as_int(extra[1]):
+        return C.as_int(extra[0]) or 0, C.as_int(extra[1])
+    return 0, C.block_threads(ctx.func)
+
+
+def _copy_to_cta(ctx: Any, src: Any, dst: Any, block: Any, bar: Any, extra: list[Any]) -> Any:
+    """Shared tile -> CTA `block`'s copy of a shared tile (distributed shared memory)."""
+    import warnings
+
+    for name, r in (("source", src), ("destination", dst)):
+        if C.scope_of(r.source) not in ("shared", "shared.dyn"):
+            raise ctx.error(f"with dst_block= the {name} must be a shared tile, got {C.scope_of(r.source)}")
+    if str(src.source.ty.dtype) != str(dst.source.ty.dtype):
+        raise ctx.error(f"copies between tiles of one dtype, got {src.source.ty.dtype} -> {dst.source.ty.dtype}")
+    cta = tirx.Cast("int32", block)
+    leader = _leader(ctx, 0, extra)
+    first, size = _scope_threads(ctx, extra)
+    whole = size == _scope_threads(ctx, [])[1]
+    # the source was written by the block's threads: a block barrier first (inside a CTA-uniform `if`, where the
+    # barrier planner does not insert one); a copy in part of the block relies on the user's synchronisation
+    sync = [stmt("tl_named_barrier_sync", 0, size)] if whole else []  # bar.sync 0: __syncthreads
+    has_bar = not isinstance(bar, tirx.IntImm)
+    plan = _bulk_plan(ctx, src, dst) if has_bar else "no remote_barrier"
+    dtype = str(src.source.ty.dtype)
+    if not isinstance(plan, str):
+        run_bytes, pairs = plan
+        run = run_bytes // dtype_bytes(dtype)
+
+        def ptr(buf: Any, off: Any, mask: int) -> Any:
+            return tirx.call_intrin("handle", "tirx.tvm_access_ptr", tirx.type_annotation(dtype), buf.data, off,
+                                    run, mask)
+
+        issue = [stmt("tl_fence_proxy_async_all"),
+                 stmt("tl_mbarrier_arrive_expect_tx_cluster", addr_of(bar), cta, run_bytes * len(pairs))]
+        issue += [stmt("tl_bulk_copy_to_cluster", ptr(dst.source, d, 0), ptr(src.source, s, 0), run_bytes,
+                       addr_of(bar), cta) for s, d in pairs]
+        return Lowered(None, [*sync, tirx.IfThenElse(leader, seq(issue), None)])
+    if has_bar:
+        warnings.warn(f"T.copy_cluster: {plan}; the copy stores element by element into CTA {block}'s tile",
+                      stacklevel=2)
+    s_ext = [C.as_int(r.extent) for r in src.region]
+    d_ext = [C.as_int(r.extent) for r in dst.region]
+    if None in s_ext or None in d_ext:
+        raise ctx.error("copies regions of static extents")
+    total = 1
+    for e in s_ext:
+        total *= e
+    it = tirx.Var("cluster_copy_i", "int32")
+    flat = it * size + (ctx.linear_thread() - first)
+
+    def indices(region: Any, ext_: list[int]) -> list[Any]:
+        out, rest = [], flat
+        for e in reversed(ext_):
+            out.append(tirx.floormod(rest, e))
+            rest = tirx.floordiv(rest, e)
+        return [r.min + i for r, i in zip(region.region, reversed(out))]
+
+    value = tirx.BufferLoad(src.source, indices(src, s_ext))
+    store = stmt("tl_st_cluster", tirx.address_of(tirx.BufferLoad(dst.source, indices(dst, d_ext))), value, cta)
+    body: list[Any] = [*sync, tirx.For(it, 0, (total + size - 1) // size, tirx.ForKind.SERIAL,
+                                tirx.IfThenElse(flat < total, store, None))]
+    if has_bar:  # every store of the scope done, then one arrival (release at cluster scope) on the remote barrier
+        if not whole:
+            raise ctx.error(f"an element-wise cluster copy with remote_barrier= runs in the whole block (it "
+                            f"synchronises the block before arriving); it runs in {size} threads from {first}")
+        body += [*sync,
+                 tirx.IfThenElse(leader, stmt("tl_mbarrier_arrive_cluster", addr_of(bar), cta), None)]
+    return Lowered(None, body)
+
+
 def lower_copy_cluster(ctx: Any) -> Any:
-    raise ctx.error("T.copy_cluster (TMA multicast with an implicit wait, or distributed shared-memory copies) is "
-                    "not implemented by the tilelang-cuda backend",
-                    "use T.tma_copy(..., cluster_mask=...) with an explicit barrier wait")
+    """``T.copy_cluster``. With `dst_block`: the tile goes into CTA `dst_block`'s copy of the destination. Given
+    `remote_barrier`, one thread arrives on that CTA's copy of the barrier (one arrival, expecting the bytes) and
+    issues one ``cp.async.bulk.shared::cluster.shared::cta`` per contiguous run (16-byte multiples); other copies,
+    and copies without a barrier, store element by element through ``mapa`` addresses (with a barrier: then a
+    block barrier and the arrival; without: the user's ``T.cluster_sync`` orders them). The source tile must stay
+    unchanged until the destination has waited. With `cluster_mask`: `_multicast_load`."""
+    src, dst, block, mask, bar, _eviction, *extra = ctx.args
+    if not (isinstance(block, tirx.IntImm) and block.value < 0):
+        return _copy_to_cta(ctx, src, dst, block, bar, extra)
+    return _multicast_load(ctx, src, dst, C.as_int(mask), bar, extra)
+
+
+def _multicast_load(ctx: Any, src: Any, dst: Any, mask: int, bar: Any, extra: list[Any]) -> Any:
+    """A TMA load multicast to the CTAs of `mask`, awaited here. `bar` is the one-arrival cluster barrier the
+    language call allocated right before (its initialisation ends with a cluster barrier, so every CTA's copy is
+    ready before a peer's multicast completes bytes on it, and no CTA still reads the previous contents of the
+    tile): the issuing thread expects the bytes, issues the load and arrives; every thread waits on phase 0."""
+    if C.scope_of(src.source) != "global" or C.scope_of(dst.source) not in ("shared", "shared.dyn"):
+        raise ctx.error(f"with cluster_mask= the copy is a TMA load from a global tensor into a shared tile, got "
+                        f"{C.scope_of(src.source)} -> {C.scope_of(dst.source)}")
+    issue = [*_load_issue(ctx, src, dst, bar, mask, False), stmt("tl_mbarrier_arrive", addr_of(bar))]
+    return Lowered(None, [tirx.IfThenElse(_leader(ctx, 0, extra), seq(issue), None),
+                          stmt("tl_mbarrier_wait_parity", addr_of(bar), 0)])
 
 
 LOWER = {

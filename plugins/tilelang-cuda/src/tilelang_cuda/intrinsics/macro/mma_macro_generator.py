@@ -36,7 +36,7 @@ __all__ = ["collecting", "TensorCoreIntrinEmitter", "TensorCoreIntrinEmitterWith
 
 
 class TransformKind(enum.IntEnum):
-    """Ladder's operand pre-transforms (only `NonTransform` is emitted by this backend)."""
+    """Ladder's operand pre-transforms (`TensorCoreIntrinEmitterWithLadderTransform`)."""
 
     NonTransform = 0
     InterWarpTransform = 1
@@ -416,8 +416,18 @@ class TensorCoreIntrinEmitter:
 
 
 class TensorCoreIntrinEmitterWithLadderTransform(TensorCoreIntrinEmitter):
-    """`TensorCoreIntrinEmitter` with Ladder's operand pre-transform kinds recorded (K of one full 256-bit row);
-    this backend emits the untransformed (`TransformKind.NonTransform`) form only."""
+    """`TensorCoreIntrinEmitter` reading operands that Ladder (BitBLAS ``LadderPermutate``) stored pre-transformed
+    (K of one full 256-bit row per atom). A transformed operand is a tiled shared buffer ``[MN / micro_mn,
+    K / micro_k, micro_mn, micro_k]`` (A over M, B over N: A row-major, B ``[N, K]``; packed B has
+    ``micro_k / num_elems_per_byte`` bytes per row), one atom per tile; the kinds say how a tile is ordered:
+
+    - ``InterWarpTransform`` (1): tiles in the plain order, read with ``ldmatrix`` as untransformed operands;
+    - ``IntraWarpTransform`` (2): tiles permuted so that lane ``l``'s ``ldmatrix`` row is the tile's ``l``-th run of
+      16 bytes (elements ``l * local_size ..``);
+    - ``LDMatrixTransform`` (3): tiles permuted so that lane ``l``'s fragment is those elements themselves, read
+      with plain loads (B: its packed bytes, ``local_size / num_elems_per_byte`` of them, for a dequantizing
+      kernel to expand).
+    """
 
     def __init__(self, a_dtype: Any = "float16", b_dtype: Any = "float16", accum_dtype: Any = "float16",
                  a_transposed: bool = False, b_transposed: bool = False, block_row_warps: int = 2,
@@ -451,15 +461,59 @@ class TensorCoreIntrinEmitterWithLadderTransform(TensorCoreIntrinEmitter):
         super()._initialize_micro_size(m_dim, k_dim)
         self.micro_size_y = self.n_dim
 
-    def _check_untransformed(self) -> None:
-        if self.transform_kind_a or self.transform_kind_b:
-            raise NotImplementedError("Ladder operand transforms (transform_kind != 0) are not emitted by the "
-                                      "tilelang-cuda backend; store the operands untransformed")
+    def _load(self, matrix: str, local_buf: Any, shared: Any, ki: Any, rk: Any) -> None:
+        kind = self.transform_kind_a if matrix == "A" else self.transform_kind_b
+        if kind == TransformKind.NonTransform:
+            super()._load(matrix, local_buf, shared, ki, rk)
+        else:
+            self._load_transformed(matrix, kind, local_buf, shared, ki, rk)
 
-    def ldmatrix_a(self, A_local_buf: Any, A_shared_buf: Any, ki: Any, rk: Any = 0) -> None:
-        self._check_untransformed()
-        super().ldmatrix_a(A_local_buf, A_shared_buf, ki, rk)
+    def _load_transformed(self, matrix: str, kind: TransformKind, local_buf: Any, shared: Any, ki: Any,
+                          rk: Any) -> None:
+        """This warp's fragments of K step `ki` (of chunk `rk`) from a tiled, pre-transformed operand."""
+        from tvm import tirx
 
-    def ldmatrix_b(self, B_local_buf: Any, B_shared_buf: Any, ki: Any, rk: Any = 0) -> None:
-        self._check_untransformed()
-        super().ldmatrix_b(B_local_buf, B_shared_buf, ki, rk)
+        from tilelang.ir import region as R
+        from tilelang.language import access_ptr
+        from tilelang_cuda.language.tir import ptx_ldmatrix
+
+        is_a = matrix == "A"
+        dtype = self.a_dtype if is_a else self.b_dtype
+        buf, mins = self._region(shared)
+        shape = [int(x) for x in R.buffer_shape(buf)]
+        micro = self.micro_size_x if is_a else self.micro_size_y
+        packed = 1 if is_a else self.num_elems_per_byte
+        row_len = self.micro_size_k // (packed if kind == TransformKind.LDMatrixTransform else 1)
+        if len(shape) < 4 or shape[-2:] != [micro, row_len]:
+            raise ValueError(f"transform_kind_{matrix.lower()}={kind.name} reads a tiled shared operand "
+                             f"[{'M' if is_a else 'N'} / {micro}, K / {self.micro_size_k}, {micro}, {row_len}], got "
+                             f"shape {shape}")
+        if kind != TransformKind.LDMatrixTransform:
+            if (self.a_transposed if is_a else not self.b_transposed) or (not is_a and self.n_dim != 16):
+                raise ValueError(f"transform_kind_{matrix.lower()}={kind.name} reads tiles with ldmatrix.x4: A "
+                                 "row-major (a_transposed=False), B as [N, K] (b_transposed=True) in 16-wide N atoms")
+        lead, (t_mn, t_k, t_r, t_c) = mins[:-4], mins[-4:]
+        lane, warp_n, warp_m = self.extract_thread_binding(self.get_thread_binding())
+        warp = warp_m if is_a else warp_n
+        tiles = self.warp_rows if is_a else self.warp_cols
+        per_warp = (self.warp_row_tiles if is_a else self.warp_col_tiles) // micro
+        local_size = self.local_size_a if is_a else self.local_size_b
+        k_tile = rk * (self.chunk // self.micro_size_k) + ki
+        for i in range(tiles):
+            tile = [*lead, t_mn + warp * per_warp + i, t_k + k_tile]
+            if kind == TransformKind.LDMatrixTransform:
+                per = local_size // packed
+                for v in range(per):
+                    pos = lane * per + v
+                    src = tirx.BufferLoad(buf, [*tile, t_r + pos // row_len, t_c + pos % row_len])
+                    _emit(tirx.BufferStore(local_buf, src, [tirx.IntImm("int32", i * per + v)]))
+                continue
+            if kind == TransformKind.InterWarpTransform:
+                row, col = get_ldmatrix_offset(matrix, lane, 0, None, dtype, not is_a)
+            else:  # IntraWarpTransform: lane l's row is the tile's l-th run of local_size elements
+                row, col = (lane * local_size) // row_len, (lane * local_size) % row_len
+            regs = 128 // _bits(dtype)
+            _emit(ptx_ldmatrix(False, 4, access_ptr(tirx.BufferLoad(buf, [*tile, t_r + row, t_c + col]), "r",
+                                                    extent=regs),
+                               access_ptr(tirx.BufferLoad(local_buf, [tirx.IntImm("int32", i * local_size)]), "w",
+                                          extent=regs)))
