@@ -4,7 +4,9 @@ A nest over extents ``(e0, e1, ..)`` that writes no replicated fragment is *part
 and ``E = e0 * e1 * ..`` iterations, thread ``t`` runs ``for k in range(ceil(E / T)): f = k * T + t`` and
 unravels ``f`` back to the loop indices (guarded by ``f < E`` when ``T`` does not divide ``E``). This is the
 cyclic layout LayoutInference chose, so a partitioned fragment ``F[i, j]`` becomes the thread's register
-``F_local[k]`` (scope ``local``, ``ceil(numel / T)`` elements). Any other nest runs whole on every thread,
+``F_local[k]`` (scope ``local``, ``ceil(numel / T)`` elements). A nest inside a branch on the thread index that
+only threads ``[b, b + n)`` run (warp roles, `tilelang.transform.thread_range`) is split over those: ``T = n``
+and ``t`` = thread index - ``b``. Any other nest runs whole on every thread,
 and replicated fragments become whole per-thread ``local`` tiles. With one thread (targets without threads)
 every nest runs whole; its innermost loop is marked vectorised when the target vectorises and the body is a
 single plain store. With vector layouts (pipeline option ``fragment_vector_lanes = V``, see LayoutInference) a
