@@ -14,7 +14,8 @@ fragments, m64nNk32 fp8 SS operands, matrix descriptors and the canonical swizzl
 lowering. Checks that make a broken kernel fail loudly:
 
 - out-of-bounds loads/stores of active threads raise `EmulationError`;
-- ``__syncthreads`` under divergence raises;
+- ``__syncthreads`` under divergence raises, as does a named barrier (``bar.sync id, count``) reached by other than
+  ``count`` threads in whole warps;
 - shared-memory races between two barriers (a thread reads/writes bytes another thread wrote, or writes bytes
   another thread read, in the same barrier interval) raise;
 - cp.async is deferred: copies land at the ``cp.async.wait_group`` that retires their group, and touching
@@ -74,6 +75,11 @@ _FP8 = ("float8_e4m3", "float8_e4m3fn", "float8_e5m2")
 _NP.update(dict.fromkeys(_FP8, np.uint8))
 _STORE_NP.update(dict.fromkeys(_FP8, np.uint8))
 SUB_BYTE = {"float4_e2m1fn": 4, "int4": 4, "uint4": 4}  # packed two a byte; only addressed, never loaded here
+
+
+def _named_ordered(flag: np.ndarray, lo: np.ndarray, hi: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Whether a named barrier ordered the recorded access of bytes `b` before threads `t` (see `Mem`)."""
+    return flag[b] & (lo[b] <= t) & (t <= hi[b])
 
 
 def _elem_bytes(dt: Any, idx: Any) -> Any:
@@ -608,6 +614,14 @@ class Mem:
     wg_reading: np.ndarray | None = None
     dirty: np.ndarray | None = None
     inflight: np.ndarray | None = None
+    # shared only: a named barrier (bar.sync id, count) orders the current interval's write / reads of a byte
+    # before the threads [lo, hi] it synchronised, and only them (w_ord / r_ord false: no such barrier)
+    w_ord: np.ndarray | None = None
+    w_lo: np.ndarray | None = None
+    w_hi: np.ndarray | None = None
+    r_ord: np.ndarray | None = None
+    r_lo: np.ndarray | None = None
+    r_hi: np.ndarray | None = None
 
     @classmethod
     def shared(cls, name: str, nbytes: int) -> Mem:
@@ -615,7 +629,9 @@ class Mem:
         return cls(name, "shared", np.zeros(n, np.uint8), np.full(n, -1, np.int32), np.full(n, -1, np.int64),
                    np.full(n, -1, np.int32), np.full(n, -1, np.int32), np.full(n, -1, np.int64),
                    np.zeros(n, np.bool_), np.full(n, -1, np.int32), proxy_ok=np.zeros(n, np.bool_),
-                   wg_reading=np.zeros(n, np.int32))
+                   wg_reading=np.zeros(n, np.int32), w_ord=np.zeros(n, np.bool_), w_lo=np.zeros(n, np.int32),
+                   w_hi=np.zeros(n, np.int32), r_ord=np.zeros(n, np.bool_), r_lo=np.zeros(n, np.int32),
+                   r_hi=np.zeros(n, np.int32))
 
     @classmethod
     def local(cls, name: str, threads: int, nbytes: int) -> Mem:
@@ -1230,12 +1246,15 @@ class Emulator(DialectHelpers):
         if mem.pending[bm].any():
             raise EmulationError(f"{what}: reads {mem.name} bytes an in-flight cp.async has not landed yet "
                                  "(missing cp.async.wait_group)")
-        racy = (mem.w_epoch[bm] == self.epoch) & (mem.w_tid[bm] != tm)
+        racy = (mem.w_epoch[bm] == self.epoch) & (mem.w_tid[bm] != tm) & ~_named_ordered(mem.w_ord, mem.w_lo,
+                                                                                           mem.w_hi, bm, tm)
         if racy.any():
             k = np.argmax(racy)
             raise EmulationError(f"{what}: shared race on {mem.name} byte {int(bm.flat[k])}: thread {int(tm.flat[k])} "
                                  f"reads what thread {int(mem.w_tid[bm].flat[k])} wrote with no barrier between")
-        fresh = mem.r_epoch[bm] != self.epoch
+        # reads before a named barrier are ordered before its threads only: a read after it starts a new record
+        fresh = (mem.r_epoch[bm] != self.epoch) | mem.r_ord[bm]
+        mem.r_ord[bm] = False
         mem.r_min[bm[fresh]] = 1 << 30
         mem.r_max[bm[fresh]] = -1
         mem.r_epoch[bm] = self.epoch
@@ -1253,14 +1272,17 @@ class Emulator(DialectHelpers):
                                  "until the wgmma.wait_group that retires it)")
         mem.proxy_ok[bm] = False
         same = mem.r_epoch[bm] == self.epoch
-        racy = same & ~((mem.r_min[bm] == tm) & (mem.r_max[bm] == tm))
-        racy |= (mem.w_epoch[bm] == self.epoch) & (mem.w_tid[bm] != tm)
+        racy = same & ~((mem.r_min[bm] == tm) & (mem.r_max[bm] == tm)) & ~_named_ordered(mem.r_ord, mem.r_lo,
+                                                                                          mem.r_hi, bm, tm)
+        racy |= (mem.w_epoch[bm] == self.epoch) & (mem.w_tid[bm] != tm) & ~_named_ordered(mem.w_ord, mem.w_lo,
+                                                                                            mem.w_hi, bm, tm)
         if racy.any():
             k = np.argmax(racy)
             raise EmulationError(f"{what}: shared race on {mem.name} byte {int(bm.flat[k])}: thread {int(tm.flat[k])} "
                                  "overwrites bytes another thread read or wrote with no barrier between")
         mem.w_epoch[bm] = self.epoch
         mem.w_tid[bm] = tm
+        mem.w_ord[bm] = False
         mem.w_buf[bm] = _buf_id(buf)
 
     def _load(self, mem: Mem, dt: DType, idx: Any, what: str, base: int = 0) -> np.ndarray:
@@ -1342,6 +1364,7 @@ class Emulator(DialectHelpers):
                 c.mem.data[c.idx] = c.data
                 c.mem.w_epoch[c.idx] = self.epoch
                 c.mem.w_tid[c.idx] = c.tids
+                c.mem.w_ord[c.idx] = False
                 c.mem.w_buf[c.idx] = c.buf
 
     # ---------------------------------------------------------------- extern helpers
@@ -1516,6 +1539,24 @@ class Emulator(DialectHelpers):
     def _x_tl_fence_proxy_async(self, a: list, dt: DType, e: Any) -> None:
         self._proxy_fence()
 
+    def _x_tl_named_barrier_sync(self, a: list, dt: DType, e: Any) -> None:
+        """``bar.sync id, count``: the active threads must be `count` threads, a contiguous range of whole warps.
+        The interval's accesses by them become ordered before them, and only them: a thread outside the range
+        still races with what they wrote or read (`_named_ordered`)."""
+        count = self._uniform(a[1], "named barrier thread count")
+        self._full_warps("bar.sync")
+        tids = self.tid[self.mask]
+        if len(tids) != count or (count and int(tids.max()) - int(tids.min()) + 1 != count):
+            raise EmulationError(f"bar.sync {self._uniform(a[0], 'named barrier id')}, {count} reached by "
+                                 f"{len(tids)} threads")
+        lo, hi = int(tids.min()), int(tids.max())
+        for mem in self.shared_mems:
+            w = (mem.w_epoch == self.epoch) & (mem.w_tid >= lo) & (mem.w_tid <= hi) & ~mem.w_ord
+            mem.w_ord[w], mem.w_lo[w], mem.w_hi[w] = True, lo, hi
+            r = (mem.r_epoch == self.epoch) & (mem.r_min >= lo) & (mem.r_max <= hi) & ~mem.r_ord
+            mem.r_ord[r], mem.r_lo[r], mem.r_hi[r] = True, lo, hi
+        self.stats["named_barriers"] = self.stats.get("named_barriers", 0) + 1
+
     def _warpgroups(self, what: str) -> list[int]:
         """The warpgroups executing a .sync.aligned warpgroup instruction (all 128 threads or none)."""
         if self.T % 128:
@@ -1665,7 +1706,8 @@ class Emulator(DialectHelpers):
             raise EmulationError(f"wgmma reads {op.buf} bytes of {mem.name} last written through another buffer "
                                  "(two tiles overlap in the shared pool)")
         flat = b.reshape(-1)
-        fresh = mem.r_epoch[flat] != self.epoch
+        fresh = (mem.r_epoch[flat] != self.epoch) | mem.r_ord[flat]
+        mem.r_ord[flat] = False
         mem.r_min[flat[fresh]] = 1 << 30
         mem.r_max[flat[fresh]] = -1
         mem.r_epoch[flat] = self.epoch
@@ -1769,6 +1811,7 @@ class Emulator(DialectHelpers):
                     c.mem.data[c.idx] = c.data
                     c.mem.w_epoch[c.idx] = self.epoch - 1  # ordered before the waiting threads by the barrier
                     c.mem.w_tid[c.idx] = c.tids
+                    c.mem.w_ord[c.idx] = False
                     c.mem.w_buf[c.idx] = c.buf
                     c.mem.proxy_ok[c.idx] = True  # written by the async proxy
                 bar.copies, bar.arrived, bar.expected = [], False, 0

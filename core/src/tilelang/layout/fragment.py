@@ -397,7 +397,9 @@ class CyclicFragment:
     each thread's registers in order). With ``vector_lanes = V > 1`` each thread holds runs of V consecutive
     elements instead: ``f`` lives in thread ``(f // V) % num_threads`` at local index
     ``(f // (V * num_threads)) * V + f % V`` (so a thread's V-element runs can move as one vector access).
-    ``replicated``: every thread holds the whole tile.
+    ``replicated``: every thread holds the whole tile. A fragment used only inside a branch on the thread index
+    is spread over that branch's threads: ``thread_begin`` is the first of them (thread indices here count from
+    it), ``num_threads`` their count.
     """
 
     KINDS = ("partitioned", "replicated")
@@ -410,6 +412,7 @@ class CyclicFragment:
         self.shape = list(shape)
         self.num_threads = int(num_threads)
         self.kind = kind
+        self.thread_begin = 0
         self.vector_lanes = 1 if self.replicated else vector_lanes
         if self.vector_lanes > 1:
             inner = [const_int(s) for s in self.shape if const_int(s) != 1]

@@ -21,6 +21,8 @@ class TileOpContext:
     options: the target's `TargetKind.pipeline_options`. num_threads: threads of the block (1 when the target has
     no threads). fragments: the `CyclicFragment` decided by layout inference for each fragment buffer.
     analyzer: an arithmetic analyzer that knows the ranges of the launch and enclosing loop vars.
+    thread_range: ``(begin, count)`` when the call sits in a branch on the thread index that only threads
+    ``[begin, begin + count)`` of the block run (`tilelang.transform.thread_range`; warp roles), else None.
     """
 
     op: str
@@ -31,6 +33,7 @@ class TileOpContext:
     fragments: dict[Any, CyclicFragment]
     analyzer: Any
     func: Any = None
+    thread_range: tuple[int, int] | None = None
     _scratch: list[Any] = field(default_factory=list)
 
     @property

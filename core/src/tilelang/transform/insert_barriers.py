@@ -5,6 +5,16 @@ followed by a gemm reading it; a fragment staged for a reduction). The pass runs
 analysis for ``"shared"`` and ``"shared.dyn"``, which inserts ``tvm_storage_sync("shared")`` exactly where a
 read-after-write, write-after-read or write-after-write across threads needs one (also across loop
 iterations). Targets without threads need none: their blocks run as one thread of control.
+
+Barriers inside branches (pipeline option ``partial_barriers``, e.g. CUDA's named barriers): a branch whose
+condition reads no memory -- on the thread index (warp roles: ``if tx < 128``, ``elif tx // 32 == 2``) or the
+same for the whole block -- may hold barriers, and so may ``while`` loops whose condition does not use the thread
+index. A barrier inside branches on the thread index synchronises only their threads: when these are a
+contiguous, warp-aligned slice ``[begin, begin + count)`` of the block (`tilelang.transform.thread_range`) it
+becomes ``tvm_storage_sync(scope, id, count)``, a named barrier (ids from 3 on, one per slice; 0 is
+``__syncthreads``, 1 and 2 stay free as in the reference TileLang); otherwise lowering fails naming the branch.
+Without the option, or for a branch that reads memory through the thread index, TVM's rule stands: no barrier
+inside a thread-dependent condition.
 """
 
 from __future__ import annotations
@@ -12,8 +22,78 @@ from __future__ import annotations
 from typing import Any
 
 import tvm
+import tvm_ffi
+from tvm import tirx
 
 from tilelang.transform import utils as C
+from tilelang.transform.thread_range import single_thread_var, walk_ranges
+
+PARTIAL_BARRIERS_OPTION = "partial_barriers"
+FIRST_NAMED_BARRIER = 3
+NAMED_BARRIERS = 16
+_SCOPES = ("shared", "shared.dyn")
+
+
+def _is_call(expr: Any, name: str) -> bool:
+    return isinstance(expr, tvm.ir.Call) and isinstance(expr.op, tvm.ir.Op) and expr.op.name == name
+
+
+def _mark_conditions(body: Any, tid: Any) -> tuple[Any, list[Any]]:
+    """`body` with the branch / loop conditions that may hold barriers wrapped in ``tvm_thread_invariant`` (how
+    TVM's ThreadSync lets a barrier inside), and the wrappers made."""
+    made: list[Any] = []
+
+    def wrap(cond: Any) -> Any:
+        out = tirx.call_intrin("bool", "tirx.tvm_thread_invariant", cond)
+        made.append(out)
+        return out
+
+    def on_if(s: Any, m: Any) -> Any:
+        s = m.default_mutate(s)
+        if _is_call(s.condition, "tirx.tvm_thread_invariant") or C.collect(s.condition, tvm.ir.TensorLoad):
+            return s
+        return tirx.IfThenElse(wrap(s.condition), s.then_case, s.else_case)
+
+    def on_while(s: Any, m: Any) -> Any:
+        s = m.default_mutate(s)
+        if _is_call(s.condition, "tirx.tvm_thread_invariant") or C.uses_var(s.condition, [tid]):
+            return s
+        return tirx.While(wrap(s.condition), s.body)
+
+    return tvm_ffi.structural_mutate(body, [(tirx.IfThenElse, on_if), (tirx.While, on_while)]), made
+
+
+def _partial_syncs(func: Any, tid: Any, made: list[Any], warp: int) -> Any:
+    """`func` with our condition wrappers removed and the barriers inside thread-index branches made named
+    barriers of their threads (module docstring)."""
+    threads = C.block_threads(func)
+
+    def unwrap(call: Any) -> Any:
+        return call.args[0] if any(call.same_as(w) for w in made) else call
+
+    body = tvm_ffi.structural_map(func.body, (tvm.ir.Call, unwrap)) if made else func.body
+    ids: dict[tuple[int, int], int] = {}
+
+    def visit(ev: Any, m: Any, span: tuple[int, int] | None) -> Any:
+        call = ev.value
+        if not (_is_call(call, "tirx.tvm_storage_sync") and len(call.args) == 1
+                and str(call.args[0].value) in _SCOPES) or span == (0, threads):
+            return ev
+        if span is None or span[0] % warp or span[1] % warp:
+            what = "a contiguous slice of the block" if span is None else \
+                f"threads [{span[0]}, {span[0] + span[1]}), not whole warps of {warp}"
+            raise C.lowering_error(func, "a shared-memory barrier is needed inside a branch on the thread index "
+                                         f"whose threads are {what}; a barrier there must synchronise whole "
+                                         "warps of a contiguous thread range (e.g. `if 128 <= tx < 256`)")
+        if span not in ids:
+            ids[span] = FIRST_NAMED_BARRIER + len(ids)
+            if ids[span] >= NAMED_BARRIERS:
+                raise C.lowering_error(func, f"barriers inside {len(ids)} different thread ranges need more than "
+                                             f"the {NAMED_BARRIERS - FIRST_NAMED_BARRIER} free named barriers")
+        return tirx.Evaluate(tirx.call_intrin("int32", "tirx.tvm_storage_sync", call.args[0],
+                                              tirx.IntImm("int32", ids[span]), tirx.IntImm("int32", span[1])))
+
+    return C.with_body(func, walk_ranges(body, tid, threads, visit, (tirx.Evaluate,)))
 
 
 def InsertBarriers(target: Any = None) -> tvm.transform.Pass:
@@ -26,8 +106,21 @@ def InsertBarriers(target: Any = None) -> tvm.transform.Pass:
     def insert_barriers(mod: tvm.IRModule, ctx: Any) -> tvm.IRModule:
         if target is not None and not C.has_threads(target):
             return mod
+        options = C.pipeline_options(target) if target is not None else {}
+        marked: dict[str, tuple[Any, list[Any]]] = {}
+        if options.get(PARTIAL_BARRIERS_OPTION):
+            for gv, func in list(mod.functions.items()):
+                tid = single_thread_var(func) if isinstance(func, tirx.PrimFunc) else None
+                if tid is not None:
+                    body, made = _mark_conditions(func.body, tid)
+                    mod[gv] = C.with_body(func, body)
+                    marked[gv.name_hint] = (tid, made)
         for sync in syncs:
             mod = sync(mod)
+        for gv, func in list(mod.functions.items()):
+            if gv.name_hint in marked:
+                tid, made = marked[gv.name_hint]
+                mod[gv] = _partial_syncs(func, tid, made, int(options.get("warp_size", 32)))
         return mod
 
     return insert_barriers

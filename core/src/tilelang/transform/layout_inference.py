@@ -5,7 +5,11 @@ every parallel loop nest and tile operator touches it element-for-element with t
 nest is then split over the threads with the same cyclic rule, so each thread only touches its registers).
 Any other access -- a row vector broadcast along a tile (``m[i]`` inside ``Parallel(M, N)``), a nest that must
 run whole on every thread, plain code in the kernel body -- makes it *replicated*: every thread holds it all.
-The decision is a fixpoint (demoting one fragment can force a nest to run whole). Tile-operator operands that
+The decision is a fixpoint (demoting one fragment can force a nest to run whole). Warp roles: a fragment that only
+code inside one branch on the thread index touches (``if 128 <= tx < 256:``, a contiguous slice of a 1-D block, see
+`tilelang.transform.thread_range`) is spread over that branch's threads instead (annotated ``{"tl.thread_range":
+[begin, count]}``; PartitionParallel splits the branch's nests over the same threads); one touched under two
+different ranges is replicated. Tile-operator operands that
 are read across elements (gemm A/B, reduce/cumsum sources) impose nothing: their implementation stages a
 partitioned fragment through shared memory. On targets without threads every fragment is one block-local tile.
 
@@ -43,12 +47,14 @@ from tvm import tirx
 from tilelang.errors import LoweringError
 from tilelang.layout import CyclicFragment, fragment_vector_lanes
 from tilelang.transform import utils as C
+from tilelang.transform.thread_range import single_thread_var, walk_ranges
 
 VECTOR_LANES_ANN = "tl.vector_lanes"  # AllocBuffer annotation: the partitioned fragment's vector width (> 1 only)
 VECTOR_LANES_OPTION = "fragment_vector_lanes"  # TargetKind.pipeline_options key enabling vector layouts
 VECTOR_SCOPE_OPTION = "fragment_vector_scope"  # "all" (default) | "gemm": which fragments / nests take them
 VECTOR_SCOPES = ("all", "gemm")
 VECTOR_BITS_OPTION = "fragment_vector_bits"  # TargetKind.pipeline_options key: vector layouts sized in bits
+THREAD_RANGE_ANN = "tl.thread_range"  # AllocBuffer annotation: [begin, count], the threads a fragment spans
 
 # per tile op: (operand index, role); role "w" = element-wise write, "r" = element-wise read,
 # "s" = read across elements (staged), "x" = arbitrary access
@@ -72,6 +78,7 @@ class _Nest:
     extents: list[Any]
     writes: dict[Any, bool] = field(default_factory=dict)  # fragment -> accessed element-for-element
     reads: dict[Any, bool] = field(default_factory=dict)
+    threads: tuple[int, int] | None = None  # (begin, count): the threads of the block that run it (None: all)
 
 
 def _squeezed(extents: list[Any]) -> list[int | None]:
@@ -145,25 +152,36 @@ def _nest_of_tile_op(name: str, call: Any, fragments: set[Any]) -> _Nest:
     return nest
 
 
-def scan(body: Any, fragments: set[Any]) -> tuple[list[_Nest], set[Any]]:
-    """The work units of `body` and the fragments touched outside any of them."""
+def scan(body: Any, fragments: set[Any], tid: Any = None, threads: int = 1) -> tuple[list[_Nest], set[Any]]:
+    """The work units of `body` and the fragments touched outside any of them. With the block's thread variable
+    `tid` (a 1-D block of `threads` threads) each unit records the thread range of the branch it sits in
+    (`tilelang.transform.thread_range`)."""
     nests: list[_Nest] = []
 
-    def on_for(loop: Any, mutator: Any) -> Any:
+    def on_for(loop: Any, mutator: Any, span: Any = None) -> Any:
         if C.is_parallel(loop):
             loops, inner = C.parallel_nest(loop)
             nests.append(_nest_of_loops(loops, inner, fragments))
+            nests[-1].threads = span
             return tirx.Evaluate(0)
         return mutator.default_mutate(loop)
 
-    def on_eval(ev: Any, mutator: Any) -> Any:
+    def on_eval(ev: Any, mutator: Any, span: Any = None) -> Any:
         found = C.tile_op_of(ev)
         if found is not None:
             nests.append(_nest_of_tile_op(found[0], found[1], fragments))
+            nests[-1].threads = span
             return tirx.Evaluate(0)
         return ev
 
-    rest = tvm_ffi.structural_mutate(body, [(tirx.For, on_for), (tirx.Evaluate, on_eval)])
+    if tid is None or threads <= 1:
+        rest = tvm_ffi.structural_mutate(body, [(tirx.For, on_for), (tirx.Evaluate, on_eval)])
+    else:
+        def visit(node: Any, mutator: Any, span: Any) -> Any:
+            span = None if span in (None, (0, threads)) else span
+            return (on_for if isinstance(node, tirx.For) else on_eval)(node, mutator, span)
+
+        rest = walk_ranges(body, tid, threads, visit, (tirx.For, tirx.Evaluate))
     outside: set[Any] = set()
 
     def on_buf(v: Any) -> None:
@@ -174,12 +192,27 @@ def scan(body: Any, fragments: set[Any]) -> tuple[list[_Nest], set[Any]]:
     return nests, outside
 
 
-def infer_fragment_kinds(body: Any, fragments: set[Any], threads: int) -> dict[Any, str]:
+def infer_fragment_kinds(body: Any, fragments: set[Any], threads: int, tid: Any = None) -> dict[Any, str]:
     """The fixpoint described in the module docstring."""
+    return infer_fragments(body, fragments, threads, tid)[0]
+
+
+def infer_fragments(body: Any, fragments: set[Any], threads: int,
+                    tid: Any = None) -> tuple[dict[Any, str], dict[Any, tuple[int, int]]]:
+    """``(kinds, thread ranges)``: the fixpoint of the module docstring, and for each partitioned fragment that
+    only code inside one thread-index branch touches, that branch's ``(begin, count)`` threads (the fragment is
+    spread over them). A fragment touched under two different thread ranges is replicated."""
     if threads <= 1:
-        return {f: "replicated" for f in fragments}
-    nests, outside = scan(body, fragments)
+        return {f: "replicated" for f in fragments}, {}
+    nests, outside = scan(body, fragments, tid, threads)
     kind = {f: ("replicated" if f in outside else "partitioned") for f in fragments}
+    spans: dict[Any, set[Any]] = {}
+    for nest in nests:
+        for frag in (*nest.writes, *nest.reads):
+            spans.setdefault(frag, set()).add(nest.threads)
+    for frag, found in spans.items():
+        if len(found) > 1:
+            kind[frag] = "replicated"
     changed = True
     while changed:
         changed = False
@@ -190,7 +223,9 @@ def infer_fragment_kinds(body: Any, fragments: set[Any], threads: int) -> dict[A
                     if kind[frag] == "partitioned" and (whole or not ident):
                         kind[frag] = "replicated"
                         changed = True
-    return kind
+    ranges = {f: next(iter(spans[f])) for f in fragments
+              if kind[f] == "partitioned" and f in spans and next(iter(spans[f])) is not None}
+    return kind, ranges
 
 
 def requested_lanes(options: Any, func: Any = None) -> int:
@@ -250,8 +285,11 @@ def _loop_sharing_groups(body: Any, parts: list[Any]) -> tuple[dict[Any, Any], A
     return parent, root
 
 
-def vector_lanes_by_bits(body: Any, kinds: dict[Any, str], threads: int, bits: int) -> dict[Any, int]:
-    """The vector width of each partitioned fragment under ``fragment_vector_bits = bits`` (module docstring)."""
+def vector_lanes_by_bits(body: Any, kinds: dict[Any, str], threads: int, bits: int,
+                         counts: dict[Any, int] | None = None) -> dict[Any, int]:
+    """The vector width of each partitioned fragment under ``fragment_vector_bits = bits`` (module docstring);
+    `counts`: the thread count of the fragments spread over part of the block."""
+    counts = counts or {}
     parts = [f for f, k in kinds.items() if k == "partitioned"]
     parent, root = _loop_sharing_groups(body, parts)
     groups: dict[Any, list[Any]] = {}
@@ -263,7 +301,8 @@ def vector_lanes_by_bits(body: Any, kinds: dict[Any, str], threads: int, bits: i
         if r in gemm_roots:  # a generic gemm's accumulator (and what shares loops with it) stays cyclic
             continue
         lanes = max(1, bits // min(tvm.DataType(str(f.ty.dtype)).bits for f in members))
-        while lanes > 1 and any(fragment_vector_lanes(list(f.ty.shape), threads, lanes) != lanes for f in members):
+        while lanes > 1 and any(fragment_vector_lanes(list(f.ty.shape), counts.get(f, threads), lanes) != lanes
+                                for f in members):
             lanes //= 2
         if lanes > 1:
             out.update(dict.fromkeys(members, lanes))
@@ -279,12 +318,14 @@ def vector_scope(options: Any, func: Any = None) -> str:
     return str(scope)
 
 
-def vector_lanes_of(body: Any, kinds: dict[Any, str], threads: int, lanes: int, scope: str) -> dict[Any, int]:
+def vector_lanes_of(body: Any, kinds: dict[Any, str], threads: int, lanes: int, scope: str,
+                    counts: dict[Any, int] | None = None) -> dict[Any, int]:
     """The vector width of each partitioned fragment (see the module docstring). Scope "all": every fragment its
     shape allows; "gemm": only the fragments that share a parallel nest or tile op, directly or through others,
     with a ``tl.gemm`` accumulator."""
     parts = [f for f, k in kinds.items() if k == "partitioned"]
-    want = {f: fragment_vector_lanes(list(f.ty.shape), threads, lanes) for f in parts}
+    counts = counts or {}
+    want = {f: fragment_vector_lanes(list(f.ty.shape), counts.get(f, threads), lanes) for f in parts}
     if scope == "all":
         return {f: v for f, v in want.items() if v > 1}
     parent, root = _loop_sharing_groups(body, parts)
@@ -293,10 +334,16 @@ def vector_lanes_of(body: Any, kinds: dict[Any, str], threads: int, lanes: int, 
 
 
 def fragment_of(alloc: Any, threads: int) -> CyclicFragment:
-    """The `CyclicFragment` of a fragment allocation from its LayoutInference annotations (replicated when none)."""
+    """The `CyclicFragment` of a fragment allocation from its LayoutInference annotations (replicated when none);
+    one spread over a thread range of the block (``tl.thread_range``) has that range's count and first thread."""
     ann = alloc.annotations or {}
     kind = str(ann.get(C.FRAGMENT_ANN, "replicated"))
-    return CyclicFragment.from_ir(list(alloc.buffer.ty.shape), threads, kind, ann.get(VECTOR_LANES_ANN, 1))
+    begin = 0
+    if THREAD_RANGE_ANN in ann:
+        begin, threads = (int(C.as_int(v)) for v in ann[THREAD_RANGE_ANN])
+    frag = CyclicFragment.from_ir(list(alloc.buffer.ty.shape), threads, kind, ann.get(VECTOR_LANES_ANN, 1))
+    frag.thread_begin = begin
+    return frag
 
 
 def fragment_layouts(body: Any, threads: int) -> dict[Any, CyclicFragment]:
@@ -324,16 +371,20 @@ def LayoutInference(target: Any = None) -> tvm.transform.Pass:
         if not allocs:
             return C.with_body(func, body)
         threads = C.block_threads(func) if threaded else 1
-        kinds = infer_fragment_kinds(body, {a.buffer for a in allocs}, threads)
-        vector = vector_lanes_of(body, kinds, threads, lanes, scope) if lanes > 1 and threads > 1 else {}
+        kinds, ranges = infer_fragments(body, {a.buffer for a in allocs}, threads, single_thread_var(func))
+        counts = {f: r[1] for f, r in ranges.items()}
+        vector = vector_lanes_of(body, kinds, threads, lanes, scope, counts) if lanes > 1 and threads > 1 else {}
         if bits and threads > 1:
-            vector = vector_lanes_by_bits(body, kinds, threads, bits)
+            vector = vector_lanes_by_bits(body, kinds, threads, bits, counts)
 
         def on_alloc(a: Any) -> Any:
             if a.buffer in kinds:
                 ann = dict(a.annotations or {})
                 ann.pop(VECTOR_LANES_ANN, None)
+                ann.pop(THREAD_RANGE_ANN, None)
                 ann[C.FRAGMENT_ANN] = kinds[a.buffer]
+                if a.buffer in ranges:
+                    ann[THREAD_RANGE_ANN] = [tirx.IntImm("int32", v) for v in ranges[a.buffer]]
                 if a.buffer in vector:
                     ann[VECTOR_LANES_ANN] = tirx.IntImm("int32", vector[a.buffer])
                 return tirx.AllocBuffer(a.buffer, ann)

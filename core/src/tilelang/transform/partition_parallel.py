@@ -4,7 +4,9 @@ A nest over extents ``(e0, e1, ..)`` that writes no replicated fragment is *part
 and ``E = e0 * e1 * ..`` iterations, thread ``t`` runs ``for k in range(ceil(E / T)): f = k * T + t`` and
 unravels ``f`` back to the loop indices (guarded by ``f < E`` when ``T`` does not divide ``E``). This is the
 cyclic layout LayoutInference chose, so a partitioned fragment ``F[i, j]`` becomes the thread's register
-``F_local[k]`` (scope ``local``, ``ceil(numel / T)`` elements). Any other nest runs whole on every thread,
+``F_local[k]`` (scope ``local``, ``ceil(numel / T)`` elements). A nest inside a branch on the thread index that
+only threads ``[b, b + n)`` run (warp roles, `tilelang.transform.thread_range`) is split over those: ``T = n``
+and ``t`` = thread index - ``b``. Any other nest runs whole on every thread,
 and replicated fragments become whole per-thread ``local`` tiles. With one thread (targets without threads)
 every nest runs whole; its innermost loop is marked vectorised when the target vectorises and the body is a
 single plain store. With vector layouts (pipeline option ``fragment_vector_lanes = V``, see LayoutInference) a
@@ -33,6 +35,7 @@ from tvm import tirx
 from tilelang.layout import fragment_vector_lanes, unravel
 from tilelang.transform import utils as C
 from tilelang.transform.layout_inference import fragment_layouts, requested_bits, requested_lanes, vector_scope
+from tilelang.transform.thread_range import single_thread_var, walk_ranges
 
 _VECTOR_LIMIT = 64
 
@@ -194,11 +197,21 @@ def PartitionParallel(target: Any = None) -> tvm.transform.Pass:
                 local[buf] = tirx.decl_buffer((frag.local_size,), str(buf.ty.dtype), name=f"{buf.name}_local",
                                               scope="local")
         partitioned = {b for b, f in layouts.items() if not f.replicated}
-        tid = C.linear_thread(func)
+        block_tid = C.linear_thread(func)
+        block_threads = threads
 
-        def lower_nest(loop: Any) -> Any:
+        def lower_nest(loop: Any, span: tuple[int, int] | None = None) -> Any:
+            nonlocal threads, tid
+            begin, threads = span if span is not None and block_threads > 1 else (0, block_threads)
+            tid = block_tid - begin if begin else block_tid
             loops, body = C.parallel_nest(loop)
             writes = {st.buffer for st in C.collect(body, tirx.BufferStore)}
+            used = ({ld.source for ld in C.collect(body, tvm.ir.TensorLoad)} | writes) & partitioned
+            wrong = sorted(str(b.name) for b in used
+                           if (layouts[b].thread_begin, layouts[b].num_threads) != (begin, threads))
+            if wrong:
+                raise C.lowering_error(func, f"fragment(s) {wrong} are spread over other threads than the "
+                                             f"{threads} threads from {begin} that run this parallel loop")
             whole = threads == 1 or any(b in layouts and b not in partitioned for b in writes)
             if whole:
                 touched = {ld.source for ld in C.collect(body, tvm.ir.TensorLoad)} | writes
@@ -294,12 +307,18 @@ def PartitionParallel(target: Any = None) -> tvm.transform.Pass:
                 vi, 0, width, tirx.ForKind.VECTORIZED, vec)
             return tirx.For(vo, 0, lanes // width, tirx.ForKind.SERIAL, lane_loop)
 
-        def on_for(loop: Any, mutator: Any) -> Any:
+        tid = block_tid
+
+        def on_for(loop: Any, mutator: Any, span: tuple[int, int] | None = None) -> Any:
             if C.is_parallel(loop):
-                return lower_nest(loop)
+                return lower_nest(loop, span)
             return mutator.default_mutate(loop)
 
-        body = tvm_ffi.structural_mutate(func.body, [(tirx.For, on_for)])
+        tvar = single_thread_var(func) if threads > 1 else None
+        if tvar is None:
+            body = tvm_ffi.structural_mutate(func.body, [(tirx.For, on_for)])
+        else:  # a nest inside a branch on the thread index is split over that branch's threads
+            body = walk_ranges(func.body, tvar, threads, on_for, (tirx.For,))
         # stray tl.parallel loops nested inside another nest's body run serially
         body = tvm_ffi.structural_map(body, (tirx.For, lambda lp: tirx.For(
             lp.loop_var, lp.min, lp.extent, tirx.ForKind.SERIAL, lp.body) if C.is_parallel(lp) else lp))

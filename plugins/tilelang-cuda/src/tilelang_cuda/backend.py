@@ -19,6 +19,7 @@ from tilelang_cuda.target import is_plain_cuda_target
 PIPELINE_OPTIONS = {
     "has_threads": True,
     "warp_size": 32,
+    "partial_barriers": True,  # bar.sync id, count: core's InsertBarriers puts barriers inside warp-role branches
     # fragments hold runs of 16 bytes per thread (16-byte global loads / stores, see core's LayoutInference)
     "fragment_vector_bits": 128,
     "software_pipeline": True,  # core multi-buffers T.Pipelined; passes/async_pipeline.py overlaps the copies

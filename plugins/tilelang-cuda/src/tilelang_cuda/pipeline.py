@@ -85,6 +85,12 @@ def _wgmma_gemm_no_wait(target: Any) -> Any:
     return WgmmaGemmNoWait(target)
 
 
+def _named_barriers(target: Any) -> Any:
+    from tilelang_cuda.passes.named_barriers import NamedBarriers
+
+    return NamedBarriers(target)
+
+
 PASSES = (
     PipelinePass("cuda.float8_e4m3_as_fn", "pre_layout", _float8_e4m3_as_fn),
     PipelinePass("cuda.barrier_allocations", "pre_layout", _barrier_allocations),
@@ -99,6 +105,7 @@ PASSES = (
     PipelinePass("cuda.swizzle_shared_operands", "post_tile_lowering", _swizzle),
     PipelinePass("cuda.share_scratch_tiles", "post_tile_lowering", _share_scratch),
     PipelinePass("cuda.legalize_vector_width", "post_parallel", _legalize_vectors),
+    PipelinePass("cuda.named_barriers", "post_barriers", _named_barriers),
 )
 
 

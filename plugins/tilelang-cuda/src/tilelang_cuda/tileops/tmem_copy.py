@@ -1,6 +1,7 @@
 """``T.copy`` out of tensor memory (sm_100a): a warpgroup reads its accumulator rows with ``tcgen05.ld``.
 
-Thread ``t`` of the first warpgroup owns datapath (row) ``t``: it loads its row's columns in chunks of 32
+Thread ``t`` of the first warpgroup (of the block, or of the warp-role branch the copy sits in: ``if 128 <= tx <
+256``) owns datapath (row) ``t``: it loads its row's columns in chunks of 32
 (``tcgen05.ld.32x32b``, warp ``w`` addressing datapaths ``32w..``) into registers and stores them, converted to the
 destination's dtype, to a shared or global tile (`tilelang_cuda.passes.tensor_memory` routes fragment destinations
 through a shared tile). The copy starts with ``tcgen05.fence::after_thread_sync`` (the MMAs it reads were awaited
@@ -48,6 +49,11 @@ def lower_tmem_copy(ctx: Any) -> Any:
     col0 = lead + src.region[-1].min
     n = ext[-1]
     tid = C.linear_thread(ctx.func)
+    begin, count = ctx.thread_range or (0, ctx.num_threads)
+    if count < 128 or begin % 128:
+        raise ctx.error(f"reads TMEM with a warpgroup (128 threads from a multiple of 128); the branch it sits in "
+                        f"runs threads [{begin}, {begin + count})")
+    tid = tid - begin if begin else tid
     row = tirx.floormod(tid, 128)
     warp = tirx.floordiv(row, 32)
     dnon = [d for d, r in enumerate(dst.region) if not C.is_const(r.extent, 1)]
@@ -71,7 +77,7 @@ def lower_tmem_copy(ctx: Any) -> Any:
             idx[dnon[1]] = idx[dnon[1]] + c * chunk + j
             out.append(tirx.BufferStore(dst.source, value if vdtype == ddtype else tirx.Cast(ddtype, value), idx))
     body = C.seq([tirx.AllocBuffer(regs), *out])
-    if ctx.num_threads > 128:
+    if count > 128:
         body = tirx.IfThenElse(tirx.floordiv(tid, 128) == 0, body, None)
     sync = tirx.Evaluate(tirx.call_intrin("int32", "tirx.tvm_storage_sync", "shared"))
     return C.seq([body, sync]) if C.scope_of(dst.source) != "global" else body
