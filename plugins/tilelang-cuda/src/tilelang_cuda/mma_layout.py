@@ -67,7 +67,8 @@ class AccumulatorLayout:
 
 def choose(m: int, n: int, warps: int, policy: int, *, n_unit: int = 16, wgmma: bool = False
            ) -> AccumulatorLayout | None:
-    """A feasible warp grid for an ``m x n`` tile (policy: 0 square, 1 full row, 2 full column), or None."""
+    """A feasible warp grid for an ``m x n`` tile (policy: 0 square, 1 full row, 2 full column), or None. Square
+    is the reference's (and `GemmWarpPolicy.compute_warp_partition`'s) choice: 128x256 over 4 warps is 2x2."""
     if wgmma:
         if warps % 4 == 0 and m % (16 * warps) == 0 and n % 8 == 0 and 8 <= n <= 256:
             return AccumulatorLayout(m, n, warps, 1, WGMMA)
@@ -80,6 +81,6 @@ def choose(m: int, n: int, warps: int, policy: int, *, n_unit: int = 16, wgmma: 
         wm, wn = max(grids)
     elif policy == 2:
         wm, wn = min(grids)
-    else:  # warp tiles as square as possible
-        wm, wn = min(grids, key=lambda g: abs((m / g[0]) - (n / g[1])))
+    else:  # the warp tile's 16x8 atom grid closest to the tile's M:N (the first such grid on a tie)
+        wm, wn = min(grids, key=lambda g: abs((m / (16 * g[0])) / (n / (8 * g[1])) - m / n))
     return AccumulatorLayout(m, n, wm, wn, MMA)
