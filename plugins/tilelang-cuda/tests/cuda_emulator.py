@@ -7,11 +7,12 @@ expressions evaluate vectorised over the block's threads (numpy arrays of shape 
 
 Memory is bytes: global = the tensors' storage, shared = one byte array per allocation (typed views at byte
 offsets, so the merged ``buf_dyn_shmem`` pool and its casts work), local = ``(T, nbytes)`` per-thread bytes.
-The plugin's inline-PTX helpers are modelled from the PTX ISA text (fragment layouts of ldmatrix and
-mma.m16n8k16 / m16n8k8 / m16n8k32 (s8, and e4m3 / e5m2 in any mix through the generated ``tl_mma_sync_*``
-helpers), sparse mma.sp m16n8k32 / m16n8k64 and their metadata; wgmma m64nNk16 and wgmma.sp m64nNk32 register
-fragments, m64nNk32 fp8 SS operands, matrix descriptors and the canonical swizzled shared layouts), not from our
-lowering. Checks that make a broken kernel fail loudly:
+The plugin's inline-PTX helpers are modelled from the PTX ISA text (fragment layouts of ldmatrix, Volta's
+mma.m8n8k4 (per quad-pair; fp16 / fp32 accumulators) and mma.m16n8k16 / m16n8k8 / m16n8k32 (s8, and e4m3 / e5m2
+in any mix through the generated ``tl_mma_sync_*`` helpers), sparse mma.sp m16n8k32 / m16n8k64 and their
+metadata; wgmma m64nNk16 and wgmma.sp m64nNk32 register fragments, m64nNk32 fp8 SS operands, matrix
+descriptors and the canonical swizzled shared layouts), not from our lowering. Checks that make a broken kernel
+fail loudly:
 
 - out-of-bounds loads/stores of active threads raise `EmulationError`;
 - ``__syncthreads`` under divergence raises, as does a named barrier (``bar.sync id, count``) reached by other than
@@ -281,6 +282,46 @@ def mma_block_scale_mxf4nvf4(a: np.ndarray, b: np.ndarray, c: np.ndarray, sfa: n
     C[:, _ACC_C[0], _ACC_C[1]] = np.asarray(c, np.float64).reshape(W, 32, 4)
     D = A @ B + C
     return D[:, _ACC_C[0], _ACC_C[1]].reshape(T, 4).astype(np.float32)
+
+
+# PTX ISA "Matrix Fragments for mma.m8n8k4" (Volta, .f16 operands): the warp is four quad-pairs, quad-pair q =
+# lanes 4q..4q+3 and 4q+16..4q+19, each an independent m8n8k4; h = 1 for lanes 16..31 (the second quad).
+# A .row: a_i at row lane % 4 + 4h, col i; A .col: row i + 4h, col lane % 4.
+# B .row: b_i at row lane % 4, col i + 4h; B .col: row i, col lane % 4 + 4h.
+# C/D .f16 (four .f16x2 registers): c_i at row lane % 4 + 4h, col i.
+# C/D .f32: c_i at row (lane & 1) + (i & 2) + 4h, col (i & 4) + (lane & 2) + (i & 1).
+_H = _LANE >> 4
+M8N8K4_A = {"row": _frag([_TG + 4 * _H] * 4, [np.full(32, i) for i in range(4)]),
+            "col": _frag([i + 4 * _H for i in range(4)], [_TG] * 4)}
+M8N8K4_B = {"row": _frag([_TG] * 4, [i + 4 * _H for i in range(4)]),
+            "col": _frag([np.full(32, i) for i in range(4)], [_TG + 4 * _H for _ in range(4)])}
+M8N8K4_C = {"f16": _frag([_TG + 4 * _H] * 8, [np.full(32, i) for i in range(8)]),
+            "f32": _frag([(_LANE & 1) + (i & 2) + 4 * _H for i in range(8)],
+                         [(i & 4) + (_LANE & 2) + (i & 1) for i in range(8)])}
+M8N8K4_QUAD_PAIRS = [np.r_[4 * q:4 * q + 4, 4 * q + 16:4 * q + 20] for q in range(4)]
+
+
+def mma_m8n8k4(a: np.ndarray, b: np.ndarray, c: np.ndarray, c_type: str = "f32", a_layout: str = "row",
+               b_layout: str = "col") -> np.ndarray:
+    """One ``mma.sync.aligned.m8n8k4.<a_layout>.<b_layout>.<c_type>.f16.f16.<c_type>`` per warp: ``a`` / ``b``
+    (T, 4) fp16 values, ``c`` (T, 8) accumulators (fp32 or fp16); returns D = A @ B + C per quad-pair in the same
+    fragment layout (fp16 D rounded from the exact sum)."""
+    (ra, ca), (rb, cb), (rc, cc) = M8N8K4_A[a_layout], M8N8K4_B[b_layout], M8N8K4_C[c_type]
+    T = a.shape[0]
+    av = np.asarray(a, np.float64).reshape(T // 32, 32, 4)
+    bv = np.asarray(b, np.float64).reshape(T // 32, 32, 4)
+    cv = np.asarray(c, np.float64).reshape(T // 32, 32, 8)
+    out = np.zeros_like(cv)
+    for lanes in M8N8K4_QUAD_PAIRS:
+        A = np.zeros((T // 32, 8, 4))
+        B = np.zeros((T // 32, 4, 8))
+        Cm = np.zeros((T // 32, 8, 8))
+        A[:, ra[lanes], ca[lanes]] = av[:, lanes]
+        B[:, rb[lanes], cb[lanes]] = bv[:, lanes]
+        Cm[:, rc[lanes], cc[lanes]] = cv[:, lanes]
+        D = A @ B + Cm
+        out[:, lanes] = D[:, rc[lanes], cc[lanes]]
+    return out.reshape(T, 8).astype(np.float32 if c_type == "f32" else np.float16)
 
 
 def mma_sync(kind: str, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -1443,6 +1484,23 @@ class Emulator(DialectHelpers):
 
     def _x_tl_mma_s8_s32(self, a: list, dt: DType, e: Any) -> None:
         self._mma(a, "s8")
+
+    def _m8n8k4(self, a: list, c_type: str) -> None:
+        self._full_warps(f"mma.sync.m8n8k4 ({c_type})")
+        acc, ap, bp = a
+        c_bytes = 32 if c_type == "f32" else 16
+        c = self.ptr_read(acc, c_bytes, "mma C").view(np.float32 if c_type == "f32" else np.float16)
+        av = self.ptr_read(ap, 8, "mma A").view(np.float16)
+        bv = self.ptr_read(bp, 8, "mma B").view(np.float16)
+        d = mma_m8n8k4(av, bv, c, c_type)
+        self.ptr_write(acc, np.ascontiguousarray(d).view(np.uint8).reshape(self.T, c_bytes), "mma D")
+        self.stats["mma"] = self.stats.get("mma", 0) + 1
+
+    def _x_tl_mma_m8n8k4_f16_f32(self, a: list, dt: DType, e: Any) -> None:
+        self._m8n8k4(a, "f32")
+
+    def _x_tl_mma_m8n8k4_f16_f16(self, a: list, dt: DType, e: Any) -> None:
+        self._m8n8k4(a, "f16")
 
     def _mma_sp(self, a: list, kind: str) -> None:
         self._full_warps(f"mma.sp ({kind})")

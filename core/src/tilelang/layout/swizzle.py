@@ -177,16 +177,59 @@ def make_tcgen05mma_swizzled_layout(buffer: Any, continuity: int | None = None, 
     return _widest_bank_swizzle(buffer, continuity, "make_tcgen05mma_swizzled_layout")
 
 
-def make_volta_swizzled_layout(buffer: Any, is_a: bool = True, k_inner: bool = True) -> Layout:
-    """The Volta (sm_70) tensor-core operand layouts are not offered: no backend emits Volta's
-    ``mma.sync.m8n8k4``. Raises a LoweringError naming the lowest archs whose tensor-core layouts are offered
-    (`make_swizzled_layout` suits every target)."""
-    from tilelang.errors import LoweringError
+def _volta_crosswise(rows: int) -> Any:
+    """K-inner operand (rows = M or N, 32 | rows and cols): 4-element vectors; vector column v is a panel of
+    ``4 * rows`` elements, inside which row i's vector sits at ``16 (i // 16) + 4 (i % 4) + 2 bit2 + bit1`` with
+    the two bits XORed from row and vector-column bits (so the eight lanes of a quad-pair's loads hit distinct
+    banks)."""
 
-    buffer_info(buffer)
-    raise LoweringError("make_volta_swizzled_layout: Volta (sm_70) tensor-core operand layouts are not offered, "
-                        "since no backend emits mma.sync.m8n8k4; tensor-core layouts start at sm_75 (m16n8k8) / "
-                        "sm_80 (m16n8k16). Use make_swizzled_layout(buffer), which suits every target.")
+    def forward(i: Any, j: Any) -> Any:
+        v = j // 4
+        w = v % 8
+        bit2 = ((i % 32) // 16 + (i % 16) // 8 + w // 4) % 2
+        bit1 = ((i % 8) // 4) ^ ((w % 4) // 2)
+        return j % 4 + ((i // 16) * 16 + (i % 4) * 4 + bit2 * 2 + bit1) * 4 + v * rows * 4
+
+    return forward
+
+
+def _volta_congruous(cols: int, is_a: bool) -> Any:
+    """MN-inner operand (4 | rows, 64 | cols): 8-element vectors in tiles of 4 rows x 8 vectors; a tile's vector
+    column picks its row inside the tile (A: column // 2, B: column % 4) and is XORed with the source row."""
+
+    def forward(i: Any, j: Any) -> Any:
+        v = j // 8
+        tile_col, in_col = v // 8, v % 8
+        in_row = i % 4
+        if is_a:
+            row, col = in_col // 2, (in_col % 2) * 4 + (in_row ^ (in_col // 2))
+        else:
+            row, col = in_col % 4, (in_col // 4) * 4 + (in_row ^ (in_col % 4))
+        return (row + (i // 4) * 4) * cols + j % 8 + (col + tile_col * 8) * 8
+
+    return forward
+
+
+def make_volta_swizzled_layout(buffer: Any, is_a: bool = True, k_inner: bool = True) -> Layout:
+    """The shared layout Volta (sm_70) tensor-core operands are read from: a permutation of the tile's last two
+    dims (K-inner "crosswise" tiles when both extents are multiples of 32; MN-inner "congruous" A / B tiles
+    when rows are a multiple of 4 and columns of 64), else rows padded by 8 elements when a row is a multiple of
+    16 elements, else row-major. `is_a` picks the A or B form, `k_inner` whether K is the contiguous dim."""
+    _, shape, _ = buffer_info(buffer)  # type: ignore[misc]
+    rows, cols = stride_and_continuous(shape, "make_volta_swizzled_layout")
+    if not isinstance(is_a, bool) or not isinstance(k_inner, bool):
+        raise TypeError(f"make_volta_swizzled_layout(buffer, is_a: bool, k_inner: bool): got is_a={is_a!r}, "
+                        f"k_inner={k_inner!r}")
+    if k_inner and rows % 32 == 0 and cols % 32 == 0:
+        forward = _volta_crosswise(rows)
+    elif cols % 64 == 0 and rows % 4 == 0:
+        forward = _volta_congruous(cols, is_a)
+    elif cols % 16 == 0:
+        return PaddedLayout(shape, 8)
+    else:
+        return make_linear_layout(buffer)
+    base = Layout([rows, cols], forward, storage_shape=[rows * cols])
+    return base.expand(list(shape[:-2])) if len(shape) > 2 else base
 
 
 def make_gemm_fragment_8x8() -> Fragment:

@@ -15,11 +15,18 @@ from typing import Any
 
 MMA = 0    # mma.sync (sm_80+)
 WGMMA = 1  # wgmma.mma_async (sm_90a)
+# Volta mma.sync.m8n8k4 (sm_70): 16 x 16 warp atoms, quad-pair q = (lane // 4) % 4 computes the 8 x 8 block at
+# rows 8 * (q % 2), columns 8 * (q // 2); inside it the m8n8k4 accumulator fragment of the PTX ISA ("Matrix
+# Fragments for mma.m8n8k4"), which differs for fp32 and fp16 accumulators
+VOLTA_F32 = 2
+VOLTA_F16 = 3
+VOLTA = (VOLTA_F32, VOLTA_F16)
 
 
 @dataclass(frozen=True)
 class AccumulatorLayout:
-    """``M x N`` accumulator over ``wm x wn`` warps; `instr` is `MMA` or `WGMMA`."""
+    """``M x N`` accumulator over ``wm x wn`` warps; `instr` is `MMA`, `WGMMA` or `VOLTA_F32` / `VOLTA_F16`
+    (whose 16 x 16 atoms hold the same 8 registers per lane as two 16 x 8 MMA atoms)."""
 
     m: int
     n: int
@@ -50,11 +57,28 @@ class AccumulatorLayout:
     def position(self, tid: Any, r: Any) -> tuple[Any, Any]:
         """``(row, col)`` in the tile of register `r` of thread `tid`."""
         lane, w_m, w_n = self.warp_coords(tid)
+        if self.instr in VOLTA:
+            return self._volta_position(lane, w_m, w_n, r)
         e, h = r % 2, (r // 2) % 2
         atom = r // 4
         mi, ni = atom // self.ni, atom % self.ni
         row = mi * (16 * self.wm) + w_m * 16 + lane // 4 + h * 8
         col = w_n * (self.n // self.wn) + ni * 8 + (lane % 4) * 2 + e
+        return row, col
+
+    def _volta_position(self, lane: Any, w_m: Any, w_n: Any, r: Any) -> tuple[Any, Any]:
+        """Register `r` = 8 * atom + i: value i of the lane's m8n8k4 accumulator fragment in 16 x 16 atom `atom`."""
+        atom, i = r // 8, r % 8
+        mi, nj = atom // (self.ni // 2), atom % (self.ni // 2)
+        quad, hi = (lane // 4) % 4, lane // 16
+        # fp32: row (lane & 1) + (i & 2) (+4 for lanes 16..31), col (i & 4) + (lane & 2) + (i & 1)
+        if self.instr == VOLTA_F32:
+            row = lane % 2 + ((i // 2) % 2) * 2 + hi * 4
+            col = (i // 4) * 4 + ((lane // 2) % 2) * 2 + i % 2
+        else:  # fp16: row lane % 4 (+4 for lanes 16..31), col i
+            row, col = lane % 4 + hi * 4, i
+        row = mi * (16 * self.wm) + w_m * 16 + (quad % 2) * 8 + row
+        col = w_n * (self.n // self.wn) + nj * 16 + (quad // 2) * 8 + col
         return row, col
 
     def to_args(self) -> list[int]:
@@ -65,8 +89,8 @@ class AccumulatorLayout:
         return cls(*values[:5])
 
 
-def choose(m: int, n: int, warps: int, policy: int, *, n_unit: int = 16, wgmma: bool = False
-           ) -> AccumulatorLayout | None:
+def choose(m: int, n: int, warps: int, policy: int, *, n_unit: int = 16, wgmma: bool = False,
+           instr: int = MMA) -> AccumulatorLayout | None:
     """A feasible warp grid for an ``m x n`` tile (policy: 0 square, 1 full row, 2 full column), or None. Square
     is the reference's (and `GemmWarpPolicy.compute_warp_partition`'s) choice: 128x256 over 4 warps is 2x2."""
     if wgmma:
@@ -83,4 +107,4 @@ def choose(m: int, n: int, warps: int, policy: int, *, n_unit: int = 16, wgmma: 
         wm, wn = min(grids)
     else:  # the warp tile's 16x8 atom grid closest to the tile's M:N (the first such grid on a tie)
         wm, wn = min(grids, key=lambda g: abs((m / (16 * g[0])) / (n / (8 * g[1])) - m / n))
-    return AccumulatorLayout(m, n, wm, wn, MMA)
+    return AccumulatorLayout(m, n, wm, wn, instr)

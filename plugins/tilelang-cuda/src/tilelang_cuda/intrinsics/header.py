@@ -101,6 +101,35 @@ __device__ __forceinline__ void tl_mma_s8_s32(void* acc, const void* a, const vo
                : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
                : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]));
 }
+// ---- mma.sync.m8n8k4 (Volta sm_70+): each quad-pair of lanes computes one 8x8x4 product; a / b point at the
+// lane's four fp16 A / B values (any 2-byte alignment), acc at its eight fp32 or fp16 accumulators
+__device__ __forceinline__ unsigned tl_pack_b16x2(const void* p, int i) {
+  const unsigned short* h = reinterpret_cast<const unsigned short*>(p);
+  return unsigned(h[i]) | (unsigned(h[i + 1]) << 16);
+}
+__device__ __forceinline__ void tl_mma_m8n8k4_f16_f32(void* acc, const void* a, const void* b) {
+  float* c = reinterpret_cast<float*>(acc);
+  asm volatile("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9}, "
+               "{%10, %11}, {%0, %1, %2, %3, %4, %5, %6, %7};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3]), "+f"(c[4]), "+f"(c[5]), "+f"(c[6]), "+f"(c[7])
+               : "r"(tl_pack_b16x2(a, 0)), "r"(tl_pack_b16x2(a, 2)), "r"(tl_pack_b16x2(b, 0)),
+                 "r"(tl_pack_b16x2(b, 2)));
+}
+__device__ __forceinline__ void tl_mma_m8n8k4_f16_f16(void* acc, const void* a, const void* b) {
+  unsigned short* h = reinterpret_cast<unsigned short*>(acc);
+  unsigned c0 = tl_pack_b16x2(acc, 0), c1 = tl_pack_b16x2(acc, 2), c2 = tl_pack_b16x2(acc, 4),
+           c3 = tl_pack_b16x2(acc, 6);
+  asm volatile("mma.sync.aligned.m8n8k4.row.col.f16.f16.f16.f16 {%0, %1, %2, %3}, {%4, %5}, {%6, %7}, "
+               "{%0, %1, %2, %3};\n"
+               : "+r"(c0), "+r"(c1), "+r"(c2), "+r"(c3)
+               : "r"(tl_pack_b16x2(a, 0)), "r"(tl_pack_b16x2(a, 2)), "r"(tl_pack_b16x2(b, 0)),
+                 "r"(tl_pack_b16x2(b, 2)));
+  unsigned d[4] = {c0, c1, c2, c3};
+  for (int i = 0; i < 4; ++i) {
+    h[2 * i] = static_cast<unsigned short>(d[i] & 0xffffu);
+    h[2 * i + 1] = static_cast<unsigned short>(d[i] >> 16);
+  }
+}
 // ---- mma.sp (sm_80+): 2:4-sparse A (the compressed half of K), B as the fragments of its two K halves, the
 // metadata register e (sparsity selector 0)
 """ + "".join(_mma_sp_helper(*kind) for kind in _MMA_SP_HELPERS).rstrip("\n") + r"""

@@ -2,7 +2,8 @@
 
 Core distributes fragments cyclically over threads; tensor cores need `tilelang_cuda.mma_layout`'s layout.
 For every ``local.fragment`` C of an eligible gemm (dtypes fp16/bf16/tf32/int8, or fp8 e4m3 / e5m2 in either
-mix on sm_89+; tile sizes that split into MMA atoms over the block's warps) whose every use is understood, this
+mix on sm_89+; on sm_70 / sm_72 fp16 operands into fp16 or fp32, Volta's m8n8k4 layouts; tile sizes that split
+into MMA atoms over the block's warps) whose every use is understood, this
 pass (at ``pre_layout``) replaces the fragment by per-thread registers (scope ``local``) and rewrites its uses
 in that layout:
 
@@ -27,7 +28,7 @@ import tvm_ffi
 from tvm import tirx
 
 from tilelang.transform import utils as C
-from tilelang_cuda.mma_layout import AccumulatorLayout, choose
+from tilelang_cuda.mma_layout import VOLTA, VOLTA_F16, VOLTA_F32, AccumulatorLayout, choose
 from tilelang_cuda.passes.accumulator_rows import (
     RowLayout,
     RowRewriter,
@@ -102,6 +103,9 @@ def gemm_layout(call: Any, target: Any, threads: int) -> AccumulatorLayout | Non
     ta, tb, policy = C.as_int(args[3]), C.as_int(args[4]), C.as_int(args[5]) or 0
     mn = _static(list(c.source.ty.shape))
     ak = _static([r.extent for r in a.region[-2:]])
+    if arch_of(target)[0] in VOLTA_ARCHS:
+        return volta_layout(str(a.source.ty.dtype), str(b.source.ty.dtype), str(c.source.ty.dtype), mn, ak, ta,
+                            threads, policy)
     if kind is None or mn is None or ak is None or threads % 32:
         return None
     name, k_atom = kind
@@ -117,6 +121,21 @@ def gemm_layout(call: Any, target: Any, threads: int) -> AccumulatorLayout | Non
         if layout is not None and (not is_fp8(name) or mn[1] % 16 == 0):
             return layout
     return choose(mn[0], mn[1], threads // 32, policy, n_unit=8 if name == "tf32" else 16)
+
+
+VOLTA_ARCHS = (70, 72)  # mma.sync.m8n8k4 is the tensor-core T.gemm there
+VOLTA_KINDS = {"float32": VOLTA_F32, "float16": VOLTA_F16}  # fp16 operands; accumulator dtype -> layout
+
+
+def volta_layout(a_dtype: str, b_dtype: str, c_dtype: str, mn: list[int] | None, ak: list[int] | None, ta: Any,
+                 threads: int, policy: int) -> AccumulatorLayout | None:
+    """Volta's layout (fp16 operands, fp16 / fp32 accumulators, K a multiple of 4, 16 x 16 warp atoms) or None
+    (then T.gemm runs on CUDA cores)."""
+    if a_dtype != "float16" or b_dtype != "float16" or c_dtype not in VOLTA_KINDS:
+        return None
+    if mn is None or ak is None or threads % 32 or (ak[0] if ta else ak[1]) % 4:
+        return None
+    return choose(mn[0], mn[1], threads // 32, policy, n_unit=16, instr=VOLTA_KINDS[c_dtype])
 
 
 def gemm_sp_layout(call: Any, target: Any, threads: int) -> AccumulatorLayout | None:
@@ -296,8 +315,10 @@ def _plan(func: Any, target: Any) -> tuple[dict[Any, AccumulatorLayout], dict[An
             touched = [b for b in final if _touches(body, b)]
             return bool(touched) and all(plan.nest_ok(b, loops, body) for b in touched)
 
-        rows = plan_rows(func.body, plan.fragments, final, accumulator_nest_ok)
-        operands = plan_register_operands(func.body, plan.fragments, final)
+        # row vectors and register A operands follow the m16n8 register layouts only
+        mma = {b: lay for b, lay in final.items() if lay.instr not in VOLTA}
+        rows = plan_rows(func.body, plan.fragments, mma, accumulator_nest_ok)
+        operands = plan_register_operands(func.body, plan.fragments, mma)
     else:
         rows, operands = {}, {}
     return final, rows, operands

@@ -12,6 +12,7 @@ matrices that a matrix descriptor points at; one ``wgmma.mma_async.m64nNk16`` pe
 fp32 operands run as tf32 (operands read element-wise); int8 needs A row-major and B transposed (K-major).
 fp8 (e4m3 / e5m2, either mix; K-major like int8) runs ``wgmma.mma_async.m64nNk32`` SS on sm_90a when both tiles
 take a hardware swizzle layout, otherwise ``mma.sync.m16n8k32`` (sm_89+) in the same register layout.
+On sm_70 / sm_72 fp16 operands run Volta's ``mma.sync.m8n8k4`` (`tilelang_cuda.tileops.gemm_sm70`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from tilelang.backend import TileOpImpl
 from tilelang.backend.sdk import dtype_bytes
 from tilelang.layout import linearize
 from tilelang.transform import utils as C
-from tilelang_cuda.mma_layout import WGMMA, AccumulatorLayout
+from tilelang_cuda.mma_layout import VOLTA, WGMMA, AccumulatorLayout
 from tilelang_cuda.passes.mma_accumulators import is_fp8, mma_kind
 from tilelang_cuda.tileops.common import addr as _addr
 from tilelang_cuda.tileops.common import extern as _extern
@@ -33,6 +34,7 @@ from tilelang_cuda.tileops.common import extern_name, is_cuda
 from tilelang_cuda.tileops.common import sync as _sync
 from tilelang_cuda.tileops.common import unroll as _unroll
 from tilelang_cuda.tileops.copy import tma_enabled
+from tilelang_cuda.tileops.gemm_sm70 import lower_volta_gemm
 from tilelang_cuda.wgmma_layout import SwizzledTile, tile_layout
 
 SCRATCH = "tl.cuda.scratch"  # AllocBuffer annotation: this shared tile's uses are bracketed by barriers
@@ -401,6 +403,9 @@ def retire(acc: Any) -> list[Any]:
 
 
 def lower_gemm(ctx: Any) -> Any:
+    layout = AccumulatorLayout.from_args([C.as_int(a) for a in ctx.args[LAYOUT_ARGS:LAYOUT_ARGS + 5]])
+    if layout.instr in VOLTA:
+        return lower_volta_gemm(ctx, layout)
     gemm = _Gemm(ctx)
     return gemm.wgmma() if gemm.layout.instr == WGMMA else gemm.mma()
 

@@ -8,7 +8,8 @@ from typing import Any
 __all__ = ["shared_16x4_to_mma_a_32x4_layout", "shared_4x16_to_mma_b_32x4_layout",
            "shared_16x4_to_mma_b_32x4_layout_trans", "mma_32x8_to_shared_16x16_layout_fp32",
            "mma_32x8_to_shared_16x16_layout_fp16", "mma_load_a_32x4_to_shared_16x4_layout",
-           "mma_load_b_32x4_to_shared_16x4_layout_trans", "mma_load_b_32x4_to_shared_4x16_layout"]
+           "mma_load_b_32x4_to_shared_16x4_layout_trans", "mma_load_b_32x4_to_shared_4x16_layout",
+           "shared_16x16_to_mma_32x8_layout_fp32", "shared_16x16_to_mma_32x8_layout_fp16"]
 
 
 def shared_16x4_to_mma_a_32x4_layout(row: Any, col: Any, rep: Any) -> tuple[Any, Any]:
@@ -52,3 +53,17 @@ def mma_load_b_32x4_to_shared_16x4_layout_trans(thread_id: Any, local_id: Any) -
 
 def mma_load_b_32x4_to_shared_4x16_layout(thread_id: Any, local_id: Any) -> tuple[Any, Any]:
     return thread_id % 4, local_id + 4 * (thread_id // 8)
+
+
+def shared_16x16_to_mma_32x8_layout_fp32(row: Any, col: Any) -> tuple[Any, Any]:
+    """(lane, value) holding element (row, col) of the 16 x 16 fp32 accumulator (inverse of
+    `mma_32x8_to_shared_16x16_layout_fp32`)."""
+    lane = row % 2 + 2 * ((col // 2) % 2) + 4 * (row // 8) + 8 * ((col // 4) % 2) + 16 * ((row // 4) % 2)
+    return lane, col % 2 + 2 * ((row // 2) % 2) + 4 * (col // 8)
+
+
+def shared_16x16_to_mma_32x8_layout_fp16(row: Any, col: Any) -> tuple[Any, Any]:
+    """(lane, value) holding element (row, col) of the 16 x 16 fp16 accumulator (inverse of
+    `mma_32x8_to_shared_16x16_layout_fp16`)."""
+    lane = row % 4 + 4 * (row // 8) + 8 * ((col // 4) % 2) + 16 * ((row // 4) % 2)
+    return lane, col % 4 + 4 * (col // 8)
