@@ -403,3 +403,43 @@ def test_unknown_helper_is_not_implemented():
     emu = Emulator(next(iter(art.device_mod.functions.values())), {})
     with pytest.raises(NotImplementedError, match="tl_not_a_helper"):
         emu._extern("tl_not_a_helper", [], None, DType("void", 1))
+
+
+def test_split_and_combine_launches_each_use_their_own_threads():
+    """Regression (flash_decoding/example_gqa_decode.py): one function with a split launch and a combine launch
+    of another thread count. The kernel-level passes asked the function for its thread index and count and got
+    the last launch's, so the split launch's code read the combine launch's ``tx`` (unbound there: the build
+    failed, "variables (tx,) are used, but are not passed in as API arguments")."""
+
+    @T.prim_func
+    def split_combine(Q: T.Tensor((2, 64, 32), "float16"), K: T.Tensor((2, 64, 32), "float16"),
+                      P: T.Tensor((2, 64), "float32"), Out: T.Tensor((64,), "float32")):
+        with T.Kernel(2, threads=128) as bz:
+            Qs = T.alloc_shared((64, 32), "float16")
+            Ks = T.alloc_shared((64, 32), "float16")
+            s = T.alloc_fragment((64, 64), "float32")
+            row = T.alloc_fragment((64,), "float32")
+            T.copy(Q[bz, :, :], Qs)
+            T.copy(K[bz, :, :], Ks)
+            T.clear(s)
+            T.gemm(Qs, Ks, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+            for i, j in T.Parallel(64, 64):
+                s[i, j] = T.max(s[i, j], 0)
+            T.reduce_sum(s, row, dim=1)
+            for i in T.Parallel(64):
+                if i < 48:
+                    P[bz, i] = row[i]
+        with T.Kernel(1, threads=64):
+            for i in T.Parallel(64):
+                Out[i] = P[0, i] + P[1, i]
+
+    art = tilelang.lower(split_combine, target=SM80)
+    assert [k.block[0] for k in art.launch_plan.kernels] == [128, 64]
+    q, k = torch.randn(2, 64, 32).half(), torch.randn(2, 64, 32).half()
+    p, o = torch.zeros(2, 64), torch.zeros(64)
+    stats = emulate(art, q, k, p, o)
+    assert stats["mma"] > 0
+    ref = torch.relu(q.float() @ k.float().transpose(1, 2)).sum(2)
+    ref[:, 48:] = 0
+    torch.testing.assert_close(p, ref, atol=1e-2, rtol=1e-3)
+    torch.testing.assert_close(o, ref.sum(0), atol=1e-2, rtol=1e-3)

@@ -45,6 +45,7 @@ from tilelang.transform.finalize_tile_ir import FinalizeTileIR
 from tilelang.transform.host_checks import HostChecks
 from tilelang.transform.inject_software_pipeline import InjectSoftwarePipeline
 from tilelang.transform.insert_barriers import InsertBarriers
+from tilelang.transform.launches import each_launch
 from tilelang.transform.layout_inference import LayoutInference
 from tilelang.transform.legalize_safe_memory_access import LegalizeSafeMemoryAccess
 from tilelang.transform.legalize_tfloat32 import LegalizeTFloat32
@@ -241,11 +242,8 @@ def lower_tile_program(mod: tvm.IRModule, target: Any, target_host: Any) -> tvm.
         return _lower_tile_program(mod, target, target_host)
 
 
-def _lower_tile_program(mod: tvm.IRModule, target: Any, target_host: Any) -> tvm.IRModule:
-    from tvm import tirx
-
-    mod = tirx.transform.BindTarget(target.with_host(target_host))(mod)
-    mod = LegalizeTFloat32(target)(mod)
+def _core_stages(mod: tvm.IRModule, target: Any) -> tvm.IRModule:
+    """`CORE_STAGES` with their extension points, on a module whose functions hold one launch each."""
     for factory, point in CORE_STAGES:
         if factory is not None:
             mod = factory(target)(mod)
@@ -253,6 +251,15 @@ def _lower_tile_program(mod: tvm.IRModule, target: Any, target_host: Any) -> tvm
             mod = _layout_visual(mod)
         if point is not None:
             mod = _run(mod, passes_at(point, target))
+    return mod
+
+
+def _lower_tile_program(mod: tvm.IRModule, target: Any, target_host: Any) -> tvm.IRModule:
+    from tvm import tirx
+
+    mod = tirx.transform.BindTarget(target.with_host(target_host))(mod)
+    mod = LegalizeTFloat32(target)(mod)
+    mod = each_launch(mod, lambda m: _core_stages(m, target))
     mod = FinalizeTileIR(target)(mod)
     mod = ConfigIndexBitwidth(target)(mod)
     mod = _run(mod, _tvm_legalize(target))
