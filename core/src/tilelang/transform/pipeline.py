@@ -12,6 +12,10 @@ Order (``[point]`` = `tilelang.backend.passes` extension point where backends' p
     CheckDynamicExtents
     split -> device module [device_module] + host module [host_module] -> TVM finalize passes
 
+From CheckSemantics to ``[post_storage]`` the passes see one ``T.Kernel`` launch at a time: a function of several
+launches (a split kernel and its combine kernel) goes through them once per launch (`tilelang.transform.launches`),
+since they read the launch's thread variable and count off the function.
+
 Core never names a target: differences come from ``TargetKind.pipeline_options`` (``has_threads``,
 ``vectorize``, ``static_shared_memory``, ``software_pipeline``, ``shared_layouts``, ``native_bf16``, ``emulate_fp8``)
 and the passes backends register. ``native_bf16`` keeps bfloat16 arithmetic and storage in the device code (no fp32
