@@ -1950,10 +1950,32 @@ def _global_mem(name: str, t: Any) -> Mem:
     return Mem(name, "global", t.detach().numpy().reshape(-1).view(np.uint8))
 
 
+def _workspaces(artifact: Any) -> dict[str, Mem]:
+    """The host's workspaces (``T.alloc_global``, the scratch tensor between a function's launches), zero-filled,
+    by buffer name: the device kernels get them as ``<name>_ptr`` parameters."""
+    import tvm
+
+    from tilelang.transform import utils as C
+
+    found: dict[str, Mem] = {}
+    host = getattr(artifact, "host_mod", None)
+    for func in (host.functions.values() if host is not None else ()):
+        if not isinstance(func, tirx.PrimFunc):
+            continue
+        for decl in C.collect(func.body, tirx.DeclBuffer):
+            calls = [c for c in C.collect(decl, tvm.ir.Call) if str(getattr(c.op, "name", "")).endswith(
+                "TVMBackendAllocWorkspace")]
+            if calls:
+                nbytes = int(calls[0].args[2])
+                found[str(decl.buffer.name)] = Mem(str(decl.buffer.name), "global", np.zeros(nbytes, np.uint8))
+    return found
+
+
 def emulate(artifact: Any, *tensors: Any, patch: dict[str, Callable] | None = None,
             deferred_cp_async: bool = True, check_proxy: bool = True) -> dict[str, int]:
     """Run `artifact`'s device kernels on `tensors` (torch CPU tensors / scalars in the kernel's parameter
-    order), in place. Returns counters (barriers, mma ops, ...) for tests. ``check_proxy=False`` skips the
+    order), in place; the host's workspaces (``T.alloc_global``) are zero-filled scratch shared by the launches.
+    Returns counters (barriers, mma ops, ...) for tests. ``check_proxy=False`` skips the
     fence.proxy.async check of wgmma shared operands (to check the numerics of a kernel that lacks one)."""
     params = artifact.params() if callable(artifact.params) else artifact.params
     if len(params) != len(tensors):
@@ -1970,6 +1992,7 @@ def emulate(artifact: Any, *tensors: Any, patch: dict[str, Callable] | None = No
                     sizes[str(d)] = int(n)
         else:
             by_name[p.name] = t
+    by_name.update((nm, m) for nm, m in _workspaces(artifact).items() if nm not in by_name)
     order = artifact.metadata.get("device_functions") or [gv.name_hint for gv in artifact.device_mod.functions]
     funcs = {gv.name_hint: f for gv, f in artifact.device_mod.functions.items()}
     stats: dict[str, int] = {}

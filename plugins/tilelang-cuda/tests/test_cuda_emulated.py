@@ -405,3 +405,42 @@ def test_unknown_helper_is_not_implemented():
     emu = Emulator(next(iter(art.device_mod.functions.values())), {})
     with pytest.raises(NotImplementedError, match="tl_not_a_helper"):
         emu._extern("tl_not_a_helper", [], None, DType("void", 1))
+
+
+def test_split_and_combine_launches_each_use_their_own_threads():
+    """Regression (flash_decoding/example_gqa_decode.py): one function with a split launch and a combine launch
+    of another thread count, through a global scratch tensor. The kernel-level passes asked the function for its
+    thread index and count and got the last launch's, so the split launch's code read the combine launch's ``tx``
+    (unbound there: the build failed, "variables (tx,) are used, but are not passed in as API arguments")."""
+
+    @T.prim_func
+    def split_combine(Q: T.Tensor((2, 64, 32), "float16"), K: T.Tensor((2, 64, 32), "float16"),
+                      Out: T.Tensor((64,), "float32")):
+        partial = T.alloc_global((2, 64), "float32")
+        with T.Kernel(2, threads=128) as bz:
+            Qs = T.alloc_shared((64, 32), "float16")
+            Ks = T.alloc_shared((64, 32), "float16")
+            s = T.alloc_fragment((64, 64), "float32")
+            row = T.alloc_fragment((64,), "float32")
+            T.copy(Q[bz, :, :], Qs)
+            T.copy(K[bz, :, :], Ks)
+            T.clear(s)
+            T.gemm(Qs, Ks, s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+            for i, j in T.Parallel(64, 64):
+                s[i, j] = T.max(s[i, j], 0)
+            T.reduce_sum(s, row, dim=1)
+            for i in T.Parallel(64):
+                if i < 48:
+                    partial[bz, i] = row[i]
+        with T.Kernel(1, threads=64):
+            for i in T.Parallel(64):
+                Out[i] = T.if_then_else(i < 48, partial[0, i] + partial[1, i], 0)
+
+    art = tilelang.lower(split_combine, target=SM80)
+    assert [k.block[0] for k in art.launch_plan.kernels] == [128, 64]
+    q, k, out = torch.randn(2, 64, 32).half(), torch.randn(2, 64, 32).half(), torch.zeros(64)
+    stats = emulate(art, q, k, out)  # the emulator gives the launches the host's workspace for `partial`
+    assert stats["mma"] > 0
+    ref = torch.relu(q.float() @ k.float().transpose(1, 2)).sum(2).sum(0)
+    ref[48:] = 0
+    torch.testing.assert_close(out, ref, atol=1e-2, rtol=1e-3)

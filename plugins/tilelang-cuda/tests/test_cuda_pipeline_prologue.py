@@ -47,3 +47,27 @@ def test_prologue_lowers_tile_ops_and_stops_before_storage_planning(target):
 def test_prologue_refuses_other_targets():
     with pytest.raises(ValueError, match="needs a cuda target, got kind 'llvm'"):
         CUDAPassPipelineBodyPrologue(tvm.IRModule({"main": _gemm()}), tvm.target.Target({"kind": "llvm"}))
+
+
+def test_prologue_lowers_each_launch_of_a_function_with_its_own_threads():
+    # a split launch and a combine launch (flash_decoding's example_gqa_decode): each launch's code indexes
+    # threads by its own thread variable, not by the last launch's
+    @T.prim_func
+    def two(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64,), "float32"), Out: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=128):
+            f = T.alloc_fragment((64, 64), "float32")
+            r = T.alloc_fragment((64,), "float32")
+            T.copy(A, f)
+            T.reduce_sum(f, r, dim=1)
+            T.copy(r, B)
+        with T.Kernel(1, threads=64):
+            for i in T.Parallel(64):
+                Out[i] = B[i] * 2
+
+    out = CUDAPassPipelineBodyPrologue(tvm.IRModule({"main": two}), {"kind": "cuda", "arch": "sm_80"})["main"]
+    launches = [s for s in out.body.seq if isinstance(s, tvm.tirx.AttrStmt)]
+    assert len(launches) == 2
+    for launch in launches:
+        own = {v for v, _ in C.launch_extents(launch).values()}
+        used = {v for v in C.collect(launch, tvm.ir.Var) if str(v.name) in ("tx", "threadIdx.x")}
+        assert used and all(any(v.same_as(o) for o in own) for v in used)

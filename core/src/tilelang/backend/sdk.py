@@ -12,7 +12,8 @@ What is here, by concern (imported on first use: ``import tilelang.backend.sdk``
 - the pass pipeline's extension points: `PipelinePass`, `EXTENSION_POINTS`, `register_pass`,
   `register_lazy_passes` (passes as import paths: a lazy factory), `host_launch_pass`, the passes registered at
   a point (`passes_at`); core's target-neutral pipeline a backend's own runs (`lower_tile_program`) or its
-  stages with their extension points (`CORE_STAGES`); pass configs in effect (`current_tl_config`,
+  stages with their extension points (`CORE_STAGES`), run on one ``T.Kernel`` launch at a time (`each_launch`: a
+  function of several launches); pass configs in effect (`current_tl_config`,
   `current_tl_configs`); layout inference's result (`fragment_of`); the layouts ``T.annotate_layout`` attached
   (the allocation annotation `LAYOUT_ANN`, read back by `rebuild_layout`); shared-memory sizes (`dtype_bytes`);
   dtype rewriting (`retype`; `Float8E4M3AsFn` / `e4m3_as_fn` for a backend whose ``float8_e4m3`` is the fn format);
@@ -51,7 +52,7 @@ import importlib
 import re
 from typing import Any
 
-SDK_VERSION = "1.0"
+SDK_VERSION = "1.1"  # 1.1: each_launch
 
 # name -> the module that defines it
 _EXPORTS = {
@@ -62,6 +63,7 @@ _EXPORTS = {
     **dict.fromkeys(("PipelinePass", "EXTENSION_POINTS", "register_pass", "register_lazy_passes",
                      "host_launch_pass", "passes_at"), "tilelang.backend.passes"),
     **dict.fromkeys(("lower_tile_program", "CORE_STAGES"), "tilelang.transform.pipeline"),
+    "each_launch": "tilelang.transform.launches",
     **dict.fromkeys(("current_tl_config", "current_tl_configs"), "tilelang.transform.config"),
     "fragment_of": "tilelang.transform.layout_inference",
     "dtype_bytes": "tilelang.transform.plan_shared_memory",

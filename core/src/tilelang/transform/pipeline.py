@@ -12,6 +12,10 @@ Order (``[point]`` = `tilelang.backend.passes` extension point where backends' p
     CheckDynamicExtents
     split -> device module [device_module] + host module [host_module] -> TVM finalize passes
 
+From CheckSemantics to ``[post_storage]`` the passes see one ``T.Kernel`` launch at a time: a function of several
+launches (a split kernel and its combine kernel) goes through them once per launch (`tilelang.transform.launches`),
+since they read the launch's thread variable and count off the function.
+
 Core never names a target: differences come from ``TargetKind.pipeline_options`` (``has_threads``,
 ``vectorize``, ``static_shared_memory``, ``software_pipeline``, ``shared_layouts``, ``native_bf16``, ``emulate_fp8``)
 and the passes backends register. ``native_bf16`` keeps bfloat16 arithmetic and storage in the device code (no fp32
@@ -45,6 +49,7 @@ from tilelang.transform.finalize_tile_ir import FinalizeTileIR
 from tilelang.transform.host_checks import HostChecks
 from tilelang.transform.inject_software_pipeline import InjectSoftwarePipeline
 from tilelang.transform.insert_barriers import InsertBarriers
+from tilelang.transform.launches import each_launch
 from tilelang.transform.layout_inference import LayoutInference
 from tilelang.transform.legalize_safe_memory_access import LegalizeSafeMemoryAccess
 from tilelang.transform.legalize_tfloat32 import LegalizeTFloat32
@@ -241,11 +246,8 @@ def lower_tile_program(mod: tvm.IRModule, target: Any, target_host: Any) -> tvm.
         return _lower_tile_program(mod, target, target_host)
 
 
-def _lower_tile_program(mod: tvm.IRModule, target: Any, target_host: Any) -> tvm.IRModule:
-    from tvm import tirx
-
-    mod = tirx.transform.BindTarget(target.with_host(target_host))(mod)
-    mod = LegalizeTFloat32(target)(mod)
+def _core_stages(mod: tvm.IRModule, target: Any) -> tvm.IRModule:
+    """`CORE_STAGES` with their extension points, on a module whose functions hold one launch each."""
     for factory, point in CORE_STAGES:
         if factory is not None:
             mod = factory(target)(mod)
@@ -253,6 +255,15 @@ def _lower_tile_program(mod: tvm.IRModule, target: Any, target_host: Any) -> tvm
             mod = _layout_visual(mod)
         if point is not None:
             mod = _run(mod, passes_at(point, target))
+    return mod
+
+
+def _lower_tile_program(mod: tvm.IRModule, target: Any, target_host: Any) -> tvm.IRModule:
+    from tvm import tirx
+
+    mod = tirx.transform.BindTarget(target.with_host(target_host))(mod)
+    mod = LegalizeTFloat32(target)(mod)
+    mod = each_launch(mod, lambda m: _core_stages(m, target))
     mod = FinalizeTileIR(target)(mod)
     mod = ConfigIndexBitwidth(target)(mod)
     mod = _run(mod, _tvm_legalize(target))

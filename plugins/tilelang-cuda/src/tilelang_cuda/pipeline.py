@@ -120,7 +120,7 @@ def CUDAPassPipelineBodyPrologue(mod: Any, target: Any) -> Any:
     import tvm
     from tvm import tirx
 
-    from tilelang.backend.sdk import CORE_STAGES, current_tl_config, passes_at, tvm_target
+    from tilelang.backend.sdk import CORE_STAGES, current_tl_config, each_launch, passes_at, tvm_target
     from tilelang.transform import LetInline, Simplify
 
     if not isinstance(target, tvm.target.Target):
@@ -130,12 +130,16 @@ def CUDAPassPipelineBodyPrologue(mod: Any, target: Any) -> Any:
     mod = tirx.transform.BindTarget(target)(mod)
     if current_tl_config("tl.force_let_inline", False):
         mod = LetInline()(mod)
-    for factory, point in CORE_STAGES:
-        if factory is not None:
-            mod = factory(target)(mod)
-        if point is not None:
-            for p in passes_at(point, target):
-                mod = p(mod)
-        if point == "post_parallel":
-            break
-    return Simplify()(mod)
+
+    def front(mod: Any) -> Any:
+        for factory, point in CORE_STAGES:
+            if factory is not None:
+                mod = factory(target)(mod)
+            if point is not None:
+                for p in passes_at(point, target):
+                    mod = p(mod)
+            if point == "post_parallel":
+                break
+        return mod
+
+    return Simplify()(each_launch(mod, front))  # a function of several launches: one launch at a time
