@@ -36,12 +36,12 @@ def _copy_dtype(body: Any) -> str | None:
 
 def _contiguous(buf: Any, indices: Any, var: Any) -> bool:
     """Whether the element of `buf` at `indices` moves by exactly one (row-major) when `var` grows by one."""
-    from tvm import tirx
-
     from tilelang.transform import utils as C
 
-    offset, stride = tirx.const(0, "int32"), tirx.const(1, "int32")
-    for extent, index in reversed(list(zip(buf.ty.shape, indices))):
+    if not indices or len(indices) != len(buf.ty.shape):
+        return False
+    offset, stride = indices[-1], buf.ty.shape[-1]
+    for extent, index in reversed(list(zip(buf.ty.shape[:-1], indices[:-1]))):
         offset, stride = offset + index * stride, stride * extent
     step = tvm.sym.Analyzer().simplify(C.substitute(offset, {var: var + 1}) - offset)
     return C.is_const(step, 1)
