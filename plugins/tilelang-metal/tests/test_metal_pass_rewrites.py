@@ -242,6 +242,49 @@ def test_limit_vector_width_lets_16bit_copies_keep_8_lanes():
     assert body_equal(_run(LimitVectorWidth, before), expected)
 
 
+def test_limit_vector_width_splits_strided_16bit_copies_into_4_lane_chunks():
+    """A transposing copy scatters with a stride (fuzz seed 20261305: ``Cannot convert type float16x8 to Metal
+    type``): it cannot be packed, so it gets no 8-lane exemption; 4-lane chunks, which MSL spells as ``half4``
+    even when storage planning makes the contiguous side an array of vectors."""
+
+    @S.prim_func(check_well_formed=False)
+    def before(A: S.Buffer((4, 64), "float16"), B: S.Buffer((64, 4), "float16")):
+        tx = S.launch_thread("threadIdx.x", 32)
+        for v in S.vectorized(8):
+            B[tx % 8 * 8 + v, tx // 8] = A[tx // 8, tx % 8 * 8 + v]
+
+    @S.prim_func(check_well_formed=False)
+    def expected(A: S.Buffer((4, 64), "float16"), B: S.Buffer((64, 4), "float16")):
+        tx = S.launch_thread("threadIdx.x", 32)
+        for v_o in range(2):
+            for v_v in S.vectorized(4):
+                B[tx % 8 * 8 + (v_o * 4 + v_v), tx // 8] = A[tx // 8, tx % 8 * 8 + (v_o * 4 + v_v)]
+
+    assert body_equal(_run(LimitVectorWidth, before), expected)
+
+
+def test_a_transposed_half_fragment_lowers_to_checked_msl(clang22):
+    """The fuzz program (seed 20261305) itself: the fragment is staged through threadgroup memory, which storage
+    planning made an array of ``float16x8`` vectors while the scatter into ``d`` kept 8 lanes."""
+    import tilelang
+    import tilelang.language as T
+    from tilelang_metal.mslcheck import check_msl
+
+    @T.prim_func
+    def kernel(A: T.Tensor((1, 1), "float16"), B: T.Tensor((1, 1), "float16")):
+        with T.Kernel(T.ceildiv(1, 64), T.ceildiv(1, 4), threads=32) as (bx, by):
+            s = T.alloc_fragment((4, 64), "float16")
+            d = T.alloc_shared((64, 4), "float16")
+            T.copy(A[by * 4, bx * 64], s)
+            T.transpose(s, d)
+            T.copy(d, B[bx * 64, by * 4])
+
+    source = tilelang.lower(kernel, target="metal").kernel_source
+    assert "half8" not in source and "lane * 4" in source
+    result = check_msl(source, name="transpose_half.metal", clang=clang22)
+    assert result.ok, result.diagnostics
+
+
 @S.prim_func(check_well_formed=False)
 def _bf16_arithmetic(A: S.Buffer((64, 4), "bfloat16")):
     tx = S.launch_thread("threadIdx.x", 64)
@@ -486,6 +529,54 @@ def test_a_transposing_half_copy_through_shared_memory_builds_for_metal():
 
     source = tilelang.lower(kernel, target="metal").kernel_source
     assert "x8" not in source and "lane * 32" in source
+
+
+def test_pack_half_vectors_flattens_a_vector_register_whose_copy_cannot_be_packed():
+    """A ``float16x8`` register (storage planning's) copied to an unaligned offset: the register becomes a plain
+    array of 8 halves, filled by a packed copy and read element by element (it was left a ``float16x8``, which
+    the codegen cannot spell: ``Cannot convert type float16x8 to Metal type``)."""
+
+    @S.prim_func(check_well_formed=False)
+    def before(A: S.Buffer((2048,), "float16"), B: S.Buffer((2048,), "float16")):
+        tx = S.launch_thread("threadIdx.x", 128)
+        V = S.alloc_buffer((1,), "float16x8", scope="local")
+        V[0] = A[S.Ramp(tx * 8, 1, 8)]
+        B[S.Ramp(tx * 8 + 1, 1, 8)] = V[0]
+
+    @S.prim_func(check_well_formed=False)
+    def expected(A: S.Buffer((2048,), "float16"), B: S.Buffer((2048,), "float16")):
+        tx = S.launch_thread("threadIdx.x", 128)
+        V = S.alloc_buffer((8,), "float16", scope="local")
+        V_u32 = S.decl_buffer((4,), "uint32", data=V.data, scope="local")
+        A_u32 = S.decl_buffer((1024,), "uint32", data=A.data)
+        V_u32[S.Ramp(0, 1, 4)] = A_u32[S.Ramp(tx * 4, 1, 4)]
+        for lane in range(8):
+            B[tx * 8 + 1 + lane] = V[lane]
+
+    assert body_equal(_run(PackHalfVectors, before), expected)
+
+
+@pytest.mark.parametrize("offset", [1, 2, 4])
+def test_a_half_fragment_copied_to_an_unaligned_shared_column_lowers_to_checked_msl(offset, clang22):
+    """A float16 fragment copied into a shared tile at a column offset that is not a multiple of 8: its register
+    is a ``float16x8`` after storage planning and the store into the tile cannot be packed."""
+    import tilelang
+    import tilelang.language as T
+    from tilelang_metal.mslcheck import check_msl
+
+    @T.prim_func
+    def kernel(A: T.Tensor((4, 64), "float16"), B: T.Tensor((4, 80), "float16")):
+        with T.Kernel(1, threads=32):
+            s = T.alloc_fragment((4, 64), "float16")
+            d = T.alloc_shared((4, 80), "float16")
+            T.copy(A[0, 0], s)
+            T.copy(s, d[0:4, offset:offset + 64])
+            T.copy(d, B[0, 0])
+
+    source = tilelang.lower(kernel, target="metal").kernel_source
+    assert "half8" not in source and "lane" in source
+    result = check_msl(source, name=f"unaligned_half_copy_{offset}.metal", clang=clang22)
+    assert result.ok, result.diagnostics
 
 
 @S.prim_func(check_well_formed=False)

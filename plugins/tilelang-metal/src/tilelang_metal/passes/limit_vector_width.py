@@ -5,8 +5,10 @@ type float32x32 to Metal type"). A vectorized loop of extent ``n > 4`` becomes a
 chunks of a 4-lane vectorized loop when 4 divides ``n``, else a serial loop.
 
 16-bit floats: a loop whose body is a plain copy (a store of a load of the same 16-bit dtype) of an even number of
-lanes may keep up to 8, since `tilelang_metal.passes.pack_half_vectors` moves it as packed ``uint`` lanes (an odd
-count is not packed, so it follows the rules below). Any other vectorized
+lanes, contiguous on both sides, may keep up to 8, since `tilelang_metal.passes.pack_half_vectors` moves it as packed
+``uint`` lanes. It packs nothing else, so an odd count, or a side that is strided (a transposing copy's gather or
+scatter), follows the rules below: an 8-lane strided copy would stay a ``float16x8`` vector, which MSL does not
+have (``half8``), when storage planning makes the other side's buffer an array of such vectors. Any other vectorized
 ``bfloat16`` loop runs serially: the codegen spells ``bfloat16xN`` as a scalar ``bfloat``. So does a loop that
 converts between element types: the codegen spells a vector conversion as a C-style cast (``(half4)v``), which
 MSL rejects between vectors of different element types.
@@ -32,6 +34,19 @@ def _copy_dtype(body: Any) -> str | None:
     return dtype if str(body.value.source.ty.dtype) == dtype else None
 
 
+def _contiguous(buf: Any, indices: Any, var: Any) -> bool:
+    """Whether the element of `buf` at `indices` moves by exactly one (row-major) when `var` grows by one."""
+    from tilelang.transform import utils as C
+
+    if not indices or len(indices) != len(buf.ty.shape):
+        return False
+    offset, stride = indices[-1], buf.ty.shape[-1]
+    for extent, index in reversed(list(zip(buf.ty.shape[:-1], indices[:-1]))):
+        offset, stride = offset + index * stride, stride * extent
+    step = tvm.sym.Analyzer().simplify(C.substitute(offset, {var: var + 1}) - offset)
+    return C.is_const(step, 1)
+
+
 def _serial_only(body: Any) -> bool:
     """Whether a vectorized `body` would print as MSL that is wrong: bf16 stores or element-type casts."""
     from tvm import tirx
@@ -55,8 +70,13 @@ def LimitVectorWidth(target: Any = None) -> tvm.transform.Pass:
             return loop
         extent = C.as_int(loop.extent)
         copy = _copy_dtype(loop.body)
-        # packed as uint lanes: an even number of 16-bit lanes only (pack_half_vectors leaves odd counts alone)
+        # packed as uint lanes: an even number of 16-bit lanes, contiguous on both sides, only (pack_half_vectors
+        # leaves odd counts alone and copies a strided side element by element)
         half_copy = copy is not None and tvm.DataType(copy).bits == 16 and extent is not None and extent % 2 == 0
+        if half_copy:
+            store, load = loop.body, loop.body.value
+            half_copy = (_contiguous(store.buffer, store.indices, loop.loop_var)
+                         and _contiguous(load.source, load.indices, loop.loop_var))
         width = MAX_COPY_LANES_16BIT if half_copy else MAX_LANES
         serial = tirx.For(loop.loop_var, loop.min, loop.extent, tirx.ForKind.SERIAL, loop.body)
         if not half_copy and _serial_only(loop.body):

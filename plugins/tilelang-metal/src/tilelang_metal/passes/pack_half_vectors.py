@@ -9,9 +9,12 @@ alignment), into the same copy through ``uint32`` views
 of both buffers (``L / 2`` lanes: ``uint``, ``uint2``, ``uint4``). The MSL becomes
 ``*(threadgroup uint4*)(((threadgroup uint*)A_shared) + i) = *(device uint4*)(((device uint*)A) + j)``.
 
-A copy between flat buffers that it cannot pack (an offset not provably aligned) becomes a serial loop of element
-copies; one involving a buffer whose element type is itself a vector stays as it was;
-`tilelang_metal.passes.limit_vector_width` keeps other 16-bit vector code within what the codegen spells correctly.
+A copy that it cannot pack (an offset not provably aligned, or a strided side) becomes a serial loop of element
+copies. A register or tile whose element type is itself a 16-bit vector (storage planning makes them) is re-declared
+as ``uint32`` vectors when every access of it is a packable copy; when a copy of it cannot be packed, it is first
+re-declared as a plain 16-bit array (its element ``i`` the ``L`` lanes from ``i * L``), so that copy can go element
+by element (a ``float16x8`` element would print as ``half8``, which MSL does not have); used otherwise, it keeps its
+type. `tilelang_metal.passes.limit_vector_width` keeps other 16-bit vector code within what the codegen spells.
 """
 
 from __future__ import annotations
@@ -72,7 +75,7 @@ def _find(pairs: dict[Any, Any], buf: Any) -> Any:
 def _scalarized(store: Any, load: Any, lanes: int) -> Any:
     """A 16-bit vector copy that cannot be packed (unaligned, or strided on either side), as a serial loop of
     element copies (the codegen has no correct spelling for it); `store` itself when its indices are not flat
-    ramps."""
+    ramps or a side is a vector-element buffer."""
     from tvm import tirx
 
     from tilelang.transform import utils as C
@@ -92,6 +95,44 @@ def _scalarized(store: Any, load: Any, lanes: int) -> Any:
     return tirx.For(i, 0, lanes, tirx.ForKind.SERIAL, copy)
 
 
+def _flattened(body: Any, buffers: list[Any]) -> Any:
+    """`body` with each vector-element allocation of `buffers` (a constant ``(n,)`` of ``float16xL``) re-declared
+    as a plain ``(n * L,)`` array of its element type: element ``i`` becomes the lanes ``ramp(i * L, 1, L)``."""
+    import tvm_ffi
+    from tvm import tirx
+
+    from tilelang.transform import utils as C
+
+    flat = {}
+    for buf in buffers:
+        dt = tvm.DataType(str(buf.ty.dtype))
+        flat[buf] = tirx.decl_buffer([C.num_elements(buf.ty.shape) * int(dt.lanes)], str(dt.with_lanes(1)),
+                                     name=str(buf.name), scope=C.scope_of(buf))
+    analyzer = tvm.sym.Analyzer()
+
+    def lanes_of(buf: Any, indices: Any) -> tuple[Any, list[Any]] | None:
+        new = _find(flat, buf)
+        if new is None or len(indices) != 1:
+            return None
+        lanes = int(tvm.DataType(str(buf.ty.dtype)).lanes)
+        return new, [tirx.Ramp(analyzer.simplify(indices[0] * lanes), 1, lanes)]
+
+    def on_load(load: Any) -> Any:
+        hit = lanes_of(load.source, list(load.indices))
+        return load if hit is None else tirx.BufferLoad(hit[0], hit[1])
+
+    def on_store(store: Any) -> Any:
+        hit = lanes_of(store.buffer, list(store.indices))
+        return store if hit is None else tirx.BufferStore(hit[0], store.value, hit[1])
+
+    def on_alloc(alloc: Any) -> Any:
+        new = _find(flat, alloc.buffer)
+        return alloc if new is None else tirx.AllocBuffer(new)
+
+    return tvm_ffi.structural_map(body, [(tvm.ir.TensorLoad, on_load), (tirx.BufferStore, on_store),
+                                         (tirx.AllocBuffer, on_alloc)])
+
+
 def _packed_dtype(dtype: str) -> str | None:
     """``uint32xN/2`` for a 16-bit float vector element dtype of N lanes, else None."""
     lanes = _half_lanes(dtype)
@@ -107,7 +148,7 @@ def PackHalfVectors(target: Any = None) -> tvm.transform.Pass:
 
     from tilelang.transform import utils as C
 
-    def rewrite(func: Any, packed_allocs: dict[Any, Any]) -> Any:
+    def rewrite(func: Any, packed_allocs: dict[Any, Any], blocked: list[Any]) -> Any:
         # a declared buffer's storage is the data its declaration binds (a view's own `.data` is not physical)
         storage = {d.buffer: d.data for d in C.collect(func.body, tirx.DeclBuffer)}
         analyzer = tvm.sym.Analyzer()
@@ -131,6 +172,12 @@ def PackHalfVectors(target: Any = None) -> tvm.transform.Pass:
             dst = _packed_access(store.buffer, list(store.indices), lanes, analyzer, packed_allocs, storage)
             src = _packed_access(load.source, list(load.indices), lanes, analyzer, packed_allocs, storage)
             if dst is None or src is None:
+                # a vector-element side that would be packed but for this copy: flatten it (it then goes element
+                # by element); one already kept for another use keeps its type, and so does this copy
+                vectors = [b for b in (store.buffer, load.source) if _half_lanes(str(b.ty.dtype)) is not None]
+                if vectors and all(_find(packed_allocs, b) is not None and len(b.ty.shape) == 1
+                                   and C.num_elements(b.ty.shape) is not None for b in vectors):
+                    blocked.extend(b for b in vectors if not any(b.same_as(k) for k in blocked))
                 return _scalarized(store, load, lanes)
             (dbuf, didx, ddecl), (sbuf, sidx, sdecl) = dst, src
             packed = tirx.BufferStore(dbuf, tirx.BufferLoad(sbuf, sidx), didx)
@@ -154,8 +201,14 @@ def PackHalfVectors(target: Any = None) -> tvm.transform.Pass:
                 buf = alloc.buffer
                 packed_allocs[buf] = tirx.decl_buffer(list(buf.ty.shape), dtype, name=str(buf.name),
                                                       scope=C.scope_of(buf))
+        source = func
         while True:
-            body = rewrite(func, packed_allocs)
+            blocked: list[Any] = []
+            body = rewrite(source, packed_allocs, blocked)
+            if blocked:  # a copy of a vector-element buffer that cannot be packed: flatten the buffer, go again
+                source = C.with_body(source, _flattened(source.body, blocked))
+                packed_allocs = {k: v for k, v in packed_allocs.items() if not any(k.same_as(b) for b in blocked)}
+                continue
             stale = [b for b in packed_allocs if C.uses_var(body, [b])]
             if not stale:
                 break
