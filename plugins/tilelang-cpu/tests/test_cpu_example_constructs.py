@@ -201,3 +201,34 @@ def test_named_barrier_inside_a_branch_on_the_thread_index():
     y = torch.empty(R, dtype=torch.int32)
     kernel(x, y)
     assert torch.equal(y, torch.cumsum(x, 0).to(torch.int32))
+
+
+def test_loop_around_barriers_leaves_on_a_uniform_per_thread_value():
+    # topk_selector: `for round: if l_todo <= 0: break` and `for s in range(ceildiv(l_n, BLOCK))` around barriers,
+    # reading per-thread copies of uniform values. The break ended the emulated thread loop instead of the round
+    # loop, and the loop bound read the thread index outside the thread loops (tx undefined).
+    @T.prim_func
+    def rounds(Out: T.Tensor((32,), T.int32)):
+        with T.Kernel(1, threads=32):
+            tx = T.get_thread_binding()
+            s = T.alloc_shared((32,), T.int32)
+            todo = T.alloc_var(T.int32)
+            n = T.alloc_var(T.int32)
+            todo = 2
+            s[tx] = 0
+            for r in T.serial(5):
+                if todo <= 0:
+                    break
+                T.sync_threads()
+                n = 2 + r
+                for _ in T.serial(n):
+                    T.sync_threads()
+                    s[tx] = s[tx] + 1
+                todo = todo - 1
+            T.sync_threads()
+            Out[tx] = s[tx]
+
+    kernel = tilelang.compile(rounds, target="cpu")
+    out = torch.zeros(32, dtype=torch.int32)
+    kernel(out)
+    assert torch.equal(out, torch.full((32,), 5, dtype=torch.int32))  # rounds 0 and 1 only: 2 + 3 increments
