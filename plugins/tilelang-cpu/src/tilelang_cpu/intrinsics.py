@@ -3,11 +3,13 @@
 - ``T.print`` / buffer prints: a call of the host function `tilelang_cpu.debug.PRINT` with the message, the
   value and the block and thread indices (the kernel runs on the host, so it prints to the process's stdout).
 - Warp and block collectives (votes, ballots, shuffles, warp reductions, ``T.syncthreads_*``, ``T.sync_warp``,
-  ``T.activemask``, named barriers ``T.sync_threads(id, n)``): emulated over the threads the CPU backend runs as loops (`tilelang_cpu.passes.lower_launch`). Each
+  ``T.activemask``): emulated over the threads the CPU backend runs as loops (`tilelang_cpu.passes.lower_launch`). Each
   thread writes its operand to a block-wide scratch row, a barrier orders the writes before the reads, and the
   result is read back (a shuffle) or folded over the lanes of the thread's warp (32 lanes) or over the block.
   The barrier splits the thread loops there, so a collective must not sit under a condition that differs
   between threads, as on a GPU.
+- Named barriers (``T.sync_threads(id, n)``, the threads of one branch): a barrier that splits the thread loops
+  under the branch's condition (`tilelang.backend.sdk.emulate_threads`).
 - ``T.sync_grid`` has no CPU lowering: the blocks of a CPU kernel run one after another on each core.
 - Transaction barriers and TMA (``T.alloc_barrier`` / ``T.mbarrier_*`` / ``T.barrier_*``, ``T.tma_copy``):
   a block's warp-specialised roles (``T.ws``) run one after another in program order
