@@ -232,3 +232,23 @@ def test_loop_around_barriers_leaves_on_a_uniform_per_thread_value():
     out = torch.zeros(32, dtype=torch.int32)
     kernel(out)
     assert torch.equal(out, torch.full((32,), 5, dtype=torch.int32))  # rounds 0 and 1 only: 2 + 3 increments
+
+
+def test_tma_copy_box_overhanging_the_tensor_reads_zeros_and_skips_stores():
+    # TMA fills a load's out-of-bounds box elements with 0 and drops a store's
+    @T.prim_func
+    def edge(A: T.Tensor((6, 8), T.float32), B: T.Tensor((6, 8), T.float32)):
+        with T.Kernel(2, threads=128) as bx:
+            s = T.alloc_shared((4, 8), T.float32)
+            bar = T.alloc_barrier(arrive_count=128)
+            T.tma_copy(A[bx * 4, 0], s, barrier=bar)
+            T.barrier_arrive(bar)
+            T.barrier_wait(bar, 0)
+            for i, j in T.Parallel(4, 8):
+                s[i, j] = s[i, j] + 1
+            T.tma_copy(s, B[bx * 4, 0])
+
+    kernel = tilelang.compile(edge, target="cpu")
+    a, b = torch.randn(6, 8), torch.zeros(6, 8)
+    kernel(a, b)
+    torch.testing.assert_close(b, a + 1)

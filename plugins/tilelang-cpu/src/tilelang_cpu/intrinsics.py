@@ -270,12 +270,14 @@ def lower_barrier_op(ctx: Any) -> Any:
 
 
 def lower_tma_copy(ctx: Any) -> Any:
-    """``T.tma_copy(src, dst, barrier, ...)``: the box copied element by element, complete on return."""
+    """``T.tma_copy(src, dst, barrier, ...)``: the box copied element by element, complete on return; as TMA
+    does, a load reads 0 outside the global tensor and a store skips what falls outside it."""
     from tvm import tirx
 
     from tilelang.backend.sdk import Lowered
     from tilelang.errors import LoweringError
     from tilelang.tileop.utils import cast, nonunit_dims, region_indices
+    from tilelang.transform import utils as C
 
     src, dst = ctx.args[0], ctx.args[1]
     sdims, ddims = nonunit_dims(src), nonunit_dims(dst)
@@ -284,8 +286,22 @@ def lower_tma_copy(ctx: Any) -> Any:
                             f"{dst.source.name} have different numbers of non-unit dimensions")
     ext = [dst.region[d].extent for d in ddims]
     loop_vars = [tirx.Var(f"i{k}", "int32") for k in range(len(ext))]
-    value = cast(str(dst.source.ty.dtype), tirx.BufferLoad(src.source, region_indices(src, sdims, loop_vars)))
-    body: Any = tirx.BufferStore(dst.source, value, region_indices(dst, ddims, loop_vars))
+    dtype = str(dst.source.ty.dtype)
+    si, di = region_indices(src, sdims, loop_vars), region_indices(dst, ddims, loop_vars)
+
+    def inside(buf: Any, idx: list[Any]) -> Any:
+        conds = [i < n for i, n in zip(idx, buf.ty.shape)]
+        out = conds[0]
+        for c in conds[1:]:
+            out = tirx.And(out, c)
+        return out
+
+    value: Any = cast(dtype, tirx.BufferLoad(src.source, si))
+    if C.scope_of(src.source) == "global":
+        value = tirx.if_then_else(inside(src.source, si), value, tirx.const(0, dtype))
+    body: Any = tirx.BufferStore(dst.source, value, di)
+    if C.scope_of(dst.source) == "global":
+        body = tirx.IfThenElse(inside(dst.source, di), body, None)
     for v, e in reversed(list(zip(loop_vars, ext))):
         body = tirx.For(v, 0, e, tirx.ForKind.SERIAL, body)
     return Lowered(None, [body])
