@@ -115,3 +115,140 @@ def test_block_swizzle_in_the_second_launch_remaps_that_launchs_blocks():
     b = torch.empty(M, N)
     kernel(a, b)
     torch.testing.assert_close(b, (a + 1) * 3)
+
+
+def test_warp_specialized_roles_with_tma_copies_and_mbarriers_run_in_program_order():
+    # example_warp_specialize_gemm_copy_0_gemm_1: a producer warpgroup loads tiles with T.tma_copy, a consumer
+    # warpgroup multiplies them, mbarriers order the two. Was a LoweringError (mbarrier on llvm); the consumer's
+    # T.gemm must also run once per block, not once per thread of its warpgroup.
+    M, N, K, bm, bn, bk = 64, 64, 64, 32, 32, 16
+
+    @T.prim_func
+    def gemm(A: T.Tensor((M, K), T.float32), B: T.Tensor((K, N), T.float32), C: T.Tensor((M, N), T.float32)):
+        with T.Kernel(N // bn, M // bm, threads=256) as (bx, by):
+            A_s = T.alloc_shared((bm, bk), T.float32)
+            B_s = T.alloc_shared((bk, bn), T.float32)
+            C_l = T.alloc_fragment((bm, bn), T.float32)
+            ready = T.alloc_barrier(arrive_count=128)
+            done = T.alloc_barrier(arrive_count=128)
+            with T.ws(1):
+                T.clear(C_l)
+            for ko in T.Pipelined(K // bk, num_stages=0):
+                with T.ws(0):
+                    T.barrier_wait(done, (ko + 1) % 2)
+                    T.tma_copy(A[by * bm, ko * bk], A_s, barrier=ready)
+                    T.tma_copy(B[ko * bk, bx * bn], B_s, barrier=ready)
+                    T.barrier_arrive(ready)
+                with T.ws(1):
+                    T.barrier_wait(ready, ko % 2)
+                    T.gemm(A_s, B_s, C_l)
+                    T.barrier_arrive(done)
+            with T.ws(1):
+                T.copy(C_l, C[by * bm, bx * bn])
+
+    kernel = tilelang.compile(gemm, target="cpu")
+    a, b, c = torch.randn(M, K), torch.randn(K, N), torch.empty(M, N)
+    kernel(a, b, c)
+    torch.testing.assert_close(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_warp_specialized_scope_keeps_its_guard_on_per_thread_statements():
+    # a T.ws scope's thread-indexed statements run on its warpgroup's threads only (threads 128..255 here)
+    @T.prim_func
+    def mark(Out: T.Tensor((256,), T.int32)):
+        with T.Kernel(1, threads=256):
+            tx = T.get_thread_binding()
+            Out[tx] = 0
+            with T.ws(1):
+                Out[tx] = tx
+
+    kernel = tilelang.compile(mark, target="cpu")
+    out = torch.full((256,), -1, dtype=torch.int32)
+    kernel(out)
+    expected = torch.arange(256, dtype=torch.int32)
+    expected[:128] = 0
+    assert torch.equal(out, expected)
+
+
+def test_named_barrier_inside_a_branch_on_the_thread_index():
+    # deepseek_v32 topk_selector: threads tx < 64 of 128 run a Hillis-Steele prefix sum in shared memory, ordered
+    # by T.sync_threads(3, 64), a named barrier of those threads (was a TypeError: sync_threads took no arguments)
+    R = 64
+
+    @T.prim_func
+    def prefix(X: T.Tensor((R,), T.int32), Y: T.Tensor((R,), T.int32)):
+        with T.Kernel(1, threads=128):
+            tx = T.get_thread_binding()
+            s = T.alloc_shared((R,), T.int32)
+            val = T.alloc_var(T.int32)
+            if tx < R:
+                s[tx] = X[tx]
+            T.sync_threads()
+            if tx < R:
+                for i in T.serial(6):
+                    T.sync_threads(3, R)
+                    val = s[tx]
+                    if tx >= (1 << i):
+                        val = val + s[tx - (1 << i)]
+                    T.sync_threads(3, R)
+                    s[tx] = val
+            T.sync_threads()
+            if tx < R:
+                Y[tx] = s[tx]
+
+    kernel = tilelang.compile(prefix, target="cpu")
+    x = torch.randint(0, 100, (R,), dtype=torch.int32)
+    y = torch.empty(R, dtype=torch.int32)
+    kernel(x, y)
+    assert torch.equal(y, torch.cumsum(x, 0).to(torch.int32))
+
+
+def test_loop_around_barriers_leaves_on_a_uniform_per_thread_value():
+    # topk_selector: `for round: if l_todo <= 0: break` and `for s in range(ceildiv(l_n, BLOCK))` around barriers,
+    # reading per-thread copies of uniform values. The break ended the emulated thread loop instead of the round
+    # loop, and the loop bound read the thread index outside the thread loops (tx undefined).
+    @T.prim_func
+    def rounds(Out: T.Tensor((32,), T.int32)):
+        with T.Kernel(1, threads=32):
+            tx = T.get_thread_binding()
+            s = T.alloc_shared((32,), T.int32)
+            todo = T.alloc_var(T.int32)
+            n = T.alloc_var(T.int32)
+            todo = 2
+            s[tx] = 0
+            for r in T.serial(5):
+                if todo <= 0:
+                    break
+                T.sync_threads()
+                n = 2 + r
+                for _ in T.serial(n):
+                    T.sync_threads()
+                    s[tx] = s[tx] + 1
+                todo = todo - 1
+            T.sync_threads()
+            Out[tx] = s[tx]
+
+    kernel = tilelang.compile(rounds, target="cpu")
+    out = torch.zeros(32, dtype=torch.int32)
+    kernel(out)
+    assert torch.equal(out, torch.full((32,), 5, dtype=torch.int32))  # rounds 0 and 1 only: 2 + 3 increments
+
+
+def test_tma_copy_box_overhanging_the_tensor_reads_zeros_and_skips_stores():
+    # TMA fills a load's out-of-bounds box elements with 0 and drops a store's
+    @T.prim_func
+    def edge(A: T.Tensor((6, 8), T.float32), B: T.Tensor((6, 8), T.float32)):
+        with T.Kernel(2, threads=128) as bx:
+            s = T.alloc_shared((4, 8), T.float32)
+            bar = T.alloc_barrier(arrive_count=128)
+            T.tma_copy(A[bx * 4, 0], s, barrier=bar)
+            T.barrier_arrive(bar)
+            T.barrier_wait(bar, 0)
+            for i, j in T.Parallel(4, 8):
+                s[i, j] = s[i, j] + 1
+            T.tma_copy(s, B[bx * 4, 0])
+
+    kernel = tilelang.compile(edge, target="cpu")
+    a, b = torch.randn(6, 8), torch.zeros(6, 8)
+    kernel(a, b)
+    torch.testing.assert_close(b, a + 1)

@@ -62,3 +62,25 @@ def test_float8_e4m3_parameters_take_torch_float8_e4m3fn():
     y = quantize()(x)
     assert y.dtype == torch.float8_e4m3fn
     assert torch.equal(y.view(torch.uint8), x.to(torch.float8_e4m3fn).view(torch.uint8))
+
+
+@pytest.mark.parametrize("dtype", [torch.float8_e4m3fn, torch.float8_e5m2], ids=["e4m3fn", "e5m2"])
+def test_fp8_stores_round_subnormals_and_overflow_as_torch(dtype):
+    """Every float32 -> fp8 store gives torch's byte: subnormals (TVM's encoding flushed e4m3 values under 2**-6
+    to 0, the reference's deepseek_v4 act_quant), overflow (e4m3fn saturates to 448, e5m2 is infinity), NaN."""
+    fp8 = str(dtype).removeprefix("torch.")
+    n = 4096
+
+    @T.prim_func
+    def store(X: T.Tensor((n,), "float32"), Y: T.Tensor((n,), fp8)):
+        with T.Kernel(1, threads=32):
+            for i in T.Parallel(n):
+                Y[i] = X[i]
+
+    torch.manual_seed(0)
+    x = torch.cat([torch.randn(1024) * 2.0**-8, torch.randn(1024) * 2.0**-15, torch.randn(1024) * 300,
+                   torch.randn(1024)])
+    x[:6] = torch.tensor([float("nan"), float("inf"), -float("inf"), 500.0, -1e6, 2.0**-9 * 2.5])
+    y = torch.empty(n, dtype=dtype)
+    tilelang.compile(store, target="cpu")(x, y)
+    assert torch.equal(y.view(torch.uint8), x.to(dtype).view(torch.uint8))

@@ -94,6 +94,7 @@ INTRINSICS: dict[str, tuple[str, str]] = {
     "tl.device_assert": (_OPAQUE, "(condition, message): abort the kernel when condition is false"),
     # transaction barriers and asynchronous copies
     "tl.mbarrier_init": (_OPAQUE, "(barrier elem, count): initialise a barrier for count arrivals"),
+    "tl.named_barrier_sync": (_OPAQUE, "(barrier id, threads): wait until that many threads reached barrier id"),
     "tl.mbarrier_wait_parity": (_OPAQUE, "(barrier elem, parity): wait for the phase of that parity"),
     "tl.mbarrier_arrive": (_OPAQUE, "(barrier elem[, cta]): arrive at a barrier"),
     "tl.mbarrier_expect_tx": (_OPAQUE, "(barrier elem, bytes): expect bytes of transactions"),

@@ -122,10 +122,21 @@ def get_block_bindings() -> list[Any]:
     return list(_state.in_kernel("T.get_block_bindings").block_vars)
 
 
-def sync_threads() -> None:
-    """A barrier over the threads of a block (``tvm_storage_sync("shared")``)."""
+def sync_threads(barrier_id: Any = None, arrive_count: Any = None) -> None:
+    """A barrier over the threads of a block (``tvm_storage_sync("shared")``); with `barrier_id` and
+    `arrive_count`, named barrier `barrier_id` over the `arrive_count` threads that reach it (``bar.sync id, n``:
+    a subset of the block, e.g. the threads of an ``if tx < n`` branch)."""
     from tvm import tirx
     from tvm.script.ir_builder import tirx as B
 
+    from tilelang.ir.ops import intrin_call
+
     _state.in_kernel("T.sync_threads")
-    B.evaluate(tirx.call_intrin("int32", "tirx.tvm_storage_sync", "shared"))
+    if barrier_id is None and arrive_count is None:
+        B.evaluate(tirx.call_intrin("int32", "tirx.tvm_storage_sync", "shared"))
+        return
+    if barrier_id is None or arrive_count is None:
+        raise KernelTypeError("T.sync_threads(barrier_id, arrive_count): a named barrier needs both its id and "
+                              "the number of threads that arrive at it")
+    args = [tirx.const(a, "int32") if isinstance(a, int) else a for a in (barrier_id, arrive_count)]
+    B.evaluate(intrin_call("tl.named_barrier_sync", "handle", args))

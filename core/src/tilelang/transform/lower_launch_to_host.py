@@ -41,6 +41,21 @@ def _has_barrier(stmt: Any) -> bool:
     return any(_is_barrier(e) for e in C.collect(stmt, tirx.Evaluate))
 
 
+def _exits_loop(stmt: Any) -> bool:
+    """Whether `stmt` holds a ``break`` / ``continue`` of the loop around it (not of a loop nested in it)."""
+    from tvm import tirx
+
+    if isinstance(stmt, (tirx.Break, tirx.Continue)):
+        return True
+    if isinstance(stmt, tirx.SeqStmt):
+        return any(_exits_loop(s) for s in stmt.seq)
+    if isinstance(stmt, tirx.IfThenElse):
+        return _exits_loop(stmt.then_case) or (stmt.else_case is not None and _exits_loop(stmt.else_case))
+    if isinstance(stmt, tirx.AttrStmt):
+        return _exits_loop(stmt.body)
+    return False
+
+
 def per_thread_buffers(body: Any) -> set[Any]:
     """Buffers each thread owns: ``local`` / ``local.var`` allocations that are not a block's fragment tile."""
     from tilelang.transform import utils as C
@@ -61,25 +76,36 @@ def _touches(stmt: Any, buffers: set[Any]) -> bool:
                 or {st.buffer for st in C.collect(stmt, tirx.BufferStore)} & buffers)
 
 
-def emulate_threads(stmt: Any, tvars: list[Any], extents: list[int], per_thread: set[Any] | None = None) -> Any:
+def emulate_threads(stmt: Any, tvars: list[Any], extents: list[int], per_thread: set[Any] | None = None,
+                    guard: Any = None) -> Any:
     """Wrap the per-thread parts of a block body in thread loops, split at barriers.
 
     A statement is per-thread when it reads a thread index or touches a per-thread buffer (reference semantics:
     every thread runs it on its own registers); other statements run once for the block. Nothing changes when
     no statement reads a thread index.
+
+    Where a barrier's loop bound or a ``break`` out of a loop around barriers reads a per-thread value, that
+    value is the same on every thread (the threads must all reach the barrier, as on a GPU): thread 0's is read,
+    outside the thread loops (`LowerLaunchToHost` binds the thread index to 0 there).
+
+    A branch on a thread index that holds barriers (``if tx < 256:`` around ``T.sync_threads(id, 256)``, a named
+    barrier of the threads that take the branch) runs under `guard`, its condition: every statement in it is
+    per-thread, each thread loop tests the guard, and the barriers inside split the loops as anywhere else.
     """
     from tvm import tirx
 
     from tilelang.transform import utils as C
 
-    if not tvars or not C.uses_var(stmt, tvars):
+    if guard is None and (not tvars or not C.uses_var(stmt, tvars)):
         return stmt
     per_thread = set() if per_thread is None else per_thread
 
     def threaded(s: Any) -> bool:
-        return C.uses_var(s, tvars) or _touches(s, per_thread)
+        return guard is not None or C.uses_var(s, tvars) or _touches(s, per_thread)
 
     def thread_loop(body: Any) -> Any:
+        if guard is not None:
+            body = tirx.IfThenElse(guard, body, None)
         for v, e in zip(reversed(tvars), reversed(extents)):
             body = tirx.For(v, 0, e, tirx.ForKind.SERIAL, body)
         return body
@@ -101,7 +127,11 @@ def emulate_threads(stmt: Any, tvars: list[Any], extents: list[int], per_thread:
                 out.append(child)
             elif _has_barrier(child):
                 flush()
-                out.append(emulate_threads(child, tvars, extents, per_thread))
+                out.append(emulate_threads(child, tvars, extents, per_thread, guard))
+            elif guard is None and _exits_loop(child) and not C.collect(child, tirx.BufferStore):
+                # a test that leaves the loop around barriers (all threads leave together): run once, thread 0's
+                flush()
+                out.append(child)
             elif threaded(child):
                 group.append(child)
             else:
@@ -110,16 +140,31 @@ def emulate_threads(stmt: Any, tvars: list[Any], extents: list[int], per_thread:
         flush()
         return C.seq(out)
     if isinstance(stmt, tirx.For) and _has_barrier(stmt.body):
+        if C.uses_var(stmt.min, tvars) or C.uses_var(stmt.extent, tvars):
+            raise LoweringError("a loop whose bounds depend on the thread index holds a barrier: the threads "
+                                "would not all reach it")
         return tirx.For(stmt.loop_var, stmt.min, stmt.extent, stmt.kind,
-                        emulate_threads(stmt.body, tvars, extents, per_thread), stmt.thread_binding,
+                        emulate_threads(stmt.body, tvars, extents, per_thread, guard), stmt.thread_binding,
                         stmt.annotations)
     if isinstance(stmt, tirx.AttrStmt) and _has_barrier(stmt.body):
         return tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value,
-                             emulate_threads(stmt.body, tvars, extents, per_thread))
+                             emulate_threads(stmt.body, tvars, extents, per_thread, guard))
     if isinstance(stmt, tirx.IfThenElse) and _has_barrier(stmt):
-        return tirx.IfThenElse(stmt.condition, emulate_threads(stmt.then_case, tvars, extents, per_thread),
-                               emulate_threads(stmt.else_case, tvars, extents, per_thread)
-                               if stmt.else_case else None)
+        cond = stmt.condition
+        if not (C.uses_var(cond, tvars) or _touches(tirx.Evaluate(cond), per_thread)):
+            return tirx.IfThenElse(cond, emulate_threads(stmt.then_case, tvars, extents, per_thread, guard),
+                                   emulate_threads(stmt.else_case, tvars, extents, per_thread, guard)
+                                   if stmt.else_case else None)
+        # a branch on the thread index around barriers: each side runs under its condition, tested per thread
+        written = {st.buffer for st in C.collect(stmt, tirx.BufferStore)}
+        if _touches(tirx.Evaluate(cond), written):
+            raise LoweringError(f"the condition {cond} of a branch holding a barrier reads a buffer the branch "
+                                "writes: the threads cannot be emulated around it")
+        both = (lambda c: c) if guard is None else (lambda c: tirx.And(guard, c))
+        sides = [emulate_threads(stmt.then_case, tvars, extents, per_thread, both(cond))]
+        if stmt.else_case is not None:
+            sides.append(emulate_threads(stmt.else_case, tvars, extents, per_thread, both(tirx.Not(cond))))
+        return C.seq(sides)
     return thread_loop(stmt)
 
 
@@ -459,6 +504,8 @@ def LowerLaunchToHost(target: Any = None, *, name: str = "tl.lower_launch_to_hos
             body = emulate_threads(body, tvars, textents, per_thread_buffers(body))
             body = _widen_thread_locals(body, tvars, textents)
             body = _fresh_thread_vars(body, tvars)
+            # what still reads a thread index runs outside the thread loops on uniform values: thread 0's
+            body = C.substitute(body, {v: tirx.const(0, str(v.ty.dtype)) for v in tvars})
             body = tvm_ffi.structural_map(body, (tirx.Evaluate, drop_barrier))
             # x varies fastest in the fused index (block (x, y, z) -> x + y * gx + z * gx * gy)
             sizes = [e for _, e in blocks][::-1]

@@ -96,6 +96,7 @@ def _tvm_legalize(target: Any) -> list[Any]:
         tirx.transform.RemoveAssume(),  # T.assume has served the simplifier; device code generators have no form
         tirx.transform.FlattenBuffer(),
         *fp8,
+        *([_exact_fp8_writes()] if fp8 else []),
         # fp8 arithmetic in fp32 where the target has none (TVM decides: CUDA keeps fp8); FP8StorageLegalize in
         # `lower`'s tail then stores bytes. A value is rounded to fp8 where it is stored to a global fp8 tensor;
         # local fp8 tiles are promoted to fp32 and keep the unrounded value (TVM's legalization).
@@ -174,6 +175,58 @@ def _exact_fp8_reads() -> tvm.transform.Pass:
         return out if str(c.ty.dtype) == "float32" else tirx.Cast(str(c.ty.dtype), out)
 
     @C.prim_func_pass("tl.ExactFP8Reads")
+    def exact(func: Any, mod: Any, ctx: Any) -> Any:
+        body = tvm_ffi.structural_mutate(func.body, [(tirx.Cast, on_cast)])
+        return func if body.same_as(func.body) else C.with_body(func, body)
+
+    return exact
+
+
+# fp8 encodings from float32 bits: (exponent bias, mantissa bits, float32 magnitude bits from which the value
+# overflows, the code of an overflow, float32 magnitude bits below which it is subnormal)
+_FP8_ENCODINGS = {"float8_e4m3fn": (7, 3, 0x43E80000, 0x7E, 121 << 23),
+                  "float8_e5m2": (15, 2, 143 << 23, 0x7C, 113 << 23)}
+
+
+def _exact_fp8_writes() -> tvm.transform.Pass:
+    """Each conversion of a float value to fp8 rounds to nearest even, subnormals included, as torch's
+    ``.to(float8)`` and CUDA's conversions do: TVM's FP8ComputeLegalize flushed e4m3 values under 2**-6 to 0 and
+    wrapped those over 448 into NaN. Overflow saturates to 448 in e4m3fn and is infinity in e5m2; NaN stays NaN."""
+    import tvm_ffi
+    from tvm import tirx
+
+    def encode(value: Any, fmt: str) -> Any:
+        bias, mbits, overflow, overflow_code, normal_min = _FP8_ENCODINGS[fmt]
+        u32 = "uint32"
+
+        def k(v: int) -> Any:
+            return tirx.const(v, u32)
+
+        bits = tirx.reinterpret(u32, value)
+        mag = tirx.bitwise_and(bits, k(0x7FFFFFFF))
+        shift = 23 - mbits
+        # subnormal: adding 2**(24 - bias - mbits), whose float32 step is the fp8 subnormal step, rounds |x| to a
+        # multiple of that step (to nearest even); the bits above the magic number's are then the fp8 code
+        magic = k((127 + 24 - bias - mbits) << 23)
+        sub = tirx.reinterpret(u32, tirx.reinterpret("float32", mag) + tirx.reinterpret("float32", magic)) - magic
+        # normal: rebias the exponent and round the mantissa to nearest even
+        odd = tirx.bitwise_and(tirx.shift_right(mag, k(shift)), k(1))
+        normal = tirx.shift_right(mag + k((((bias - 127) << 23) + (1 << (shift - 1)) - 1) & 0xFFFFFFFF) + odd, k(shift))
+        code = tirx.Select(mag > k(0x7F800000), k(0x7F),
+                           tirx.Select(mag >= k(overflow), k(overflow_code),
+                                       tirx.Select(mag < k(normal_min), sub, normal)))
+        sign = tirx.bitwise_and(tirx.shift_right(bits, k(24)), k(0x80))
+        return tirx.reinterpret(fmt, tirx.Cast("uint8", tirx.bitwise_or(code, sign)))
+
+    def on_cast(c: Any, mutator: Any) -> Any:
+        c = mutator.default_mutate(c)
+        fmt, src = str(c.ty.dtype), str(c.value.ty.dtype)
+        if fmt not in _FP8_ENCODINGS or not src.startswith(("float", "bfloat")) or src in _FP8_FORMATS \
+                or tvm.DataType(src).lanes != 1:
+            return c
+        return encode(c.value if src == "float32" else tirx.Cast("float32", c.value), fmt)
+
+    @C.prim_func_pass("tl.ExactFP8Writes")
     def exact(func: Any, mod: Any, ctx: Any) -> Any:
         body = tvm_ffi.structural_mutate(func.body, [(tirx.Cast, on_cast)])
         return func if body.same_as(func.body) else C.with_body(func, body)

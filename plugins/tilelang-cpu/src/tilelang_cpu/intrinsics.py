@@ -8,7 +8,13 @@
   result is read back (a shuffle) or folded over the lanes of the thread's warp (32 lanes) or over the block.
   The barrier splits the thread loops there, so a collective must not sit under a condition that differs
   between threads, as on a GPU.
+- Named barriers (``T.sync_threads(id, n)``, the threads of one branch): a barrier that splits the thread loops
+  under the branch's condition (`tilelang.backend.sdk.emulate_threads`).
 - ``T.sync_grid`` has no CPU lowering: the blocks of a CPU kernel run one after another on each core.
+- Transaction barriers and TMA (``T.alloc_barrier`` / ``T.mbarrier_*`` / ``T.barrier_*``, ``T.tma_copy``):
+  a block's warp-specialised roles (``T.ws``) run one after another in program order
+  (`tilelang_cpu.passes.warp_groups`), so a copy is complete when it returns and a wait that program order
+  reaches has been satisfied: ``T.tma_copy`` is a synchronous element copy and the barrier operations do nothing.
 """
 
 from __future__ import annotations
@@ -256,6 +262,63 @@ def lower_sync_warp(ctx: Any) -> Any:
     return Lowered(None, [_barrier()])
 
 
+def lower_barrier_op(ctx: Any) -> Any:
+    """An mbarrier operation: nothing to do, the roles it orders run in program order on the CPU."""
+    from tilelang.backend.sdk import Lowered
+
+    return Lowered(None, [])
+
+
+def lower_tma_copy(ctx: Any) -> Any:
+    """``T.tma_copy(src, dst, barrier, ...)``: the box copied element by element, complete on return; as TMA
+    does, a load reads 0 outside the global tensor and a store skips what falls outside it."""
+    from tvm import tirx
+
+    from tilelang.backend.sdk import Lowered
+    from tilelang.errors import LoweringError
+    from tilelang.tileop.utils import cast, nonunit_dims, region_indices
+    from tilelang.transform import utils as C
+
+    src, dst = ctx.args[0], ctx.args[1]
+    sdims, ddims = nonunit_dims(src), nonunit_dims(dst)
+    if len(sdims) != len(ddims):
+        raise LoweringError(f"T.tma_copy: the source box {src.source.name} and the destination box "
+                            f"{dst.source.name} have different numbers of non-unit dimensions")
+    ext = [dst.region[d].extent for d in ddims]
+    loop_vars = [tirx.Var(f"i{k}", "int32") for k in range(len(ext))]
+    dtype = str(dst.source.ty.dtype)
+    si, di = region_indices(src, sdims, loop_vars), region_indices(dst, ddims, loop_vars)
+
+    def inside(buf: Any, idx: list[Any]) -> Any:
+        conds = [i < n for i, n in zip(idx, buf.ty.shape)]
+        out = conds[0]
+        for c in conds[1:]:
+            out = tirx.And(out, c)
+        return out
+
+    value: Any = cast(dtype, tirx.BufferLoad(src.source, si))
+    if C.scope_of(src.source) == "global":
+        value = tirx.if_then_else(inside(src.source, si), value, tirx.const(0, dtype))
+    body: Any = tirx.BufferStore(dst.source, value, di)
+    if C.scope_of(dst.source) == "global":
+        body = tirx.IfThenElse(inside(dst.source, di), body, None)
+    for v, e in reversed(list(zip(loop_vars, ext))):
+        body = tirx.For(v, 0, e, tirx.ForKind.SERIAL, body)
+    return Lowered(None, [body])
+
+
+def lower_named_barrier(ctx: Any) -> Any:
+    """``T.sync_threads(id, n)``: a barrier of the threads that reach it; the thread loops split there as at a
+    block barrier, under the condition of the branch that holds it (`tilelang.backend.sdk.emulate_threads`)."""
+    from tilelang.backend.sdk import Lowered
+
+    return Lowered(None, [_barrier()])
+
+
+BARRIER_OPS = ("tl.mbarrier_wait_parity", "tl.mbarrier_arrive", "tl.mbarrier_expect_tx",
+               "tl.mbarrier_arrive_expect_tx", "tl.mbarrier_init", "tl.tma_store_arrive", "tl.tma_store_wait")
+
+
 def _impls() -> tuple[TileOpImpl, ...]:
     out = [TileOpImpl("tl.print", "cpu_host_print", lower_print, priority=1),
            TileOpImpl("tl.print_buffer_value", "cpu_host_print", lower_print, priority=1)]
@@ -265,6 +328,10 @@ def _impls() -> tuple[TileOpImpl, ...]:
         out.append(TileOpImpl(op, "cpu_emulated", lower_shuffle, priority=1))
     out.append(TileOpImpl("tl.activemask", "cpu_emulated", lower_activemask, priority=1))
     out.append(TileOpImpl("tl.sync_warp", "cpu_emulated", lower_sync_warp, priority=1))
+    for op in BARRIER_OPS:
+        out.append(TileOpImpl(op, "cpu_program_order", lower_barrier_op, priority=1))
+    out.append(TileOpImpl("tl.tma_copy", "cpu_program_order", lower_tma_copy, priority=1))
+    out.append(TileOpImpl("tl.named_barrier_sync", "cpu_emulated", lower_named_barrier, priority=1))
     return tuple(out)
 
 

@@ -62,6 +62,12 @@ def _fragment_extents(target: Any) -> Any:
     return FragmentExtents(target)
 
 
+def _warp_groups(target: Any) -> Any:
+    from tilelang_cpu.passes.warp_groups import WarpGroups
+
+    return WarpGroups(target)
+
+
 def _is_llvm(target: Any) -> bool:
     """LLVM targets only: the C target keeps libm calls and its own compiler's loops."""
     from tilelang.backend.sdk import kind_of
@@ -74,6 +80,7 @@ PASSES = (
     PipelinePass("cpu.fragment_extents", "pre_layout", _fragment_extents),
     PipelinePass("cpu.elide_tile_copies", "pre_layout", _elide_tile_copies),
     PipelinePass("cpu.merge_gemm_k_steps", "pre_layout", _merge_gemm_k_steps),
+    PipelinePass("cpu.warp_groups", "post_storage", _warp_groups),
     PipelinePass("cpu.lower_launch", "post_storage", _lower_launch),
     PipelinePass("cpu.vector_exp", "post_storage", _vector_exp, supports_target=_is_llvm),
     PipelinePass("cpu.lower_loop_exits", "post_storage", _lower_loop_exits, supports_target=_is_llvm),

@@ -237,6 +237,7 @@ def _mbarrier_arrive(ctx: Any) -> Any:
 
 simple("ptx_fence_barrier_init", CLUSTER, "tl_fence_barrier_init")
 simple("named_barrier_arrive", BASE, "tl_named_barrier_arrive")
+simple("named_barrier_sync", BASE, "tl_named_barrier_sync")  # core's T.sync_threads(id, n)
 
 # -- fences, registers, launch attributes
 simple("fence_proxy_async", _r(90, "fence.proxy.async"), "tl_fence_proxy_async_all")
