@@ -6,7 +6,7 @@ TVM asks two global callbacks during the build; this module answers both for the
 with a ROCm install under ``ROCM_PATH``, TVM's choice of ROCm device libraries) and ``tvm_callback_rocm_link``
 (ld.lld turns the object into an hsaco). The build hands the hsaco, its LLVM IR and assembly and the register
 usage to `tilelang.lower` in a `DeviceBuild` (`tilelang_rocm.compiler.products`). A kernel over the GPU's LDS
-is refused before LLVM sees it (`tilelang_rocm.lds`: LLVM would end the process).
+or scratch is refused before LLVM sees it (`tilelang_rocm.limits`: LLVM would end the process).
 """
 
 from __future__ import annotations
@@ -59,12 +59,12 @@ def _build_rocm(mod: Any, target: Any) -> DeviceBuild:
 
     from tilelang_rocm.backend import LLD_MISSING, find_ld_lld
     from tilelang_rocm.compiler import products
-    from tilelang_rocm.lds import check_lds
+    from tilelang_rocm.limits import check_memory
     from tilelang_rocm.target import target_get_mcpu
 
     if find_ld_lld() is None:
         raise ToolchainMissing(LLD_MISSING)
-    check_lds(mod, target_get_mcpu(target))  # LLVM would exit(1) on a kernel over the LDS limit
+    check_memory(mod, target_get_mcpu(target))  # LLVM would exit(1) on a kernel over the LDS / scratch limits
     tvm_ffi.register_global_func("tvm_callback_rocm_bitcode_path", bitcode_paths, override=True)
     tvm_ffi.register_global_func("tvm_callback_rocm_link", link, override=True)
     _BUILD.hsaco = None

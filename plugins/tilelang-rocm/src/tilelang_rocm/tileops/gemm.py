@@ -18,7 +18,7 @@ from tvm import tirx
 
 from tilelang.backend.sdk import TileOpImpl, gemm_operands, operand_index
 from tilelang.transform import utils as C
-from tilelang_rocm.lds import lds_buffers, lds_limit, padded, stored_bytes
+from tilelang_rocm.limits import lds_buffers, lds_limit, padded, stored_bytes
 from tilelang_rocm.matrix_cores import MatrixCore, matrix_core
 
 MAX_TILES = 16  # 16x16 accumulator tiles a wavefront holds at once

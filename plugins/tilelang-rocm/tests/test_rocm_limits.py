@@ -1,6 +1,7 @@
-"""LDS limits: LLVM's AMDGPU backend ends the process (``exit(1)``, no Python exception) on a kernel over the
-GPU's LDS, so a kernel over it must be refused first with a clear LoweringError, and T.gemm's C staging tile must
-shrink to the LDS the kernel's own tiles leave (bfloat16 tiles take float32's room once TVM legalizes them).
+"""LDS and scratch limits: LLVM's AMDGPU backend ends the process (``exit(1)``, no Python exception) on a kernel
+over the GPU's LDS or scratch, so such a kernel must be refused first with a clear LoweringError, and T.gemm's C
+staging tile must shrink to the LDS the kernel's own tiles leave (bfloat16 tiles take float32's room once TVM
+legalizes them).
 The builds run in a child interpreter: a regression ends that process, not the test session."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from tilelang_rocm.lds import lds_limit, padded
+from tilelang_rocm.limits import lds_limit, padded, scratch_limit
 
 # found by the fuzzer (seed 20261302): A_s + B_s (bf16, stored as fp32: 48 KiB) + C's 32 KiB staging tile = 80 KiB
 FUZZ_GEMM = """
@@ -38,6 +39,18 @@ def kernel(A: T.Tensor((ROWS, 256), 'float32'), C: T.Tensor((ROWS, 256), 'float3
         A_s = T.alloc_shared((ROWS, 256), 'float32')
         T.copy(A[0, 0], A_s)
         T.copy(A_s, C[0, 0])
+"""
+
+# a per-thread array of 4 MB: far over any GPU's scratch
+BIG_LOCAL = """
+@T.prim_func
+def kernel(A: T.Tensor((1000000,), 'float32'), I: T.Tensor((64,), 'int32'), C: T.Tensor((64,), 'float32')):
+    with T.Kernel(1, threads=64) as bx:
+        buf = T.alloc_local((1000000,), 'float32')
+        tx = T.get_thread_binding()
+        for i in T.serial(1000000):
+            buf[i] = A[i]
+        C[tx] = buf[I[tx]]
 """
 
 
@@ -82,10 +95,19 @@ def test_a_kernel_over_the_lds_limit_is_a_lowering_error(lld22, tmp_path):
            "65536 per workgroup: A_s (float32, 262144 B)" in out, out
 
 
-def test_lds_limits():
+def test_a_kernel_over_the_scratch_limit_is_a_lowering_error(lld22, tmp_path):
+    out = _output(_lower_in_child(tmp_path, BIG_LOCAL))
+    assert "LoweringError: kernel 'kernel_kernel' needs 4000000 bytes of per-thread local memory but gfx942 allows " \
+           "131056 of scratch per thread: buf (float32, 4000000 B)" in out, out
+
+
+def test_limits():
     assert lds_limit("gfx942") == lds_limit("gfx90a") == lds_limit("gfx1100") == 65536
     assert lds_limit("gfx950") == 160 * 1024
     assert padded(14) == 16 and padded(32) == 32
+    # LLVM's limits (its "stack frame size (N) exceeds limit (M)" messages)
+    assert scratch_limit("gfx942") == scratch_limit("gfx90a") == scratch_limit("gfx950") == 131056
+    assert (scratch_limit("gfx1100"), scratch_limit("gfx1200")) == (262136, 2097144)
 
 
 def test_gfx950_has_more_lds(lld22, tmp_path):
