@@ -67,6 +67,9 @@ def _fail(program: Program, backend: str, what: str, exc: BaseException) -> Asse
 
 
 def _lower(program: Program, target: Any, backend: str) -> Any:
+    """`tilelang.lower`; a clear rejection of a program over the device's shared memory discards the example."""
+    from hypothesis import reject
+
     import tilelang
 
     try:
@@ -75,12 +78,14 @@ def _lower(program: Program, target: Any, backend: str) -> Any:
             warnings.simplefilter("ignore")
             return tilelang.lower(func, target=target)
     except Exception as exc:
+        if _over_limit(exc):
+            reject()
         raise _fail(program, backend, "lowering", exc) from exc
 
 
 # clear rejections of a program over a device's shared-memory limit: a hardware limit, not a bug (discarded)
 MEMORY_LIMITS = ("bytes of workgroup memory but this WebGPU target allows",
-                 "bytes of threadgroup memory, Apple GPUs allow")
+                 "bytes of threadgroup memory, Apple GPUs allow", "bytes of LDS (shared memory) but")
 
 
 def _over_limit(exc: BaseException) -> bool:
@@ -158,7 +163,8 @@ def check_cuda(program: Program, arch: str, *, nvcc: bool, emulate: bool) -> Non
 
 
 def check_rocm(program: Program, mcpu: str = "gfx942", *, link: bool) -> None:
-    """Lower for ``rocm`` `mcpu` and link the code object with ld.lld."""
+    """Lower for ``rocm`` `mcpu` and link the code object with ld.lld. A program over the GPU's 64 KiB of LDS
+    (bfloat16 tiles take twice their size there) is rejected with a clear LoweringError: discarded."""
     artifact = _lower(program, {"kind": "rocm", "mcpu": mcpu}, f"rocm {mcpu}")
     if link:
         from tilelang_rocm.compiler import ELF_MAGIC, finalize

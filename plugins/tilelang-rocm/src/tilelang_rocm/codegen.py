@@ -5,7 +5,8 @@ TVM asks two global callbacks during the build; this module answers both for the
 ``tvm_callback_rocm_bitcode_path`` (bitcode / LLVM IR linked into the kernel: the plugin's `device_lib` and,
 with a ROCm install under ``ROCM_PATH``, TVM's choice of ROCm device libraries) and ``tvm_callback_rocm_link``
 (ld.lld turns the object into an hsaco). The build hands the hsaco, its LLVM IR and assembly and the register
-usage to `tilelang.lower` in a `DeviceBuild` (`tilelang_rocm.compiler.products`).
+usage to `tilelang.lower` in a `DeviceBuild` (`tilelang_rocm.compiler.products`). A kernel over the GPU's LDS
+or scratch is refused before LLVM sees it (`tilelang_rocm.limits`: LLVM would end the process).
 """
 
 from __future__ import annotations
@@ -58,10 +59,12 @@ def _build_rocm(mod: Any, target: Any) -> DeviceBuild:
 
     from tilelang_rocm.backend import LLD_MISSING, find_ld_lld
     from tilelang_rocm.compiler import products
+    from tilelang_rocm.limits import check_memory
     from tilelang_rocm.target import target_get_mcpu
 
     if find_ld_lld() is None:
         raise ToolchainMissing(LLD_MISSING)
+    check_memory(mod, target_get_mcpu(target))  # LLVM would exit(1) on a kernel over the LDS / scratch limits
     tvm_ffi.register_global_func("tvm_callback_rocm_bitcode_path", bitcode_paths, override=True)
     tvm_ffi.register_global_func("tvm_callback_rocm_link", link, override=True)
     _BUILD.hsaco = None

@@ -18,10 +18,11 @@ from tvm import tirx
 
 from tilelang.backend.sdk import TileOpImpl, gemm_operands, operand_index
 from tilelang.transform import utils as C
+from tilelang_rocm.limits import lds_buffers, lds_limit, padded, stored_bytes
 from tilelang_rocm.matrix_cores import MatrixCore, matrix_core
 
 MAX_TILES = 16  # 16x16 accumulator tiles a wavefront holds at once
-LDS_BUDGET = 32 * 1024  # bytes of the C staging tile (LDS is 64 KiB per workgroup; A and B tiles need room)
+LDS_BUDGET = 32 * 1024  # at most, bytes of the C staging tile; less when the kernel's other LDS arrays need room
 
 
 def _ints(values: Any) -> list[int] | None:
@@ -29,10 +30,12 @@ def _ints(values: Any) -> list[int] | None:
     return None if any(v is None for v in out) else out  # type: ignore[return-value]
 
 
+def _mcpu(ctx: Any) -> str:
+    return str(ctx.target.attrs.get("mcpu", "")) if hasattr(ctx.target, "attrs") else str(ctx.target.get("mcpu"))
+
+
 def _core(ctx: Any) -> MatrixCore | None:
-    mcpu = str(ctx.target.attrs.get("mcpu", "")) if hasattr(ctx.target, "attrs") else str(ctx.target.get("mcpu"))
-    a = ctx.region(0)
-    return matrix_core(mcpu, str(a.source.ty.dtype))
+    return matrix_core(_mcpu(ctx), str(ctx.region(0).source.ty.dtype))
 
 
 def _shape(ctx: Any) -> tuple[int, int, int] | None:
@@ -94,6 +97,14 @@ def _vec(buf: Any, base: Any, lanes: int) -> list[Any]:
     return [tirx.Ramp(base, 1, lanes)] if lanes > 1 else [base]
 
 
+def _lds_left(ctx: Any, staging: list[Any]) -> int:
+    """Bytes of LDS the kernel's other arrays (bfloat16 ones count as the float32 arrays they become) and this
+    gemm's operand staging tiles leave for C's staging tile."""
+    used = sum(size for *_, size in lds_buffers(ctx.func, widen_bf16=True))
+    used += sum(stored_bytes(s.buffer, widen_bf16=True) or 0 for s in staging if isinstance(s, tirx.AllocBuffer))
+    return lds_limit(_mcpu(ctx)) - used
+
+
 def lower_gemm(ctx: Any) -> Any:
     core = _core(ctx)
     assert core is not None
@@ -103,7 +114,8 @@ def lower_gemm(ctx: Any) -> Any:
     pre_b, b = _stage(b)
     waves = ctx.num_threads // core.wave
     # C goes through LDS in chunks of `span` rows when the whole tile would not fit the budget
-    span = max([r for r in range(16, m + 1, 16) if m % r == 0 and r * n * 4 <= LDS_BUDGET] or [16])
+    budget = min(LDS_BUDGET, _lds_left(ctx, [*pre_a, *pre_b]))
+    span = max([r for r in range(16, m + 1, 16) if m % r == 0 and padded(r * n * 4) <= budget] or [16])
     chunks = m // span
     m = span
     wm, wn = warp_grid(m // 16, n // 16, waves, ctx.int_arg(5))
