@@ -274,10 +274,12 @@ def lower_tma_copy(ctx: Any) -> Any:
     does, a load reads 0 outside the global tensor and a store skips what falls outside it."""
     from tvm import tirx
 
-    from tilelang.backend.sdk import Lowered
+    from tilelang.backend.sdk import Lowered, tileop_utils
     from tilelang.errors import LoweringError
-    from tilelang.tileop.utils import cast, nonunit_dims, region_indices
     from tilelang.transform import utils as C
+
+    cast, nonunit_dims, region_indices = (tileop_utils.cast, tileop_utils.nonunit_dims,
+                                          tileop_utils.region_indices)
 
     src, dst = ctx.args[0], ctx.args[1]
     sdims, ddims = nonunit_dims(src), nonunit_dims(dst)

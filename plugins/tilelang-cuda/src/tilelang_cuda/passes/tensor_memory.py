@@ -83,8 +83,9 @@ def _check(func: Any, buf: Any) -> int:
 def _consume_layout(func: Any, buf: Any, ann: dict[Any, Any]) -> dict[Any, Any]:
     """`ann` without the tile's ``T.annotate_layout`` entry, after checking that the layout is the one this
     backend stores: row ``i`` on datapath ``i``, column ``j`` (leading modes continuing along the columns)."""
+    from tilelang.backend.sdk import LAYOUT_ANN
+    from tilelang.backend.sdk import rebuild_layout as rebuild
     from tilelang.layout import Layout
-    from tilelang.transform.apply_layouts import LAYOUT_ANN, rebuild
 
     value = next((v for k, v in ann.items() if str(k) == LAYOUT_ANN), None)
     if value is None:
