@@ -2,7 +2,8 @@
 registry and in TVM; `tilelang_cpu.pipeline.PASSES` lists them in the order they run.
 
 - ``elide_tile_copies`` (``pre_layout``): tiles that only mirror global memory are read and written in place;
-- ``merge_gemm_k_steps`` (``pre_layout``): a K loop of small GEMM steps becomes one GEMM over the whole K;
+- ``merge_gemm_k_steps`` (``pre_layout``): a K loop of small GEMM steps becomes one GEMM over the whole K (a
+  clear before a single step folds into it, and its accumulator may then be the output itself);
 - ``lower_launch`` (``post_storage``): the block grid becomes a parallel loop, threads become loops;
 - ``vector_exp`` (``post_storage``, LLVM): float32 ``exp``/``exp2`` as arithmetic that LLVM vectorises;
 - ``lower_loop_exits`` (``post_storage``, LLVM): ``break``/``continue`` of ``T.While`` loops;
