@@ -244,7 +244,7 @@ def _merge(func, target=LLVM, k_block=64):
         return _run(MergeGemmKSteps, func, target)
 
 
-def _k_loop(clear_accum):
+def _k_loop(clear_accum, fill=0.0):
     @S.prim_func(check_well_formed=False)
     def before(A: S.Buffer((64, 128), "float32"), B: S.Buffer((128, 64), "float32"),
                C: S.Buffer((64, 64), "float32")):
@@ -253,7 +253,7 @@ def _k_loop(clear_accum):
         A_shared = S.alloc_buffer((64, 32), scope="shared.dyn")
         B_shared = S.alloc_buffer((32, 64), scope="shared.dyn")
         C_local = S.alloc_buffer((64, 64), scope="local.fragment")
-        S.evaluate(_tl("fill", C_local[0:64, 0:64], S.float32(0.0)))
+        S.evaluate(_tl("fill", C_local[0:64, 0:64], S.float32(fill)))
         for k in S.serial(4, annotations={"tl.pipeline_stages": 2}):
             S.evaluate(_tl("copy", A[0:64, k * 32:k * 32 + 32], A_shared[0:64, 0:32]))
             S.evaluate(_tl("copy", B[k * 32:k * 32 + 32, 0:64], B_shared[0:32, 0:64]))
@@ -310,6 +310,9 @@ def test_merge_gemm_k_steps_to_one_step_clears_in_the_gemm_and_accumulates_into_
         after = _run(MergeGemmKSteps, _k_loop(0))  # the clear still folds into the gemm; the accumulator stays
     assert "C_local" in {str(a.buffer.name) for a in C.allocations(after["main"].body)}
     assert "tl.fill" not in str(after) and "C_local[0:64, 0:64], 0, 0, 0, 1)" in str(after)
+    for fill in (1.0, -0.0):  # not a clear (-0.0: the sign of an all -0.0 sum would change): kept, and the tile
+        after = _merge(_k_loop(0, fill), k_block=128)
+        assert "tl.fill" in str(after) and "C_local[0:64, 0:64], 0, 0, 0, 0)" in str(after)
 
 
 def test_merge_gemm_k_steps_keeps_a_loop_that_clears_the_accumulator():

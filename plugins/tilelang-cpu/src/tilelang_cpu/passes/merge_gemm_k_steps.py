@@ -26,6 +26,7 @@ Applied only when every condition holds (else the loop is left alone):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -249,8 +250,10 @@ def _fold_clears(body: Any) -> Any:
         if found is None or found[0] != "tl.fill" or len(found[1].args) != 2:
             return None
         value = found[1].args[1]
-        return to_region(found[1].args[0]) if isinstance(value, (tirx.IntImm, tirx.FloatImm)) and \
-            value.value == 0 else None
+        # +0 only: a clearing gemm starts from +0, and -0.0 + -0.0 would keep the sign
+        zero = isinstance(value, (tirx.IntImm, tirx.FloatImm)) and value.value == 0 and \
+            math.copysign(1.0, value.value) > 0
+        return to_region(found[1].args[0]) if zero else None
 
     def cleared(stmt: Any, region: Any) -> Any | None:
         """`stmt` as a clearing gemm when it is a gemm accumulating into exactly `region`, else None."""
