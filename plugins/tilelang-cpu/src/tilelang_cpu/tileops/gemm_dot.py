@@ -214,6 +214,12 @@ def lower_gemm_dot(ctx: Any) -> Any:
     def c_index(row: Any, col: Any) -> list[Any]:
         return operand_index(c, row, col, False)
 
+    def c_vector(row: Any, col: Any) -> list[Any]:
+        """The index of `lanes` columns of C from `col`: one ramp from the scalar index (a ramp added to C's
+        corner would be a vector sum, whose bounds the safe-memory pass checks lane by lane)."""
+        index = c_index(row, col)
+        return [*index[:-1], tirx.Ramp(index[-1], 1, lanes)]
+
     serial = tirx.ForKind.SERIAL
 
     def micro(i0: Any, col0: Any, rows: int, width: int, sums: list[Any] | None, row_sums: Any = None,
@@ -228,7 +234,7 @@ def lower_gemm_dot(ctx: Any) -> Any:
                 if clear:
                     value = tirx.Broadcast(tirx.const(0, kind.acc), lanes)
                 elif valid == lanes:
-                    value = tirx.BufferLoad(c.source, c_index(i0 + r, tirx.Ramp(col, 1, lanes)))
+                    value = tirx.BufferLoad(c.source, c_vector(i0 + r, col))
                 else:  # a partial vector: through a stack row
                     t = tirx.Var("t", "int32")
                     init.append(loop(t, lanes, serial, tirx.BufferStore(row_tmp, tirx.if_then_else(
@@ -243,7 +249,7 @@ def lower_gemm_dot(ctx: Any) -> Any:
                 init.append(tirx.BufferStore(accs[r][v], value, _all(lanes)))
                 if valid == lanes:
                     store.append(tirx.BufferStore(c.source, _whole(accs[r][v]),
-                                                  c_index(i0 + r, tirx.Ramp(col, 1, lanes))))
+                                                  c_vector(i0 + r, col)))
                 else:
                     t = tirx.Var("t", "int32")
                     store += [tirx.BufferStore(row_tmp, _whole(accs[r][v]), _all(lanes)),
