@@ -2,10 +2,13 @@
 TVMScript ``before`` written as the IR looks at the pass's extension point, compared with an ``expected``
 PrimFunc by structural equality, plus the cases each pass must leave alone:
 
-- ``cpu.elide_tile_copies`` (pre_layout): input / output tiles read and written in place, gemm A read in place;
-  kept for a converting copy, a tile overhanging its tensor, an output read elsewhere, the config switched off;
-- ``cpu.merge_gemm_k_steps`` (pre_layout): K steps merged into longer ones; kept when the accumulator is
-  cleared each step or the target pipelines in software;
+- ``cpu.elide_tile_copies`` (pre_layout): input / output tiles read and written in place, gemm A read in place,
+  a clearing gemm's accumulator is the output; kept for a converting copy, a tile overhanging its tensor, an
+  output read elsewhere, an accumulator not cleared by its gemm / cast / partly copied / read after its copy /
+  copied to the same place by every block, the config switched off;
+- ``cpu.merge_gemm_k_steps`` (pre_layout): K steps merged into longer ones; one step: no loop, the clear folded
+  into the gemm, the accumulator then the output; kept when the accumulator is cleared each step or the target
+  pipelines in software;
 - ``cpu.lower_launch`` (post_storage): block grid -> one parallel loop, shared -> global, threads emulated by
   loops split at a barrier (printed script lines: see that test), row streaming; a function without a launch is
   left alone; the split thread loops are SSA (each binds its own thread variable);
@@ -161,8 +164,58 @@ def _output_read_elsewhere(A: S.Buffer((64,), "float32"), C: S.Buffer((64,), "fl
     S.evaluate(_tl("copy", C_local[0:32], C[bx * 32:bx * 32 + 32]))
 
 
-@pytest.mark.parametrize("before", [_converting_copy, _overhanging_tile, _output_read_elsewhere],
-                         ids=["converting_copy", "overhanging_tile", "output_read_elsewhere"])
+def _accumulator(clear_accum=1, dtype="float32", rows=64, read_after=False, block_row=True):
+    """``T.gemm(A, B, C_local, clear_accum)`` then ``T.copy(C_local[0:rows], C[...])`` (C of `dtype`), over a
+    grid of two blocks (each its own rows of C unless not `block_row`); `read_after`: C_local also read after
+    the copy."""
+
+    @S.prim_func(check_well_formed=False)
+    def before(A: S.Buffer((128, 32), "float32"), B: S.Buffer((32, 64), "float32"), C: S.Buffer((128, 64), dtype),
+               D: S.Buffer((128, 64), "float32")):
+        by = S.launch_thread("blockIdx.y", 2)
+        S.launch_thread("threadIdx.x", 128)
+        C_local = S.alloc_buffer((64, 64), scope="local.fragment")
+        S.evaluate(_tl("gemm", A[by * 64:by * 64 + 64, 0:32], B[0:32, 0:64], C_local[0:64, 0:64], 0, 0, 0,
+                       clear_accum))
+        for i in S.parallel(64, annotations={"tl.parallel": 1}):
+            for j in S.parallel(64, annotations={"tl.parallel": 1}):
+                C_local[i, j] = S.max(C_local[i, j], S.float32(0.0))
+        S.evaluate(_tl("copy", C_local[0:rows, 0:64], C[by * 64 * block_row:by * 64 * block_row + rows, 0:64]))
+        if read_after:
+            for i in S.parallel(64, annotations={"tl.parallel": 1}):
+                for j in S.parallel(64, annotations={"tl.parallel": 1}):
+                    D[by * 64 + i, j] = C_local[i, j]
+
+    return before
+
+
+def test_elide_tile_copies_accumulates_a_clearing_gemm_into_the_output():
+    """A gemm that clears the whole accumulator, an epilogue on it, its whole copy out: the gemm writes C and
+    the epilogue runs on C."""
+
+    @S.prim_func(check_well_formed=False)
+    def expected(A: S.Buffer((128, 32), "float32"), B: S.Buffer((32, 64), "float32"),
+                 C: S.Buffer((128, 64), "float32"), D: S.Buffer((128, 64), "float32")):
+        by = S.launch_thread("blockIdx.y", 2)
+        S.launch_thread("threadIdx.x", 128)
+        S.evaluate(0)
+        S.evaluate(_tl("gemm", A[by * 64:by * 64 + 64, 0:32], B[0:32, 0:64], C[by * 64:by * 64 + 64, 0:64], 0, 0,
+                       0, 1))
+        for i in S.parallel(64, annotations={"tl.parallel": 1}):
+            for j in S.parallel(64, annotations={"tl.parallel": 1}):
+                C[by * 64 + i, j] = S.max(C[by * 64 + i, j], S.float32(0.0))
+        S.evaluate(0)
+
+    assert body_equal(_elide(_accumulator()), expected)
+
+
+@pytest.mark.parametrize("before", [_converting_copy, _overhanging_tile, _output_read_elsewhere,
+                                    _accumulator(clear_accum=0), _accumulator(dtype="float16"),
+                                    _accumulator(rows=32), _accumulator(read_after=True),
+                                    _accumulator(block_row=False)],
+                         ids=["converting_copy", "overhanging_tile", "output_read_elsewhere",
+                              "accumulator_not_cleared", "accumulator_cast", "accumulator_partial_copy",
+                              "accumulator_read_after_copy", "accumulator_shared_by_blocks"])
 def test_elide_tile_copies_keeps_copies_it_cannot_elide(before):
     assert body_equal(_elide(before), before)
 
@@ -191,7 +244,7 @@ def _merge(func, target=LLVM, k_block=64):
         return _run(MergeGemmKSteps, func, target)
 
 
-def _k_loop(clear_accum):
+def _k_loop(clear_accum, fill=0.0):
     @S.prim_func(check_well_formed=False)
     def before(A: S.Buffer((64, 128), "float32"), B: S.Buffer((128, 64), "float32"),
                C: S.Buffer((64, 64), "float32")):
@@ -200,7 +253,7 @@ def _k_loop(clear_accum):
         A_shared = S.alloc_buffer((64, 32), scope="shared.dyn")
         B_shared = S.alloc_buffer((32, 64), scope="shared.dyn")
         C_local = S.alloc_buffer((64, 64), scope="local.fragment")
-        S.evaluate(_tl("fill", C_local[0:64, 0:64], S.float32(0.0)))
+        S.evaluate(_tl("fill", C_local[0:64, 0:64], S.float32(fill)))
         for k in S.serial(4, annotations={"tl.pipeline_stages": 2}):
             S.evaluate(_tl("copy", A[0:64, k * 32:k * 32 + 32], A_shared[0:64, 0:32]))
             S.evaluate(_tl("copy", B[k * 32:k * 32 + 32, 0:64], B_shared[0:32, 0:64]))
@@ -230,6 +283,36 @@ def test_merge_gemm_k_steps_widens_tiles_and_halves_the_loop():
         S.evaluate(_tl("copy", C_local[0:64, 0:64], C[0:64, 0:64]))
 
     assert body_equal(_merge(_k_loop(0)), expected)
+
+
+def test_merge_gemm_k_steps_to_one_step_clears_in_the_gemm_and_accumulates_into_the_output():
+    """K block 128 over four steps of 32: one step, so no loop; the clear folds into the gemm (``clear_accum``),
+    and the accumulator, now written once by that gemm and copied out whole, is the output (C) itself."""
+
+    @S.prim_func(check_well_formed=False)
+    def expected(A: S.Buffer((64, 128), "float32"), B: S.Buffer((128, 64), "float32"),
+                 C: S.Buffer((64, 64), "float32")):
+        S.launch_thread("blockIdx.x", 1)
+        S.launch_thread("threadIdx.x", 128)
+        A_shared = S.alloc_buffer((64, 128), scope="shared.dyn")
+        B_shared = S.alloc_buffer((128, 64), scope="shared.dyn")
+        S.evaluate(0)
+        S.evaluate(_tl("copy", A[0:64, 0:128], A_shared[0:64, 0:128]))
+        S.evaluate(_tl("copy", B[0:128, 0:64], B_shared[0:128, 0:64]))
+        S.evaluate(_tl("gemm", A_shared[0:64, 0:128], B_shared[0:128, 0:64], C[0:64, 0:64], 0, 0, 0, 1))
+        S.evaluate(0)
+
+    assert body_equal(_merge(_k_loop(0), k_block=128), expected)
+    from tilelang.transform import utils as C
+    from tilelang_cpu.passes.merge_gemm_k_steps import MergeGemmKSteps
+
+    with tl_configs({"tl.cpu.gemm_k_block": 128, "tl.cpu.elide_copies": False}):
+        after = _run(MergeGemmKSteps, _k_loop(0))  # the clear still folds into the gemm; the accumulator stays
+    assert "C_local" in {str(a.buffer.name) for a in C.allocations(after["main"].body)}
+    assert "tl.fill" not in str(after) and "C_local[0:64, 0:64], 0, 0, 0, 1)" in str(after)
+    for fill in (1.0, -0.0):  # not a clear (-0.0: the sign of an all -0.0 sum would change): kept, and the tile
+        after = _merge(_k_loop(0, fill), k_block=128)
+        assert "tl.fill" in str(after) and "C_local[0:64, 0:64], 0, 0, 0, 0)" in str(after)
 
 
 def test_merge_gemm_k_steps_keeps_a_loop_that_clears_the_accumulator():

@@ -176,6 +176,145 @@ def test_tile_read_before_its_copy_keeps_the_copy() -> None:
     assert "A_shared" in _tiles(elide_tile_copies(carry))
 
 
+# ------------------------------------------------------------------------------------------- accumulator in place
+ZEN4 = {"kind": "llvm", "mcpu": "znver4"}  # vpdpbusd, K block 1024 for int8 (256 for fp32)
+INT8 = dict(dtype="int8", accum_dtype="int32", out_dtype="int32")
+
+
+def _int8(m: int, k: int, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(0)
+    return (torch.randint(-128, 128, (m, k), generator=g, dtype=torch.int8),
+            torch.randint(-128, 128, (k, n), generator=g, dtype=torch.int8))
+
+
+def _rewritten(func: Any, target: Any = ZEN4) -> Any:
+    return merge_gemm_k_steps(elide_tile_copies(func, target), target)
+
+
+def test_int8_gemm_accumulates_into_the_output() -> None:
+    """The K loop of the int8 GEMM is one step on vpdpbusd: the clear folds into the gemm, which then writes C
+    directly -- no accumulator tile, no fill, no copy, in the tile program and in the compiled kernel -- and the
+    result is exact."""
+    ck = gemm(M=256, N=256, K=256, block_M=128, block_N=128, block_K=64, **INT8)
+    func = _rewritten(ck.func)
+    assert not _tiles(func) and not _ops(func, "tl.copy") and not _ops(func, "tl.fill")
+    (g,) = _ops(func, "tl.gemm")
+    assert [str(g.args[i].source.name) for i in range(3)] == ["A", "B", "C"] and int(g.args[6]) == 1
+    lowered = tilelang.lower(ck.func, target=ZEN4)
+    llvm_ir = str(lowered.rt_mod.inspect_source("ll"))
+    assert "vpdpbusd" in llvm_ir and "C_local" not in llvm_ir
+    kept = tilelang.lower(ck.func, target=ZEN4, pass_configs={"tl.cpu.elide_copies": False})
+    assert "C_local" in str(kept.rt_mod.inspect_source("ll"))
+    # C's vector stores in bounds as a whole (no lane-by-lane guards from the safe-memory pass)
+    assert str(lowered.host_mod).count("T.Shuffle") == str(kept.host_mod).count("T.Shuffle")
+    a, b = _int8(256, 256, 256)
+    c = torch.empty(256, 256, dtype=torch.int32)
+    _run(ck.func, [a, b], [c])
+    assert torch.equal(c, torch._int_mm(a, b))
+
+
+@pytest.mark.parametrize(("m", "n", "k", "block_k", "relu"), [
+    (256, 256, 256, 32, False),  # one fp32 step of 256: in place
+    (256, 192, 256, 32, True),  # the ReLU epilogue runs on C
+    (256, 256, 1024, 32, False),  # four steps: the tile stays
+])
+def test_fp32_gemm_results_with_the_accumulator_in_place(m: int, n: int, k: int, block_k: int,
+                                                          relu: bool) -> None:
+    ck = gemm(M=m, N=n, K=k, block_M=128, block_N=64, block_K=block_k, dtype="float32", relu=relu)
+    func = _rewritten(ck.func)
+    assert ("C_local" in _tiles(func)) == (k > 256)
+    a, b, c = torch.randn(m, k), torch.randn(k, n), torch.empty(m, n)
+    _run(ck.func, [a, b], [c])
+    ref = a @ b
+    torch.testing.assert_close(c, torch.relu(ref) if relu else ref, atol=1e-3, rtol=1e-4)
+
+
+def test_accumulator_updated_over_several_k_steps_keeps_its_tile() -> None:
+    """K of 4096 is four int8 steps of 1024: C would be reloaded from the strided tensor each step (measured
+    slower than the tile), so the tile, its clear and its copy stay; results exact."""
+    ck = gemm(M=128, N=128, K=4096, block_M=64, block_N=64, block_K=64, **INT8)
+    func = _rewritten(ck.func)
+    assert _tiles(func) == {"C_local"} and len(_ops(func, "tl.fill")) == 1 and len(_ops(func, "tl.copy")) == 1
+    a, b = _int8(128, 4096, 128)
+    c = torch.empty(128, 128, dtype=torch.int32)
+    _run(ck.func, [a, b], [c])
+    assert torch.equal(c, torch._int_mm(a, b))
+
+
+def _int8_program(case: str) -> Any:
+    """A one-step int8 GEMM (K = block_K, so the gemm clears the accumulator) whose accumulator must stay a tile:
+    `case` "read" (also copied to D), "cast" (copied to a float32 C), "partial" (half its rows copied out),
+    "shared" (every block writes the same part of C)."""
+    out = "float32" if case == "cast" else "int32"
+    rows = 32 if case == "partial" else 64
+
+    @T.prim_func
+    def program(A: T.Tensor((128, 64), "int8"), B: T.Tensor((64, 128), "int8"), C: T.Tensor((128, 128), out),
+                D: T.Tensor((128, 128), "int32")):
+        with T.Kernel(2, 2, threads=128) as (bx, by):
+            A_shared = T.alloc_shared((64, 64), "int8")
+            B_shared = T.alloc_shared((64, 64), "int8")
+            C_local = T.alloc_fragment((64, 64), "int32")
+            T.clear(C_local)
+            T.copy(A[by * 64, 0], A_shared)
+            T.copy(B[0, bx * 64], B_shared)
+            T.gemm(A_shared, B_shared, C_local)
+            if case == "shared":
+                T.copy(C_local, C[0, 0])
+            else:
+                T.copy(C_local[0:rows, 0:64], C[by * 64, bx * 64])
+            if case == "read":
+                T.copy(C_local, D[by * 64, bx * 64])
+
+    return program
+
+
+@pytest.mark.parametrize("case", ["read", "cast", "partial", "shared"])
+def test_accumulator_that_must_stay_a_tile(case: str) -> None:
+    program = _int8_program(case)
+    func = _rewritten(program)
+    assert "C_local" in _tiles(func) and not _ops(func, "tl.fill")  # the clear folds into the gemm still
+    (g,) = _ops(func, "tl.gemm")
+    assert str(g.args[2].source.name) == "C_local" and int(g.args[6]) == 1
+    if case == "shared":  # blocks race on C: nothing to compare
+        return
+    a, b = _int8(128, 64, 128)
+    ref = torch._int_mm(a, b)
+    c = torch.full((128, 128), 7, dtype=torch.float32 if case == "cast" else torch.int32)
+    d = torch.zeros(128, 128, dtype=torch.int32)
+    _run(program, [a, b], [c, d])
+    if case == "partial":
+        for r in (0, 64):
+            assert torch.equal(c[r:r + 32], ref[r:r + 32]) and bool((c[r + 32:r + 64] == 7).all())
+    else:
+        assert torch.equal(c, ref.to(c.dtype))
+    if case == "read":
+        assert torch.equal(d, ref)
+
+
+def test_clear_not_next_to_the_gemm_stays() -> None:
+    """A tile copy between the clear and the gemm that touches the accumulator keeps the clear a fill."""
+
+    @T.prim_func
+    def seeded(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32"), S: T.Tensor((64, 64), "float32"),
+               C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=128):
+            C_local = T.alloc_fragment((64, 64), "float32")
+            T.clear(C_local)
+            T.copy(S[0:32, 0:64], C_local[0:32, 0:64])
+            T.gemm(A, B, C_local)
+            T.copy(C_local, C[0, 0])
+
+    func = _rewritten(seeded)
+    assert len(_ops(func, "tl.fill")) == 1 and "C_local" in _tiles(func)
+    a, b, s = torch.randn(64, 64), torch.randn(64, 64), torch.randn(64, 64)
+    c = torch.empty(64, 64)
+    _run(seeded, [a, b, s], [c])
+    ref = a @ b
+    ref[:32] += s[:32]
+    torch.testing.assert_close(c, ref, atol=1e-4, rtol=1e-4)
+
+
 # ------------------------------------------------------------------------------------------------ K-step merge
 def test_k_steps_merge_to_a_long_gemm() -> None:
     from tilelang.transform.config import tl_configs

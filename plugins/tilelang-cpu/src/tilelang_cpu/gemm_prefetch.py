@@ -9,7 +9,8 @@ few enough to leave the line fill buffers to the micro-kernel's own loads.
 
 * `next_step_tile`: the ``K x n`` tile of B that the next step of the K loop reads (B packed per block);
 * `next_panel_slice`: the slice of B's whole-tensor panels read after the current panel (`gemm_prepack`);
-* `output_tile`: the destination region of the one ``T.copy(C_tile, C[...])`` that stores the accumulator.
+* `output_tile`: the destination region of the one ``T.copy(C_tile, C[...])`` that stores the accumulator, or
+  the gemm's own global C when it clears it (`output_lines`).
 """
 
 from __future__ import annotations
@@ -132,6 +133,18 @@ def output_destination(func: Any, acc: Any) -> Any | None:
     if C.uses_var([r.min for r in dst.region], inner) or any(C.as_int(r.extent) is None for r in dst.region):
         return None
     return dst
+
+
+def output_lines(func: Any, c: Any, clear: bool) -> Any | None:
+    """The global region that a gemm into accumulator region `c` makes the block write for the first time: the
+    destination of the accumulator's final copy (`output_destination`), or `c` itself when it is a global tensor
+    that the gemm clears (an accumulator elided by `ElideTileCopies`: its micro tiles store to lines they never
+    loaded); else None."""
+    from tilelang.transform import utils as C
+
+    if C.scope_of(c.source) != "global":
+        return output_destination(func, c.source)
+    return c if clear and all(C.as_int(r.extent) is not None for r in c.region[-2:]) else None
 
 
 def output_tile(dst: Any, m: int, n: int, tiles: int, k: int, every: int) -> Any:

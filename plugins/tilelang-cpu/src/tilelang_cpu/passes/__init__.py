@@ -2,7 +2,8 @@
 registry and in TVM; `tilelang_cpu.pipeline.PASSES` lists them in the order they run.
 
 - ``elide_tile_copies`` (``pre_layout``): tiles that only mirror global memory are read and written in place;
-- ``merge_gemm_k_steps`` (``pre_layout``): a K loop of small GEMM steps becomes one GEMM over the whole K;
+- ``merge_gemm_k_steps`` (``pre_layout``): a K loop of small GEMM steps becomes one GEMM over the whole K (a
+  clear before a single step folds into it, and its accumulator may then be the output itself);
 - ``warp_groups`` (``post_storage``): a ``T.ws`` scope's block-collective work runs once, its per-thread part
   under the scope's guard;
 - ``lower_launch`` (``post_storage``): the block grid becomes a parallel loop, threads become loops;

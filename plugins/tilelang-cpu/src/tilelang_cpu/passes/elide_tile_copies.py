@@ -8,7 +8,13 @@ On a CPU a ``shared`` or ``fragment`` tile is plain memory: ``T.copy(A[tile], A_
   gemm micro-kernel packs B anyway: `tilelang_cpu.gemm_plan.packs_b`) -- is replaced by ``P`` at the region's
   corner;
 * output tile: a tile whose only uses are element reads / writes followed by ``T.copy(tile, P[region])`` as its
-  last use, where ``P`` is a parameter that nothing else in the kernel touches, is replaced by ``P``.
+  last use, where ``P`` is a parameter that nothing else in the kernel touches, is replaced by ``P``; so is a
+  gemm accumulator whose first use is one ``T.gemm(A, B, tile, clear_accum=True)`` into the whole tile (then
+  element reads / writes, e.g. an epilogue, then the copy): the gemm accumulates straight into the output. That
+  is the form a K loop takes once `MergeGemmKSteps` made it one step and folded the ``T.clear`` into the gemm
+  (that pass runs this one again); an accumulator still updated by several gemm steps, or cleared by a separate
+  fill, keeps its tile (measured on Zen 4: C reloaded from the strided tensor each step ran 2-3 % slower than
+  the compact tile and its copy; written once, the int8 GEMM at 1024^3 ran 2-3 % faster).
 
 The copy and the tile's allocation disappear. Kept (the copy stays) whenever any of these fails:
 
@@ -17,6 +23,9 @@ The copy and the tile's allocation disappear. Kept (the copy stays) whenever any
 * the copy is the tile's only write (input) / only tile operator (output), the copy region is the whole tile, and
   the copy region's extents are the tile's shape (trailing dimensions aligned, leading ones extent 1);
 * input: the parameter is never written in the kernel; output: the parameter is used by nothing else;
+* accumulator: it is the tile's only tile operator but the copy, and the blocks of the launch write disjoint
+  parts of the parameter (each block index steps the region's corner by at least its extent in some dimension):
+  the tile was private to its block, the output is shared;
 * every other use of the tile sits after the copy (input) / before it (output) in the same statement sequence,
   so each read sees the copied values, and the corner expressions read no memory and use no value bound later.
 
@@ -179,8 +188,10 @@ def _gemm_reads_in_place(call: Any, pos: int, isa: Any) -> bool:
     return False
 
 
-def _find(func: Any, params: set[Any], tiles: set[Any], isa: Any) -> tuple[Any, ...] | None:
-    """The first elidable ``(kind, seq, index, tile, param region)``, or None."""
+def _find(func: Any, params: set[Any], tiles: set[Any], isa: Any,
+          accumulators_only: bool = False) -> tuple[Any, ...] | None:
+    """The first elidable ``(kind, seq, index, tile, param region)`` (only gemm accumulators when
+    `accumulators_only`), or None."""
     from tvm import tirx
 
     from tilelang.ir import region_extents, to_region
@@ -206,6 +217,9 @@ def _find(func: Any, params: set[Any], tiles: set[Any], isa: Any) -> tuple[Any, 
                 tile_region = src
             else:
                 continue
+            if accumulators_only and (kind == "input" or not any(
+                    name == "tl.gemm" for name, _, _, _ in uses.tile.get(tile, []))):
+                continue
             if (str(tile.ty.dtype) != str(glob.source.ty.dtype) or not _full(tile_region)
                     or not _aligned(glob, tile)):
                 continue
@@ -215,7 +229,7 @@ def _find(func: Any, params: set[Any], tiles: set[Any], isa: Any) -> tuple[Any, 
             if kind == "input":
                 ok = _input_ok(uses, stmts, c, tile, glob, isa)
             else:
-                ok = _output_ok(uses, stmts, c, tile, glob)
+                ok = _output_ok(uses, stmts, c, tile, glob, func, ana)
             if ok:
                 return kind, seq, c, tile, glob
     return None
@@ -236,19 +250,65 @@ def _input_ok(uses: _Uses, stmts: list[Any], c: int, tile: Any, glob: Any, isa: 
     return uses.count(tile) == 1 + (after.count(tile) if after else 0)
 
 
-def _output_ok(uses: _Uses, stmts: list[Any], c: int, tile: Any, glob: Any) -> bool:
+def _output_ok(uses: _Uses, stmts: list[Any], c: int, tile: Any, glob: Any, func: Any, ana: Any) -> bool:
     from tvm import tirx
 
     from tilelang.transform import utils as C
 
-    if uses.count(glob.source) != 1 or len(uses.tile.get(tile, [])) != 1:  # the copy is the only tile op on both
+    if uses.count(glob.source) != 1:  # the copy is the only use of the parameter
         return False
+    copy = C.tile_op_of(stmts[c])[1]
+    ops = [call for _, _, _, call in uses.tile.get(tile, []) if not call.same_as(copy)]
     before = [_Uses(s).count(tile) for s in stmts[:c]]
     if uses.count(tile) != 1 + sum(before):
         return False
     first = next((i for i, n in enumerate(before) if n), c)
+    if ops and not (len(ops) == 1 and _clearing_gemm(stmts[first], tile) and _disjoint_blocks(glob, func, ana)):
+        return False
     bound_later = [s.var for s in stmts[first:c] if isinstance(s, tirx.Bind)]
     return not C.uses_var(glob.region, bound_later)
+
+
+def _clearing_gemm(stmt: Any, tile: Any) -> bool:
+    """Whether `stmt` is a ``T.gemm(A, B, tile, clear_accum=True)`` into the whole of `tile`, A and B elsewhere."""
+    from tilelang.ir import to_region
+    from tilelang.transform import utils as C
+
+    found = C.tile_op_of(stmt)
+    if found is None or found[0] != "tl.gemm" or len(found[1].args) < 7 or not C.as_int(found[1].args[6]):
+        return False
+    a, b, acc = (to_region(x) for x in list(found[1].args)[:3])
+    return acc.source.same_as(tile) and _full(acc) and not (a.source.same_as(tile) or b.source.same_as(tile))
+
+
+def _disjoint_blocks(glob: Any, func: Any, ana: Any) -> bool:
+    """Whether blocks of the launch write disjoint parts of `glob`: for every block index of more than one value,
+    some dimension of the region starts at ``index * step + c`` (nothing else varying) with ``|step|`` at least
+    the region's extent there. Blocks run concurrently, and an accumulator updated in place must be private."""
+    import tvm
+
+    from tilelang.transform import utils as C
+
+    for tag in C.BLOCK_TAGS:
+        var, extent = C.launch_extents(func).get(tag, (None, 1))
+        if var is None or C.is_const(extent, 1):
+            continue
+        if not any(_steps_over(r, var, ana) for r in glob.region):
+            return False
+    others = [v for tag, (v, _) in C.launch_extents(func).items() if tag not in C.BLOCK_TAGS]
+    return not C.collect(glob.region, tvm.ir.TensorLoad) and not C.uses_var(glob.region, others)
+
+
+def _steps_over(r: Any, var: Any, ana: Any) -> bool:
+    import tvm
+
+    from tilelang.transform import utils as C
+
+    if any(not v.same_as(var) for v in C.collect(r.min, tvm.ir.Var)):
+        return False
+    step = C.as_int(ana.simplify(C.substitute(r.min, {var: var + 1}) - r.min))
+    extent = C.as_int(r.extent)
+    return step is not None and extent is not None and abs(step) >= extent
 
 
 def _rewrite(func: Any, kind: str, seq: Any, c: int, tile: Any, glob: Any) -> Any:
@@ -269,8 +329,8 @@ def _rewrite(func: Any, kind: str, seq: Any, c: int, tile: Any, glob: Any) -> An
         found = C.tile_op_of(ev)
         if found is None or not any(b.same_as(tile) for _, b in _tile_args(found[1])):
             return ev
-        args = [_remap_region(to_region(a), glob) if i in (0, 1) and to_region(a).source.same_as(tile) else a
-                for i, a in enumerate(found[1].args)]
+        at = {i for i, b in _tile_args(found[1]) if b.same_as(tile)}
+        args = [_remap_region(to_region(a), glob) if i in at else a for i, a in enumerate(found[1].args)]
         return tirx.Evaluate(tvm.ir.Call(found[1].op, args, ret_ty="void"))
 
     # the copy and the tile-op operands first: their region nodes are loads of the tile too
@@ -286,9 +346,10 @@ def _rewrite(func: Any, kind: str, seq: Any, c: int, tile: Any, glob: Any) -> An
     return C.with_body(func, body)
 
 
-def elide_tile_copies(func: Any, target: Any = None) -> Any:
-    """Apply the rewrites of the module docstring to a tile-level PrimFunc until none applies; `target` (default:
-    the function's, else this machine's CPU) decides whether the gemm micro-kernel packs B."""
+def elide_tile_copies(func: Any, target: Any = None, accumulators_only: bool = False) -> Any:
+    """Apply the rewrites of the module docstring to a tile-level PrimFunc until none applies (only to gemm
+    accumulators when `accumulators_only`); `target` (default: the function's, else this machine's CPU) decides
+    whether the gemm micro-kernel packs B."""
     from tvm import tirx
 
     from tilelang.transform import utils as C
@@ -304,7 +365,7 @@ def elide_tile_copies(func: Any, target: Any = None) -> Any:
     params = {p for p in func.params if tirx.is_buffer_var(p)}
     for _ in range(len(C.allocations(func.body))):
         tiles = {a.buffer for a in C.allocations(func.body) if C.scope_of(a.buffer) in _TILE_SCOPES}
-        found = _find(func, params, tiles, isa)
+        found = _find(func, params, tiles, isa, accumulators_only)
         if found is None:
             break
         func = _rewrite(func, *found)

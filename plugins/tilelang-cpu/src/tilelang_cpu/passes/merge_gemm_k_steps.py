@@ -7,8 +7,11 @@ reloads and stores the whole accumulator tile in the micro-kernel and pays per-s
 along K, and the gemm reads ``f * block_K`` of K at once, with ``f`` the largest divisor of ``n`` such that
 ``f * block_K <= `` the K block of the gemm on the target (`tilelang_cpu.gemm_plan.k_block`: by the ISA's
 registers, longer for a gemm on AMX tiles; pass config ``tl.cpu.gemm_k_block`` overrides it, 1 turns the rewrite
-off). The sum runs over k in the same order, so results
-are bit-identical.
+off). The sum runs over k in the same order, so results are bit-identical. A loop merged into a single step is no
+loop at all, and a ``T.fill(R, 0)`` (``T.clear``) followed by a gemm accumulating into the same region R (only
+tile copies not touching R in between) becomes that gemm with ``clear_accum`` (the micro-kernel starts from zero
+instead of loading the zeros). When anything changed, `ElideTileCopies` runs again on gemm accumulators: one
+now written once by a clearing gemm and copied out whole is the output itself.
 
 Applied only when every condition holds (else the loop is left alone):
 
@@ -23,6 +26,7 @@ Applied only when every condition holds (else the loop is left alone):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -72,7 +76,10 @@ def _widen(region: Any, kdim: int, var: Any, new_var: Any, f: int, buf: Any = No
     out = []
     for i, r in enumerate(ranges):
         if i == kd:
-            out.append(tvm.ir.Range.from_min_extent(C.substitute(r.min, {var: new_var * f}), r.extent * f))
+            start = C.substitute(r.min, {var: new_var * f})
+            if C.as_int(new_var) is not None:  # the one step of an unwrapped loop
+                start = tvm.sym.Analyzer().simplify(start)
+            out.append(tvm.ir.Range.from_min_extent(start, r.extent * f))
         else:
             out.append(r)
     return tirx.BufferRegion(region.source if buf is None else buf, out)
@@ -131,6 +138,8 @@ def _merge(loop: Any, func: Any, uses: dict[Any, int], ana: Any,
     if f == 1:
         return None
     ko = tirx.Var(str(loop.loop_var.name) + "_o", str(loop.loop_var.ty.dtype))
+    # one step: no loop, so that a clear before it can fold into the gemm (`_fold_clears`)
+    step = ko if n // f > 1 else tirx.const(0, str(ko.ty.dtype))
     wide: dict[Any, Any] = {}
     for tile, pos in tiles.items():
         shape = [C.as_int(s) for s in tile.ty.shape]
@@ -139,31 +148,31 @@ def _merge(loop: Any, func: Any, uses: dict[Any, int], ana: Any,
     body = []
     for src, tile, pos, call in copies:
         kd = kdims[pos]
-        new_src = _widen(src, kd, loop.loop_var, ko, f)
+        new_src = _widen(src, kd, loop.loop_var, step, f)
         dst = tirx.BufferRegion(wide[tile], [tvm.ir.Range.from_min_extent(0, s) for s in wide[tile].ty.shape])
         body.append(tirx.Evaluate(tvm.ir.Call(call.op, [new_src, dst, *list(call.args)[2:]], ret_ty="void")))
     new_ops = []
     for p in (0, 1):
         r = operands[p]
-        new_ops.append(_widen(r, kdims[p], loop.loop_var, ko, f, wide.get(r.source)))
+        new_ops.append(_widen(r, kdims[p], loop.loop_var, step, f, wide.get(r.source)))
     body.append(tirx.Evaluate(tvm.ir.Call(gemm.op, [*new_ops, *gargs[2:]], ret_ty="void")))
     if C.uses_var(C.seq(body), [loop.loop_var]):
         return None
+    if n // f == 1:
+        return C.seq(body), wide
     return tirx.For(ko, 0, n // f, tirx.ForKind.SERIAL, C.seq(body)), wide
 
 
 def merge_gemm_k_steps(func: Any, target: Any = None) -> Any:
     """Apply the rewrite of the module docstring to every qualifying loop of a tile-level PrimFunc; `target`
     (default: the function's, else this machine's CPU) sets the K block."""
-    import tvm
-    import tvm_ffi
     from tvm import tirx
 
     from tilelang.ir import to_region
     from tilelang.transform import utils as C
     from tilelang_cpu.gemm_plan import k_block
     from tilelang_cpu.isa import vector_isa
-    from tilelang_cpu.passes.elide_tile_copies import _analyzer, _Uses
+    from tilelang_cpu.passes.elide_tile_copies import elide_tile_copies
     from tilelang_cpu.tileops.gemm_amx import amx_kind
     from tilelang_cpu.tileops.gemm_dot import dot_kind
 
@@ -178,8 +187,22 @@ def merge_gemm_k_steps(func: Any, target: Any = None) -> Any:
 
     loops = [lp for lp in C.collect(func.body, tirx.For) if any(C.tile_op_of(s) and C.tile_op_of(s)[0] == "tl.gemm"
                                                                for s in _children(lp.body))]
-    if not loops:
+    merged = _merge_loops(func, loops, k_for) if loops else func
+    body = _fold_clears(merged.body)
+    if body is None and merged.same_as(func):
         return func
+    # an accumulator now written by one clearing gemm may be the output itself (`ElideTileCopies`)
+    return elide_tile_copies(merged if body is None else C.with_body(merged, body), target, accumulators_only=True)
+
+
+def _merge_loops(func: Any, loops: list[Any], k_for: Callable[[Any], int]) -> Any:
+    import tvm
+    import tvm_ffi
+    from tvm import tirx
+
+    from tilelang.transform import utils as C
+    from tilelang_cpu.passes.elide_tile_copies import _analyzer, _Uses
+
     u = _Uses(func.body)
     uses = {b: u.count(b) for b in set(u.loads) | set(u.stores) | set(u.tile)}
     ana = _analyzer(func)
@@ -206,6 +229,73 @@ def merge_gemm_k_steps(func: Any, target: Any = None) -> Any:
     body = tvm_ffi.structural_map(func.body, [(tirx.For, on_for), (tirx.AllocBuffer, on_alloc)])
     assert not C.collect(body, tvm.ir.TensorLoad, lambda ld: ld.source in wide)
     return C.with_body(func, body)
+
+
+def _fold_clears(body: Any) -> Any:
+    """`body` with each ``T.fill(R, 0)`` folded into the ``T.gemm`` accumulating into the same region R that
+    follows it (A and B elsewhere; only tile copies that touch neither R's buffer in between) as ``clear_accum``:
+    the micro-kernel starts its accumulators at zero instead of loading the zeros back (the same sums, bit for
+    bit); None when there is none to fold."""
+    import tvm
+    import tvm_ffi
+    from tvm import tirx
+
+    from tilelang.ir import to_region
+    from tilelang.transform import utils as C
+    from tilelang_cpu.passes.elide_tile_copies import _Uses
+
+    def zero_fill(stmt: Any) -> Any | None:
+        """The region a ``T.fill(region, 0)`` statement clears, else None."""
+        found = C.tile_op_of(stmt)
+        if found is None or found[0] != "tl.fill" or len(found[1].args) != 2:
+            return None
+        value = found[1].args[1]
+        # +0 only: a clearing gemm starts from +0, and -0.0 + -0.0 would keep the sign
+        zero = isinstance(value, (tirx.IntImm, tirx.FloatImm)) and value.value == 0 and \
+            math.copysign(1.0, value.value) > 0
+        return to_region(found[1].args[0]) if zero else None
+
+    def cleared(stmt: Any, region: Any) -> Any | None:
+        """`stmt` as a clearing gemm when it is a gemm accumulating into exactly `region`, else None."""
+        found = C.tile_op_of(stmt)
+        if found is None or found[0] != "tl.gemm" or len(found[1].args) < 7 or C.as_int(found[1].args[6]) != 0:
+            return None
+        args = list(found[1].args)
+        acc = to_region(args[2])
+        if (not acc.source.same_as(region.source) or not tvm_ffi.structural_equal(acc.region, region.region)
+                or any(to_region(a).source.same_as(acc.source) for a in args[:2])):
+            return None
+        return tirx.Evaluate(tvm.ir.Call(found[1].op, [*args[:6], tirx.const(1, str(args[6].ty.dtype)), *args[7:]],
+                                         ret_ty="void"))
+
+    def unrelated_copy(stmt: Any, buf: Any) -> bool:
+        found = C.tile_op_of(stmt)
+        return found is not None and found[0] == "tl.copy" and not _Uses(stmt).count(buf)
+
+    folds = 0
+
+    def on_seq(s: Any) -> Any:
+        nonlocal folds
+        flat = C.seq(list(s.seq))  # nested sequences (an unwrapped K loop) flattened
+        stmts = list(flat.seq) if isinstance(flat, tirx.SeqStmt) else [flat]
+        out, i = [], 0
+        while i < len(stmts):
+            region = zero_fill(stmts[i])
+            j = i + 1
+            while region is not None and j < len(stmts) and unrelated_copy(stmts[j], region.source):
+                j += 1
+            gemm = cleared(stmts[j], region) if region is not None and j < len(stmts) else None
+            if gemm is None:
+                out.append(stmts[i])
+                i += 1
+                continue
+            out += [*stmts[i + 1:j], gemm]
+            folds += 1
+            i = j + 1
+        return C.seq(out)
+
+    body = tvm_ffi.structural_map(body, (tirx.SeqStmt, on_seq))
+    return body if folds else None
 
 
 def _children(stmt: Any) -> list[Any]:

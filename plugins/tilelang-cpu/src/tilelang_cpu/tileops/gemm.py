@@ -175,7 +175,7 @@ def lower_gemm_micro(ctx: Any) -> Any:
     from tilelang.backend.sdk import gemm_operands, operand_index
     from tilelang.transform import utils as C
     from tilelang_cpu.gemm_plan import PREFETCH, config, gemm_plan
-    from tilelang_cpu.gemm_prefetch import combine, next_step_tile, output_destination, output_tile
+    from tilelang_cpu.gemm_prefetch import combine, next_step_tile, output_lines, output_tile
     from tilelang_cpu.gemm_prepack import whole_a_fp32, whole_b_panels
     from tilelang_cpu.isa import SCALAR, vector_isa
 
@@ -225,8 +225,8 @@ def lower_gemm_micro(ctx: Any) -> Any:
         def b_at(j0: Any, j: Any, kk: Any, width: int) -> Any:
             return b_pack, [j0 * k + kk * width + j]
 
-    if fetch is not None and C.scope_of(c.source) != "global":
-        dst = output_destination(ctx.func, c.source)
+    if fetch is not None:
+        dst = output_lines(ctx.func, c, clear)
         if dst is not None:
             fetch = combine(fetch, output_tile(dst, m, n, strips * panels, k, fetch.every))
 

@@ -188,7 +188,7 @@ def lower_gemm_amx(ctx: Any) -> Any:
     from tilelang.backend.sdk import gemm_operands, operand_index
     from tilelang.transform import utils as C
     from tilelang_cpu.gemm_plan import PREFETCH, config
-    from tilelang_cpu.gemm_prefetch import output_destination, output_tile, prefetch_line
+    from tilelang_cpu.gemm_prefetch import output_lines, output_tile, prefetch_line
     from tilelang_cpu.gemm_vnni_pack import VnniLayout, pack_per_call, pack_whole
     from tilelang_cpu.tileops.common import bits_dtype, bits_view, loop, pointer, row_stride, scratch
 
@@ -304,7 +304,7 @@ def lower_gemm_amx(ctx: Any) -> Any:
         if do_prefetch and steps:
             # the next column pair of B, and the lines of the tile the block's final copy writes C to (each a
             # read-for-ownership miss otherwise, taken after the gemm)
-            dst = output_destination(ctx.func, c.source) if C.scope_of(c.source) != "global" else None
+            dst = output_lines(ctx.func, c, clear)
             out = output_tile(dst, m, n, full_i * full_j, steps, 1) if dst is not None else None
 
             def fetch(s: Any) -> list[Any]:

@@ -169,7 +169,7 @@ def lower_gemm_dot(ctx: Any) -> Any:
     from tilelang.backend.sdk import gemm_operands, operand_index
     from tilelang.transform import utils as C
     from tilelang_cpu.gemm_plan import PREFETCH, config, micro_shape
-    from tilelang_cpu.gemm_prefetch import Prefetch, output_destination, output_tile, slots_every
+    from tilelang_cpu.gemm_prefetch import Prefetch, output_lines, output_tile, slots_every
     from tilelang_cpu.gemm_vnni_pack import VnniLayout, pack_per_call, pack_whole
     from tilelang_cpu.isa import vector_isa
     from tilelang_cpu.tileops.common import bits_view, loop, row_stride, scratch
@@ -214,6 +214,12 @@ def lower_gemm_dot(ctx: Any) -> Any:
     def c_index(row: Any, col: Any) -> list[Any]:
         return operand_index(c, row, col, False)
 
+    def c_vector(row: Any, col: Any) -> list[Any]:
+        """The index of `lanes` columns of C from `col`: one ramp from the scalar index (a ramp added to C's
+        corner would be a vector sum, whose bounds the safe-memory pass checks lane by lane)."""
+        index = c_index(row, col)
+        return [*index[:-1], tirx.Ramp(index[-1], 1, lanes)]
+
     serial = tirx.ForKind.SERIAL
 
     def micro(i0: Any, col0: Any, rows: int, width: int, sums: list[Any] | None, row_sums: Any = None,
@@ -228,7 +234,7 @@ def lower_gemm_dot(ctx: Any) -> Any:
                 if clear:
                     value = tirx.Broadcast(tirx.const(0, kind.acc), lanes)
                 elif valid == lanes:
-                    value = tirx.BufferLoad(c.source, c_index(i0 + r, tirx.Ramp(col, 1, lanes)))
+                    value = tirx.BufferLoad(c.source, c_vector(i0 + r, col))
                 else:  # a partial vector: through a stack row
                     t = tirx.Var("t", "int32")
                     init.append(loop(t, lanes, serial, tirx.BufferStore(row_tmp, tirx.if_then_else(
@@ -243,7 +249,7 @@ def lower_gemm_dot(ctx: Any) -> Any:
                 init.append(tirx.BufferStore(accs[r][v], value, _all(lanes)))
                 if valid == lanes:
                     store.append(tirx.BufferStore(c.source, _whole(accs[r][v]),
-                                                  c_index(i0 + r, tirx.Ramp(col, 1, lanes))))
+                                                  c_vector(i0 + r, col)))
                 else:
                     t = tirx.Var("t", "int32")
                     store += [tirx.BufferStore(row_tmp, _whole(accs[r][v]), _all(lanes)),
@@ -325,11 +331,12 @@ def lower_gemm_dot(ctx: Any) -> Any:
     i0, j0 = tirx.Var("i0", "int32"), tirx.Var("j0", "int32")
     strips = full_m + (1 if tail_m else 0)
     fetch = None
-    if kind.acc == "int32" and groups and config(PREFETCH, True) and C.scope_of(c.source) != "global":
+    if kind.acc == "int32" and groups and config(PREFETCH, True):
         # the lines of the block's output tile, prefetched while the micro tiles run (each line's first
         # write is a read-for-ownership miss of the accumulator's final copy), one per `every` steps; int8
-        # only: measured on Zen 4, +1.4 % at 1024^3 with vpdpbusd, -1 % (noise level) with vdpbf16ps
-        dst = output_destination(ctx.func, c.source)
+        # only: measured on Zen 4, +1.4 % at 1024^3 with vpdpbusd, -1 % (noise level) with vdpbf16ps. A global
+        # C cleared by this call (the accumulator elided by `ElideTileCopies`) is that tile itself
+        dst = output_lines(ctx.func, c, clear)
         if dst is not None:
             tiles = strips * (full_n + (1 if tail_n else 0))
             lines = m * -(-n // max(1, 512 // tvm.DataType(str(dst.source.ty.dtype)).bits))
