@@ -409,6 +409,19 @@ def wgmma_sp_helper(n: int, ab: str, form: str | None = None, trans_a: int = 0, 
     )
 
 
+# TVM's CUDA codegen keeps a 32-byte float32x8 / int32x8 value in a ``ulonglong4`` and prints a broadcast of one
+# as ``make_ulonglong4`` of its eight 32-bit lanes, which CUDA's 4-argument function does not take.
+_WIDE_BROADCAST = "".join(
+    f"""
+__device__ __forceinline__ ulonglong4 make_ulonglong4({", ".join(f"{t} v{i}" for i in range(8))}) {{
+  ulonglong4 r;
+  {t}* lanes = reinterpret_cast<{t}*>(&r);
+  {" ".join(f"lanes[{i}] = v{i};" for i in range(8))}
+  return r;
+}}""" for t in ("float", "int", "unsigned")) + "\n"
+_WIDE_BROADCAST_CALL = re.compile(r"make_ulonglong4\((?:[^,()]*(?:\([^()]*\))?[^,()]*,){7}")
+
+
 def header_for(source: str) -> str:
     """The intrinsics header with the shape-specific helpers and the dialect helpers
     (`tilelang_cuda.intrinsics.device`) that `source` calls."""
@@ -427,7 +440,8 @@ def header_for(source: str) -> str:
             + "".join(wgmma_helper(*w) for w in wanted_rs) + "".join(wgmma_ss_helper(*w) for w in wanted_ss)
             + "".join(wgmma_ss_scaled_helper(*w) for w in wanted_sd)
             + "".join(wgmma_ss_fp8_helper(*w) for w in wanted_fp8) + "".join(wgmma_sp_helper(*w) for w in wanted_sp)
-            + helpers_for(source) + snippets_for(source) + _END)
+            + helpers_for(source) + snippets_for(source)
+            + (_WIDE_BROADCAST if _WIDE_BROADCAST_CALL.search(source) else "") + _END)
 
 
 def with_header(source: str) -> str:
