@@ -133,10 +133,11 @@ def test_gemm_base_reads_a_real_call_site_and_generic_class_lowers_it(trans_b):
         tile_ops._TILE_OPS.unregister(ANY_TARGET, "tl.gemm/via_gemm_base")
         if was_enabled:
             enable_cache()
-    # (the CPU backend may read A straight from global memory instead of its shared copy)
+    # (the CPU backend may read A straight from global memory instead of its shared copy, and accumulate straight
+    # into C: the tile Cl is only cleared by the gemm and copied out whole)
     assert seen and seen[0] == {"MNK": (24, 32, 16), "trans": (False, trans_b), "dtypes": ("float32", "float32"),
                                 "ss": True, "rr": False, "policy": GemmWarpPolicy.FullCol, "clear": True,
-                                "names": ("A", "Cl"), "offsets": [0, 0], "stride_B": 16 if trans_b else 32}
+                                "names": ("A", "C"), "offsets": [0, 0], "stride_B": 16 if trans_b else 32}
     a, b = torch.randn(24, 16), torch.randn(*((32, 16) if trans_b else (16, 32)))
     c = torch.full((24, 32), 7.0)
     kernel(a, b, c)

@@ -28,7 +28,7 @@ def _named(ev: Any) -> Any:
 def NamedBarriers(target: Any = None) -> tvm.transform.Pass:
     """Lower partial block barriers to named barriers (see the module docstring)."""
 
-    @C.prim_func_pass("cuda.NamedBarriers")
+    @C.prim_func_pass("cuda.named_barriers")
     def named_barriers(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
         return C.with_body(func, tvm_ffi.structural_map(func.body, (tirx.Evaluate, _named)))
 
