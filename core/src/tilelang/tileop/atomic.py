@@ -28,7 +28,11 @@ def lower_atomic(ctx: Any) -> Any:
     kind = ctx.str_arg(2, "add")
     if kind not in ("add", "max", "min"):
         raise ctx.error(f"unknown atomic kind {kind!r}; expected add, max or min")
-    # use_tma=True (a TMA bulk reduction, CUDA's own lowering) reduces the same elements: here, element-wise
+    if ctx.int_arg(3, 0):  # the reference refuses it off CUDA too (its test_cpu_atomic_add_use_tma_rejected)
+        from tilelang.backend.target import kind_of
+
+        raise ctx.error(f"use_tma=True needs a TMA reduction (CUDA sm_90 and newer); target {kind_of(ctx.target)!r} "
+                        "has none: drop use_tma")
     value_arg = ctx.args[1]
     is_tile = isinstance(value_arg, tvm.ir.TensorRegion) or (
         isinstance(value_arg, tvm.ir.Var) and tirx.is_buffer_var(value_arg))
