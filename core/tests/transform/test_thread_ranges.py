@@ -116,3 +116,26 @@ def test_fragment_used_in_and_outside_a_branch_is_replicated(options):
     (alloc,) = [a for a in C.allocations(mod["main"].body) if C.scope_of(a.buffer) == "local.fragment"]
     assert str(alloc.annotations[C.FRAGMENT_ANN]) == "replicated"
     assert THREAD_RANGE_ANN not in alloc.annotations
+
+
+
+@pytest.mark.backend("cuda")
+def test_two_dimensional_thread_blocks_lower_without_thread_ranges():
+    # structural_mutate hands a three-parameter callback its in-place mode as the third argument: taken for a
+    # thread range, it broke every CUDA kernel with threads=(x, y) (the gemm_sp example's compress kernel)
+    import tilelang
+    import tilelang.language as T
+
+    @T.prim_func
+    def k(dense: T.Tensor((32, 64), "float16"), out: T.Tensor((32, 64), "float16")):
+        with T.Kernel(2, 1, threads=(16, 2)) as (bz, _):
+            tm = T.get_thread_binding(0)
+            tn = T.get_thread_binding(1)
+            dense_local = T.alloc_local([32], "float16")
+            T.clear(dense_local)
+            T.copy(dense[bz * 16 + tm, tn * 32:(tn + 1) * 32], dense_local)
+            for i in T.serial(32):
+                out[bz * 16 + tm, tn * 32 + i] = dense_local[i] * T.float16(2)
+
+    source = tilelang.lower(k, target={"kind": "cuda", "arch": "sm_90a"}).kernel_source
+    assert "threadIdx.y" in source and "dense_local" in source

@@ -175,7 +175,8 @@ def scan(body: Any, fragments: set[Any], tid: Any = None, threads: int = 1) -> t
         return ev
 
     if tid is None or threads <= 1:
-        rest = tvm_ffi.structural_mutate(body, [(tirx.For, on_for), (tirx.Evaluate, on_eval)])
+        rest = tvm_ffi.structural_mutate(body, [(tirx.For, lambda s, m: on_for(s, m)),  # (two parameters: see
+                                                (tirx.Evaluate, lambda s, m: on_eval(s, m))])  # PartitionParallel)
     else:
         def visit(node: Any, mutator: Any, span: Any) -> Any:
             span = None if span in (None, (0, threads)) else span

@@ -62,7 +62,8 @@ def LowerTileOps(target: Any = None) -> tvm.transform.Pass:
 
         tvar = single_thread_var(func) if threads > 1 else None
         if tvar is None:
-            body = tvm_ffi.structural_mutate(func.body, [(tirx.For, on_for), (tirx.Evaluate, on_eval)])
+            body = tvm_ffi.structural_mutate(func.body, [(tirx.For, on_for),  # (two parameters: see PartitionParallel)
+                                                         (tirx.Evaluate, lambda s, m: on_eval(s, m))])
         else:  # each call learns the thread range of the branch it sits in
             body = walk_ranges(func.body, tvar, threads, lambda s, m, span: on_for(s, m) if isinstance(
                 s, tirx.For) else on_eval(s, m, span), (tirx.For, tirx.Evaluate))

@@ -315,8 +315,8 @@ def PartitionParallel(target: Any = None) -> tvm.transform.Pass:
             return mutator.default_mutate(loop)
 
         tvar = single_thread_var(func) if threads > 1 else None
-        if tvar is None:
-            body = tvm_ffi.structural_mutate(func.body, [(tirx.For, on_for)])
+        if tvar is None:  # (a callback of three parameters would be given a third argument by structural_mutate)
+            body = tvm_ffi.structural_mutate(func.body, [(tirx.For, lambda loop, mutator: on_for(loop, mutator))])
         else:  # a nest inside a branch on the thread index is split over that branch's threads
             body = walk_ranges(func.body, tvar, threads, on_for, (tirx.For,))
         # stray tl.parallel loops nested inside another nest's body run serially
