@@ -19,7 +19,8 @@ from typing import Any
 from tilelang.artifact import ParamInfo
 from tilelang.errors import KernelArgumentError
 
-__all__ = ["torch_dtype", "make_caller", "diagnose", "normalize_out_idx", "param_alignment", "call_realigned"]
+__all__ = ["torch_dtype", "make_caller", "diagnose", "normalize_out_idx", "param_alignment", "call_realigned",
+           "shape_problem"]
 
 _DEVICE_ATTR = {"cpu": "is_cpu", "cuda": "is_cuda", "mps": "is_mps", "xpu": "is_xpu", "meta": "is_meta"}
 _TORCH_NAMES = {"bool": "bool", "float8_e4m3": "float8_e4m3fn", "float8_e5m2": "float8_e5m2"}
@@ -92,20 +93,29 @@ def diagnose(kernel_name: str, params: Sequence[ParamInfo], inputs: Sequence[int
         expected = torch_dtype(p.dtype)
         if value.dtype != expected:
             fail(idx, f"expected dtype {p.dtype}, got {value.dtype}")
-        if value.dim() != len(p.shape):
-            fail(idx, f"expected {len(p.shape)} dimension(s) {list(p.shape)}, got shape {list(value.shape)}")
-        for axis, (want, got) in enumerate(zip(p.shape, value.shape)):
-            if isinstance(want, int):
-                if got != want:
-                    fail(idx, f"expected shape {list(p.shape)}, got {list(value.shape)} (dim {axis})")
-            elif want in dims and dims[want][0] != got:
-                bound, where = dims[want]
-                fail(idx, f"dim {axis} is symbolic {want!r} = {bound} (bound by {where}), but this tensor has {got}")
-            else:
-                dims.setdefault(want, (got, f"{p.name}.shape[{axis}]"))
+        problem = shape_problem(p, list(value.shape), dims, "tensor")
+        if problem:
+            fail(idx, problem)
         if not value.is_contiguous():
             fail(idx, f"expected a contiguous tensor, got strides {list(value.stride())} for shape "
                       f"{list(value.shape)}; call .contiguous() first")
+
+
+def shape_problem(p: ParamInfo, shape: list[int], dims: dict[str, tuple[int, str]], noun: str) -> str | None:
+    """What is wrong with `shape` for parameter `p` (None when it fits); binds `p`'s symbolic dims not in `dims`
+    yet (value, where) and checks the others against them. `noun` names the argument kind in the message."""
+    if len(shape) != len(p.shape):
+        return f"expected {len(p.shape)} dimension(s) {list(p.shape)}, got shape {shape}"
+    for axis, (want, got) in enumerate(zip(p.shape, shape)):
+        if isinstance(want, int):
+            if got != want:
+                return f"expected shape {list(p.shape)}, got {shape} (dim {axis})"
+        elif want in dims and dims[want][0] != got:
+            bound, where = dims[want]
+            return f"dim {axis} is symbolic {want!r} = {bound} (bound by {where}), but this {noun} has {got}"
+        else:
+            dims.setdefault(want, (got, f"{p.name}.shape[{axis}]"))
+    return None
 
 
 def _aligned_copy(value: Any, align: int) -> Any:

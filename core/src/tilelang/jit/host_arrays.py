@@ -17,6 +17,7 @@ from typing import Any
 
 from tilelang.artifact import ParamInfo
 from tilelang.errors import KernelArgumentError
+from tilelang.jit.arguments import shape_problem
 
 __all__ = ["ArrayView", "has_host_array", "is_host_array", "make_array_caller", "numpy_dtype_name"]
 
@@ -121,18 +122,9 @@ def make_array_caller(kernel_name: str, params: Sequence[ParamInfo], out_idx: Se
                           f"arguments are NumPy arrays), got {type(value).__module__}.{type(value).__qualname__}")
             if value.dtype.name != numpy_dtype_name(p.dtype):
                 fail(idx, f"expected dtype {p.dtype}, got {value.dtype.name}")
-            if value.ndim != len(p.shape):
-                fail(idx, f"expected {len(p.shape)} dimension(s) {list(p.shape)}, got shape {list(value.shape)}")
-            for axis, (want, got) in enumerate(zip(p.shape, value.shape)):
-                if isinstance(want, int):
-                    if got != want:
-                        fail(idx, f"expected shape {list(p.shape)}, got {list(value.shape)} (dim {axis})")
-                elif want in dims and dims[want][0] != got:
-                    bound, where = dims[want]
-                    fail(idx, f"dim {axis} is symbolic {want!r} = {bound} (bound by {where}), but this array "
-                              f"has {got}")
-                else:
-                    dims.setdefault(want, (got, f"{p.name}.shape[{axis}]"))
+            problem = shape_problem(p, list(value.shape), dims, "array")
+            if problem:
+                fail(idx, problem)
             if not value.flags.c_contiguous:
                 strides = [s // value.itemsize for s in value.strides]
                 fail(idx, f"expected a C-contiguous array, got strides {strides} (elements) for shape "
