@@ -7,6 +7,7 @@ from transform_helpers import as_module, body_equal
 from tvm.script import tirx as S
 
 from tilelang.transform import (
+    BarrierBeforeSharedReuse,
     CheckSemantics,
     HostChecks,
     InjectSoftwarePipeline,
@@ -161,3 +162,43 @@ def test_short_error_keeps_the_message_of_a_tvm_pass_error():
                                                "syncs inside condition (in pass tl.InsertBarriers)")
     plain = "Traceback (most recent call last):\n  File \"x.py\", line 1\nValueError: block_M must divide M"
     assert C.short_error(RuntimeError(plain)) == "ValueError: block_M must divide M"
+
+
+def _reuse_kernel(dtype_a: str, dtype_b: str, separated: bool):
+    @S.prim_func(check_well_formed=False)
+    def before(A: S.Buffer((64,), dtype_a), B: S.Buffer((64,), dtype_b)):
+        S.launch_thread("blockIdx.x", 1)
+        tx = S.launch_thread("threadIdx.x", 64)
+        Sa = S.alloc_buffer((64,), dtype_a, scope="shared.dyn")
+        Sa[tx] = A[tx]  # a tile written and never read again
+        if separated:
+            S.tvm_storage_sync("shared")
+        Sb = S.alloc_buffer((64,), dtype_b, scope="shared.dyn")
+        Sb[tx] = B[tx]
+        B[tx] = Sb[tx]
+
+    return before
+
+
+@pytest.mark.parametrize("dtypes", [("float32", "float16"), ("float16", "float16")])
+def test_barrier_before_a_tile_may_take_the_bytes_of_an_ended_one(options, dtypes):
+    """Regression (fuzz seed 20261451): StorageRewrite gave a float16 tile the bytes of a dead float32 tile and the
+    barrier analysis took ``half[tx]`` and ``float[tx]`` for one thread's element: no barrier, a race."""
+    options({"has_threads": True})
+    mod = BarrierBeforeSharedReuse({"kind": "cuda"})(as_module(_reuse_kernel(*dtypes, separated=False)))
+    seq = C.collect(mod["main"].body, tvm.tirx.SeqStmt)[-1].seq
+    kinds = [type(s).__name__ for s in seq]
+    # the barrier stands between the last access of Sa and the first of Sb
+    assert len(_syncs(mod)) == 1
+    sync = next(i for i, s in enumerate(seq) if isinstance(s, tvm.tirx.Evaluate))
+    stores = [i for i, k in enumerate(kinds) if k == "BufferStore"]
+    assert stores[0] < sync < stores[1], kinds
+
+
+def test_no_second_barrier_where_one_separates_the_tiles(options):
+    options({"has_threads": True})
+    mod = BarrierBeforeSharedReuse({"kind": "cuda"})(as_module(_reuse_kernel("float32", "float16", separated=True)))
+    assert len(_syncs(mod)) == 1
+    options({"has_threads": False})
+    mod = BarrierBeforeSharedReuse({"kind": "llvm"})(as_module(_reuse_kernel("float32", "float16", separated=False)))
+    assert not _syncs(mod)

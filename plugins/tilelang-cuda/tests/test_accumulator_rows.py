@@ -128,9 +128,41 @@ def test_row_vectors_with_other_uses_stay_with_core(arch):
     assert "m_rows_ptr" not in src and "tl_shfl_xor(" not in src
 
 
-def test_row_vectors_of_grids_with_split_rows_stay_with_core():
-    src = _source(_row_kernel(T.GemmWarpPolicy.Square), "sm_80")  # 2 x 2 warps: a row spans two warps
-    assert "m_rows_ptr" not in src
+SPLIT_LAYOUTS = [AccumulatorLayout(64, 64, 2, 2, MMA), AccumulatorLayout(64, 64, 1, 8, MMA),
+                 AccumulatorLayout(64, 512, 4, 2, WGMMA)]
+
+
+@pytest.mark.parametrize("lay", SPLIT_LAYOUTS, ids=str)
+def test_slots_of_grids_with_split_rows_hold_the_rows_in_every_warp_column(lay):
+    rows = RowLayout.of(lay)
+    for tid, r in itertools.product(range(_threads(lay)), range(lay.regs)):
+        row, col = lay.position(tid, r)
+        assert rows.row(tid, slot_of(lay, r)) == row
+        assert col // (lay.n // lay.wn) == rows.warp_column(tid)  # the thread's columns: its warp column's slice
+
+
+@pytest.mark.parametrize("kind,clear", [("max", True), ("sum", False), ("absmax", False)])
+def test_row_vectors_of_grids_with_split_rows_combine_warp_columns_in_the_emulator(kind, clear):
+    """2 x 2 warps (Square): a row's columns are in two warps; their partials meet in shared memory."""
+    import torch
+    from cuda_emulator import emulate
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        art = tilelang.lower(_row_kernel(T.GemmWarpPolicy.Square, kind=kind, clear=clear),
+                             target={"kind": "cuda", "arch": "sm_80"})
+    src = art.kernel_source
+    assert "m_rows_ptr" in src and "row_partials" in src and not re.search(r"float m_ptr\[64\]", src)
+    torch.manual_seed(1)
+    a, b = torch.randn(64, 64).half(), torch.randn(64, 64).half()
+    out, red = torch.zeros(64, 64), torch.zeros(64)
+    emulate(art, a, b, out, red)
+    acc = a.float() @ b.float()
+    row = {"max": acc.amax(1), "sum": acc.sum(1), "absmax": acc.abs().amax(1)}[kind]
+    if not clear:
+        row = row + 0.5 if kind == "sum" else torch.maximum(row, torch.full_like(row, 0.5))
+    torch.testing.assert_close(red, row, atol=2e-2, rtol=1e-3)
+    torch.testing.assert_close(out, acc - row[:, None], atol=2e-2, rtol=1e-3)
 
 
 @needs_nvcc

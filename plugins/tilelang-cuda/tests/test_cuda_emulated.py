@@ -444,3 +444,26 @@ def test_split_and_combine_launches_each_use_their_own_threads():
     ref = torch.relu(q.float() @ k.float().transpose(1, 2)).sum(2).sum(0)
     ref[48:] = 0
     torch.testing.assert_close(out, ref, atol=1e-2, rtol=1e-3)
+
+
+def test_tile_reusing_the_bytes_of_a_dead_tile_of_another_dtype():
+    """Regression (fuzz seed 20261451): a float16 tile placed in the bytes of a dead float32 tile (TVM's
+    StorageRewrite) was written with no barrier after the float32 stores: thread 1's ``half`` element 1 is thread
+    0's ``float`` element 0, and the barrier analysis took equal indices for one thread's element."""
+
+    @T.prim_func
+    def kernel(A: T.Tensor((1, 1), "float32"), B: T.Tensor((1,), "float16"), C: T.Tensor((1, 1), "float32")):
+        with T.Kernel(1, 1, threads=32) as (bx, by):
+            A_s = T.alloc_shared((1, 2), "float32")
+            T.copy(A[by, bx * 2], A_s)
+            B_v = T.alloc_shared((2,), "float16")
+            T.copy(B[bx * 2], B_v)
+            C_f = T.alloc_fragment((1, 2), "float32")
+            for i, j in T.Parallel(1, 2):
+                C_f[i, j] = T.cast(B_v[j], "float32")
+            T.copy(C_f, C[by, bx * 2])
+
+    art = tilelang.lower(kernel, target=SM80)
+    a, b, c = torch.randn(1, 1), torch.randn(1).half(), torch.zeros(1, 1)
+    emulate(art, a, b, c)
+    torch.testing.assert_close(c, b.float()[None, :])

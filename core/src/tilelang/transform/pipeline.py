@@ -58,6 +58,7 @@ from tilelang.transform.lower_tile_ops import LowerTileOps
 from tilelang.transform.partition_parallel import PartitionParallel
 from tilelang.transform.plan_shared_memory import MergeSharedMemoryAllocations, PlanSharedMemory
 from tilelang.transform.rasterize_blocks import RasterizeBlocks
+from tilelang.transform.shared_reuse_barriers import BarrierBeforeSharedReuse
 
 # (core pass factory or None, extension point run after it or None). Software pipelining works on whole tile
 # operators (the copies it multi-buffers are still ``tl.copy`` calls), so it runs before LowerTileOps; the
@@ -106,6 +107,7 @@ def _tvm_legalize(target: Any) -> list[Any]:
         s_tir.transform.LoopPartition(),
         *([_cap_vector_width(int(bits))] if bits else []),
         tirx.transform.VectorizeLoop(vectorize),
+        BarrierBeforeSharedReuse(target),  # StorageRewrite may reuse a tile's bytes with another dtype
         tirx.transform.StorageRewrite(),
         tirx.transform.UnrollLoop(),
         tirx.transform.StmtSimplify(),

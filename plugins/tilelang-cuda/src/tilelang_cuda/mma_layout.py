@@ -3,9 +3,9 @@
 A block tile ``M x N`` is split over a ``wm x wn`` grid of warps (warp ``w``: ``w_m = w % wm``,
 ``w_n = w // wm``) and into ``16 x 8`` MMA atoms. Thread ``lane`` of a warp holds 4 values per atom
 (``c0 c1`` at row ``lane/4``, ``c2 c3`` eight rows below; columns ``2*(lane%4) + {0, 1}``), which is the
-accumulator layout of both ``mma.sync.m16n8k*`` and (with ``wn == 1``, four warps per warpgroup)
-``wgmma.m64nNk16``. Rows interleave warps (``mi * 16 * wm + w_m * 16``) so a warpgroup's atoms form the
-contiguous 64-row block wgmma writes; columns are contiguous per warp.
+accumulator layout of both ``mma.sync.m16n8k*`` and (four warps per warpgroup, ``wm`` a multiple of 4)
+``wgmma.m64nNk16`` with ``N = n / wn``. Rows interleave warps (``mi * 16 * wm + w_m * 16``) so a warpgroup's
+atoms form the contiguous 64-row block wgmma writes; columns are contiguous per warp.
 """
 
 from __future__ import annotations
@@ -90,12 +90,24 @@ class AccumulatorLayout:
 
 
 def choose(m: int, n: int, warps: int, policy: int, *, n_unit: int = 16, wgmma: bool = False,
-           instr: int = MMA) -> AccumulatorLayout | None:
+           split_n: bool = False, instr: int = MMA) -> AccumulatorLayout | None:
     """A feasible warp grid for an ``m x n`` tile (policy: 0 square, 1 full row, 2 full column), or None. Square
-    is the reference's (and `GemmWarpPolicy.compute_warp_partition`'s) choice: 128x256 over 4 warps is 2x2."""
+    is the reference's (and `GemmWarpPolicy.compute_warp_partition`'s) choice: 128x256 over 4 warps is 2x2.
+
+    wgmma: warpgroups stacked along M (each issues ``m64nN`` for every 64-row block of its own); with `split_n`,
+    where that is infeasible (fewer than 64 rows per warpgroup, or N over 256), warpgroups side by side along N,
+    each issuing ``m64n(N/g)`` on its column slice -- the reference's grid for MLA decode's 64 heads over two
+    warpgroups."""
     if wgmma:
-        if warps % 4 == 0 and m % (16 * warps) == 0 and n % 8 == 0 and 8 <= n <= 256:
+        if warps % 4:
+            return None
+        if m % (16 * warps) == 0 and n % 8 == 0 and 8 <= n <= 256:
             return AccumulatorLayout(m, n, warps, 1, WGMMA)
+        groups = warps // 4
+        for g_n in range(2, groups + 1) if split_n else ():
+            g_m = groups // g_n
+            if groups % g_n == 0 and m % (64 * g_m) == 0 and n % (8 * g_n) == 0 and 8 <= n // g_n <= 256:
+                return AccumulatorLayout(m, n, 4 * g_m, g_n, WGMMA)
         return None
     grids = [(wm, warps // wm) for wm in range(1, warps + 1) if warps % wm == 0]
     grids = [(wm, wn) for wm, wn in grids if m % (16 * wm) == 0 and n % (n_unit * wn) == 0]

@@ -3,16 +3,21 @@
 Flash attention and fused softmax-GEMM kernels pair an ``M x N`` accumulator with ``[M]`` fragments: the row
 max / sum (``T.reduce_max(acc, m, dim=1)``), rescale factors read in ``acc[i, j] * scale[i]``. Core's generic
 path replicates such a vector in every thread (dynamically indexed, so it lives in local memory) and reduces
-through shared memory. In the MMA layout (`tilelang_cuda.mma_layout`) with ``wn == 1`` a thread owns whole
-rows -- ``mi * 16 * wm + w_m * 16 + lane // 4 + h * 8`` for ``mi < M / (16 wm)``, ``h < 2`` -- shared with the
-three other lanes of its quad (``lane ^ 1``, ``lane ^ 2``, ``lane ^ 3``). A row vector tied to such an
-accumulator gets ``2 * mi`` registers, slot ``s = 2 * mi + h``, and its uses run per slot:
+through shared memory. In the MMA layout (`tilelang_cuda.mma_layout`) a thread's rows are
+``mi * 16 * wm + w_m * 16 + lane // 4 + h * 8`` for ``mi < M / (16 wm)``, ``h < 2``, shared with the three other
+lanes of its quad (``lane ^ 1``, ``lane ^ 2``, ``lane ^ 3``) and, with ``wn > 1``, with the same lanes of the
+other warp columns (each holding its own slice of the row's columns). A row vector tied to such an accumulator
+gets ``2 * mi`` registers, slot ``s = 2 * mi + h`` (the same values in every warp column), and its uses run per
+slot:
 
 - ``tl.reduce(acc, m, dim=1)`` (float32, sum/max/min/abssum/absmax): each thread folds its registers of the
-  row, two ``shfl.xor`` (masks 1, 2) combine the quad; ``clear=False`` folds in the old value;
+  row, two ``shfl.xor`` (masks 1, 2) combine the quad; with ``wn > 1`` the quads' partials meet in a
+  ``wn x M`` shared scratch tile (core's barrier pass separates its writes and reads) and every thread combines
+  the ``wn`` partials of its rows; ``clear=False`` folds in the old value;
 - a ``T.Parallel(M, N)`` nest over the accumulator reads ``m[i]`` from the slot of the register's row;
 - a ``T.Parallel(M)`` nest touching only row vectors (indexed by its loop variable) runs over the slots;
-- ``tl.fill``, ``tl.copy`` between row vectors and ``tl.copy`` of a row vector out to memory run per slot.
+- ``tl.fill``, ``tl.copy`` between row vectors and ``tl.copy`` of a row vector out to memory run per slot (the
+  copy out by the first warp column only).
 
 Row vectors linked by a copy or a nest are decided together; one with any other use (or tied to accumulators
 whose rows are owned differently) stays with core.
@@ -39,14 +44,19 @@ _PLAIN = {"abssum": "sum", "absmax": "max"}
 
 @dataclass(frozen=True)
 class RowLayout:
-    """Row ownership of ``m``-row accumulators spread over ``wm`` warps (one warp column)."""
+    """Row ownership of ``m``-row accumulators spread over ``wm`` warps, repeated in each of ``wn`` warp
+    columns."""
 
     m: int
     wm: int
+    wn: int = 1
 
     @classmethod
     def of(cls, acc: AccumulatorLayout) -> RowLayout | None:
-        return cls(acc.m, acc.wm) if acc.wn == 1 else None
+        return cls(acc.m, acc.wm, acc.wn)
+
+    def warp_column(self, tid: Any) -> Any:
+        return (tid // 32) // self.wm
 
     @property
     def slots(self) -> int:
@@ -302,6 +312,8 @@ class RowRewriter:
             store = tirx.BufferStore(dst.source, cast_to(dtype, tirx.BufferLoad(self.regs[src], [s])), idx)
             ana = tvm.sym.Analyzer()
             conds = [i < n for i, n in zip(idx, dst.source.ty.shape) if not ana.can_prove(i < n)]
+            if layout.wn > 1:  # every warp column holds the row: the first stores it
+                conds.append(layout.warp_column(self.tid) == 0)
             for cond in conds:
                 store = tirx.IfThenElse(cond, store, None)
             return store
@@ -316,21 +328,45 @@ class RowRewriter:
         part = tirx.decl_buffer((1,), "float32", name="row_part", scope="local")
         cols = 2 * acc_layout.ni  # registers of one row per thread
 
-        def one_row(s: Any) -> Any:
+        layout = self.rows[dst]
+        cur = tirx.BufferLoad(part, [0])
+
+        def quad_row(s: Any) -> list[Any]:
+            """The row's partial of this quad (its warp column's columns) in ``part``."""
             c = tirx.Var("c", "int32")
             r = register_of(acc_layout, s, c)
-            cur = tirx.BufferLoad(part, [0])
             steps = [tirx.BufferStore(part, identity_value(kind, "float32"), [0]),
                      tirx.For(c, 0, cols, tirx.ForKind.UNROLLED,
                               tirx.BufferStore(part, combine_f32(kind, cur, tirx.BufferLoad(acc, [r])), [0]))]
             for mask in (1, 2):
                 steps.append(tirx.BufferStore(part, combine_f32(plain, cur, tirx.call_extern(
                     "float32", "tl_shfl_xor", cur, mask)), [0]))
-            value = cur if clear else combine_f32(plain, tirx.BufferLoad(out, [s]), cur)
-            steps.append(tirx.BufferStore(out, value, [s]))
-            return C.seq(steps)
+            return steps
 
-        return C.seq([tirx.AllocBuffer(part), self.per_slot(self.rows[dst], one_row)])
+        def finish(s: Any, total: Any) -> Any:
+            return tirx.BufferStore(out, total if clear else combine_f32(plain, tirx.BufferLoad(out, [s]), total),
+                                    [s])
+
+        if layout.wn == 1:
+            return C.seq([tirx.AllocBuffer(part),
+                          self.per_slot(layout, lambda s: C.seq([*quad_row(s), finish(s, cur)]))])
+        # the warp columns' partials meet in shared memory: one per (warp column, row), written by lane 0 of a quad
+        scratch = tirx.decl_buffer((layout.wn * layout.m,), "float32", name="row_partials", scope="shared")
+        column = layout.warp_column(self.tid)
+
+        def publish(s: Any) -> Any:
+            store = tirx.BufferStore(scratch, cur, [column * layout.m + layout.row(self.tid, s)])
+            return C.seq([*quad_row(s), tirx.IfThenElse(self.tid % 4 == 0, store, None)])
+
+        def gather(s: Any) -> Any:
+            row = layout.row(self.tid, s)
+            total = tirx.BufferLoad(scratch, [row])
+            for j in range(1, layout.wn):
+                total = combine_f32(plain, total, tirx.BufferLoad(scratch, [j * layout.m + row]))
+            return finish(s, total)
+
+        return C.seq([tirx.AllocBuffer(part), tirx.AllocBuffer(scratch), self.per_slot(layout, publish),
+                      self.per_slot(layout, gather)])
 
 
 def cast_to(dtype: str, value: Any) -> Any:

@@ -116,7 +116,7 @@ def gemm_layout(call: Any, target: Any, threads: int) -> AccumulatorLayout | Non
     if major < 80 or (is_fp8(name) and major < FP8_MIN_ARCH):
         return None
     if major == 90 and specific and (name in ("f16", "bf16") or is_fp8(name)):
-        layout = choose(mn[0], mn[1], threads // 32, policy, wgmma=True)
+        layout = choose(mn[0], mn[1], threads // 32, policy, wgmma=True, split_n=True)
         # fp8 tiles wgmma cannot read through descriptors run mma.sync in this layout (16-column atom pairs)
         if layout is not None and (not is_fp8(name) or mn[1] % 16 == 0):
             return layout

@@ -237,7 +237,7 @@ class _Gemm:
                 or tma_enabled(self.ctx.target)):
             return None, None
         a = None if self.staged_a or self.a_regs is not None else self._swizzled(self.a, self.ta, 64)
-        b = None if self.staged_b else self._swizzled(self.b, not self.tb, self.layout.n)
+        b = None if self.staged_b else self._swizzled(self.b, not self.tb, self.wg_n)
         return a, b
 
     def _desc(self, op: _Operand, tile: SwizzledTile, mn_major: bool, mn0: Any, ks: Any) -> Any:
@@ -255,6 +255,15 @@ class _Gemm:
                                   8 * tile.width, tile.mode)
         delta = (tile.offset(C.add(r0, dr), C.add(c0, dc)) - tile.offset(r0, c0)) * tile.elem
         return origin + tirx.Cast("uint64", tirx.floordiv(delta, 16))
+
+    @property
+    def wg_n(self) -> int:
+        """N of one wgmma instruction: the warpgroup's column slice (all of N unless warpgroups split N)."""
+        return self.layout.n // self.layout.wn
+
+    def _b_col(self) -> Any:
+        """First column of this warpgroup's slice of N (0 when the warpgroups are stacked along M)."""
+        return 0 if self.layout.wn == 1 else self.w_n * self.wg_n
 
     def _a_row(self, mi: Any) -> Any:
         """First row of warpgroup ``w_m // 4``'s 64-row block for atom row `mi` (its four warps' rows)."""
@@ -275,10 +284,10 @@ class _Gemm:
         """SS form: A and B both through descriptors (no ldmatrix, no relayout)."""
         lay = self.layout
         trans_a, trans_b = int(self.ta), int(not self.tb)
-        func = f"tl_wgmma_ss_m64n{lay.n}k{self.k_atom}_{self.kind}_t{trans_a}{trans_b}"
+        func = f"tl_wgmma_ss_m64n{self.wg_n}k{self.k_atom}_{self.kind}_t{trans_a}{trans_b}"
 
         def issue(ks: Any) -> Any:
-            b_desc = self._desc(self.b, b_tile, bool(trans_b), 0, ks)
+            b_desc = self._desc(self.b, b_tile, bool(trans_b), self._b_col(), ks)
             return _unroll(lay.mi, "mi", lambda mi: _extern(
                 func, _addr(self.acc, [mi * lay.ni * 4]), self._desc(self.a, a_tile, self.ta, self._a_row(mi), ks),
                 b_desc))
@@ -293,10 +302,10 @@ class _Gemm:
         a_frag = tirx.decl_buffer((steps * lay.mi * 4,), "uint32", name="a_frag", scope="local")
         loads = _unroll(steps, "ks", lambda ks: _unroll(lay.mi, "mi", lambda mi: self.load_a(
             a_frag, ks * lay.mi + mi, mi, ks)))
-        func = f"tl_wgmma_rs_m64n{lay.n}k16_{self.kind}_t{trans_b}"
+        func = f"tl_wgmma_rs_m64n{self.wg_n}k16_{self.kind}_t{trans_b}"
 
         def issue(ks: Any) -> Any:
-            b_desc = self._desc(self.b, b_tile, bool(trans_b), 0, ks)
+            b_desc = self._desc(self.b, b_tile, bool(trans_b), self._b_col(), ks)
             return _unroll(lay.mi, "mi", lambda mi: _extern(
                 func, _addr(self.acc, [mi * lay.ni * 4]), _addr(a_frag, [(ks * lay.mi + mi) * 4]), b_desc))
 
@@ -332,12 +341,13 @@ class _Gemm:
         a_frag = tirx.decl_buffer((steps * lay.mi * 4,), "uint32", name="a_frag", scope="local")
         loads = _unroll(steps, "ks", lambda ks: _unroll(lay.mi, "mi", lambda mi: self.load_a(
             a_frag, ks * lay.mi + mi, mi, ks)))
-        func = f"tl_wgmma_m64n{n}k16_{self.kind}"
+        func = f"tl_wgmma_m64n{self.wg_n}k16_{self.kind}"
         elem = 2
         lbo, sbo = n * 8 * elem, 8 * 8 * elem  # bytes between core matrices along K / along N
 
         def issue(ks: Any) -> Any:
-            desc = tirx.call_extern("uint64", "tl_wgmma_desc", _addr(b_core, [ks * 2 * (n // 8) * 64]), lbo, sbo)
+            start = C.add(ks * 2 * (n // 8) * 64, tirx.floordiv(self._b_col(), 8) * 64 if lay.wn > 1 else 0)
+            desc = tirx.call_extern("uint64", "tl_wgmma_desc", _addr(b_core, [start]), lbo, sbo)
             return _unroll(lay.mi, "mi", lambda mi: _extern(
                 func, _addr(self.acc, [mi * lay.ni * 4]), _addr(a_frag, [(ks * lay.mi + mi) * 4]), desc))
 

@@ -1,0 +1,122 @@
+"""Warpgroups side by side along N (sm_90a): an accumulator tile with fewer than 64 rows per warpgroup, or more
+than 256 columns, is split over the warpgroups' column slices, each issuing ``wgmma.m64n(N/g)`` -- instead of
+falling back to mma.sync. The reference's grid for DeepSeek MLA decode (64 heads over two warpgroups). Emulated
+(`cuda_emulator`) and compared with torch."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+from cuda_emulator import emulate
+
+import tilelang
+import tilelang.language as T
+from tilelang_cuda.mma_layout import WGMMA, choose
+
+SM90A = {"kind": "cuda", "arch": "sm_90a"}
+
+
+def test_warpgroups_split_n_only_where_stacking_along_m_is_infeasible():
+    assert choose(128, 128, 8, 2, wgmma=True, split_n=True).to_args() == [128, 128, 8, 1, WGMMA]
+    assert choose(64, 64, 8, 2, wgmma=True) is None  # without split_n (wgmma.sp): mma.sync decides
+    assert choose(64, 64, 8, 2, wgmma=True, split_n=True).to_args() == [64, 64, 4, 2, WGMMA]
+    assert choose(64, 512, 8, 2, wgmma=True, split_n=True).to_args() == [64, 512, 4, 2, WGMMA]
+    assert choose(128, 512, 16, 2, wgmma=True, split_n=True).to_args() == [128, 512, 8, 2, WGMMA]
+    assert choose(64, 1024, 8, 2, wgmma=True, split_n=True) is None  # 512 columns a warpgroup: too wide
+    assert choose(64, 24, 8, 2, wgmma=True, split_n=True) is None  # 12 columns a warpgroup: not a multiple of 8
+
+
+def _gemm(M: int, N: int, K: int, trans_b: bool, a_fragment: bool):
+    @T.prim_func
+    def gemm(A: T.Tensor((M, K), "float16"), B: T.Tensor((N, K) if trans_b else (K, N), "float16"),
+             C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=256):
+            A_s = T.alloc_shared((M, K), "float16")
+            B_s = T.alloc_shared((N, K) if trans_b else (K, N), "float16")
+            acc = T.alloc_fragment((M, N), "float32")
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            if a_fragment:
+                A_f = T.alloc_fragment((M, K), "float16")
+                T.copy(A_s, A_f)
+                T.gemm(A_f, B_s, acc, transpose_B=trans_b, policy=T.GemmWarpPolicy.FullCol, clear_accum=True)
+            else:
+                T.gemm(A_s, B_s, acc, transpose_B=trans_b, policy=T.GemmWarpPolicy.FullCol, clear_accum=True)
+            T.copy(acc, C)
+
+    return gemm
+
+
+@pytest.mark.parametrize("M,N,K,trans_b,a_fragment", [
+    (64, 64, 64, True, False),     # SS, K-major B: two m64n32 slices
+    (64, 128, 32, False, False),   # SS, MN-major B: two m64n64 slices
+    (64, 64, 32, True, True),      # RS: A from a fragment, B through its swizzled descriptor
+])
+def test_split_n_gemm_emulated(M, N, K, trans_b, a_fragment):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        art = tilelang.lower(_gemm(M, N, K, trans_b, a_fragment), target=SM90A)
+    src = art.kernel_source
+    assert f"m64n{N // 2}k16" in src and "tl_mma_f16_f32(" not in src[src.index('extern "C" __global__'):]
+    a = torch.randn(M, K).half()
+    b = torch.randn(N, K).half() if trans_b else torch.randn(K, N).half()
+    c = torch.zeros(M, N)
+    stats = emulate(art, a, b, c)
+    assert stats["wgmma"] > 0
+    ref = a.float() @ (b.float().T if trans_b else b.float())
+    torch.testing.assert_close(c, ref, atol=1e-2, rtol=1e-3)
+
+
+def test_mla_decode_shaped_kernel_emulated():
+    """MLA decode's structure at a small size: QK^T into a 64 x block_N score tile and P V into a 64 x dim output,
+    both split over two warpgroups along N, a row max / sum across both warpgroups' slices between them."""
+    heads, seq, dim, block_n = 64, 64, 128, 32
+    scale = dim ** -0.5 * 1.44269504
+
+    @T.prim_func
+    def mla(Q: T.Tensor((heads, dim), "float16"), KV: T.Tensor((seq, dim), "float16"),
+            Out: T.Tensor((heads, dim), "float16")):
+        with T.Kernel(1, threads=256):
+            Q_s = T.alloc_shared((heads, dim), "float16")
+            KV_s = T.alloc_shared((block_n, dim), "float16")
+            S_s = T.alloc_shared((heads, block_n), "float16")
+            s = T.alloc_fragment((heads, block_n), "float32")
+            acc = T.alloc_fragment((heads, dim), "float32")
+            m = T.alloc_fragment((heads,), "float32")
+            m_prev = T.alloc_fragment((heads,), "float32")
+            row_sum = T.alloc_fragment((heads,), "float32")
+            denom = T.alloc_fragment((heads,), "float32")
+            T.copy(Q, Q_s)
+            T.fill(acc, 0)
+            T.fill(denom, 0)
+            T.fill(m, -T.infinity("float32"))
+            for k in T.Pipelined(seq // block_n, num_stages=2):
+                T.copy(KV[k * block_n:(k + 1) * block_n, :], KV_s)
+                T.gemm(Q_s, KV_s, s, transpose_B=True, policy=T.GemmWarpPolicy.FullCol, clear_accum=True)
+                T.copy(m, m_prev)
+                T.reduce_max(s, m, dim=1, clear=False)
+                for i, j in T.Parallel(heads, block_n):
+                    s[i, j] = T.exp2(s[i, j] * scale - m[i] * scale)
+                T.reduce_sum(s, row_sum, dim=1)
+                T.copy(s, S_s)
+                for i in T.Parallel(heads):
+                    denom[i] = denom[i] * T.exp2(m_prev[i] * scale - m[i] * scale) + row_sum[i]
+                for i, j in T.Parallel(heads, dim):
+                    acc[i, j] *= T.exp2(m_prev[i] * scale - m[i] * scale)
+                T.gemm(S_s, KV_s, acc, policy=T.GemmWarpPolicy.FullCol)
+            for i, j in T.Parallel(heads, dim):
+                acc[i, j] /= denom[i]
+            T.copy(acc, Out)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        art = tilelang.lower(mla, target=SM90A)
+    src = art.kernel_source
+    assert "m64n16k16" in src and "m64n64k16" in src  # both gemms on wgmma, each warpgroup half of N
+    q, kv = torch.randn(heads, dim).half(), torch.randn(seq, dim).half()
+    out = torch.zeros(heads, dim).half()
+    emulate(art, q, kv, out)
+    ref = torch.softmax(q.float() @ kv.float().T * dim ** -0.5, dim=-1) @ kv.float()
+    torch.testing.assert_close(out.float(), ref, atol=2e-2, rtol=2e-2)
