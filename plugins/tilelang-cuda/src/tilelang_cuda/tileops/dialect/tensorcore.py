@@ -119,7 +119,8 @@ def _check_pair(ctx: Any, what: str) -> None:
                         f"{dims or 'no cluster'}")
 
 
-def _is_rank0() -> Any:
+def is_rank0() -> Any:
+    """Whether this CTA is rank 0 of its cluster."""
     return ext("tl_cluster_ctarank", dtype="int32") == 0
 
 
@@ -208,7 +209,7 @@ def _issuer(ctx: Any, extra: list[Any], pair: bool) -> Any:
     """The issuing thread: the first of the calling scope, in the even CTA of a pair."""
     first = C.as_int(extra[0]) if extra else 0
     cond = C.linear_thread(ctx.func) == first
-    return tirx.And(_is_rank0(), cond) if pair else cond
+    return tirx.And(is_rank0(), cond) if pair else cond
 
 
 def lower_tcgen05_gemm(ctx: Any) -> Any:

@@ -24,7 +24,7 @@ from tilelang.transform import utils as C
 from tilelang_cuda.tileops.dialect.emit import LOWER, ext, lowering, seq, simple, stmt
 from tilelang_cuda.tileops.dialect.pointers import access_ptr, addr_of, is_call
 from tilelang_cuda.tileops.dialect.requirements import GATHER4, TCGEN05, TMA, missing
-from tilelang_cuda.tileops.dialect.tensorcore import cluster_dims
+from tilelang_cuda.tileops.dialect.tensorcore import cluster_dims, is_rank0
 
 MAX_BOX = 256
 MAX_RANK = 5
@@ -143,8 +143,7 @@ def _load_issue(ctx: Any, src: Any, dst: Any, bar: Any, cluster_mask: int | None
     issue = [stmt("tl_mbarrier_expect_tx", addr_of(bar), nbytes)]
     if paired:  # every CTA of the cluster loads its box; CTA 0's copy of the barrier expects all of them
         size = _count(list(cluster_dims(ctx.func) or (1,)))
-        issue = [tirx.IfThenElse(ext("tl_cluster_ctarank", dtype="int32") == 0,
-                                 stmt("tl_mbarrier_expect_tx", addr_of(bar), nbytes * size), None)]
+        issue = [tirx.IfThenElse(is_rank0(), stmt("tl_mbarrier_expect_tx", addr_of(bar), nbytes * size), None)]
     for box, swizzle, sptr, coords in boxes:
         tmap = map_token(str(src.source.name), box, swizzle)
         rank = len(box)
