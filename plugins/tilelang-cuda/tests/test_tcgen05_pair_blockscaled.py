@@ -250,7 +250,7 @@ def test_tmem_permit_is_relinquished_after_the_last_allocation(pair):
 
 
 def test_blockscaled_descriptor_fields():
-    from tilelang_cuda.tileops.dialect_tensorcore import blockscaled_descriptor
+    from tilelang_cuda.tileops.dialect.tensorcore import blockscaled_descriptor
 
     d = blockscaled_descriptor(128, 256, "float8_e5m2", "float8_e4m3fn", True, False)
     assert (d >> 7) & 7 == 1 and (d >> 10) & 7 == 0  # A e5m2, B e4m3

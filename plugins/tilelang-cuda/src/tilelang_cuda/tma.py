@@ -100,7 +100,7 @@ def token_param(name: str, box: str, swizzle: str) -> str:
 
 
 def rewrite_map_tokens(source: str) -> str:
-    """Each kernel's ``"tl_tmap:..."`` tokens (`tilelang_cuda.tileops.dialect_tma.map_token`) become pointers to
+    """Each kernel's ``"tl_tmap:..."`` tokens (`tilelang_cuda.tileops.dialect.tma.map_token`) become pointers to
     ``const __grid_constant__ tl_tensor_map_t`` parameters of that kernel."""
     if not _TOKEN.search(source):
         return source

@@ -109,7 +109,7 @@ def copy_cluster(src: Any, dst: Any, *, dst_block: Any = None, cluster_mask: int
                                   "is awaited by the copy itself")
         if not 0 < mask < 1 << 16:
             raise ValueError(f"T.copy_cluster: cluster_mask must be a nonzero 16-bit CTA mask, got {cluster_mask}")
-        bar = barrier_load(alloc_cluster_barrier([1]), "T.copy_cluster")  # see dialect_tma._multicast_load
+        bar = barrier_load(alloc_cluster_barrier([1]), "T.copy_cluster")  # see dialect.tma._multicast_load
     block = -1 if dst_block is None else dst_block
     return call("copy_cluster", "handle", [src_r, dst_r, block, mask, bar, _eviction(eviction_policy)])
 

@@ -5,7 +5,7 @@ A TMA copy or a tcgen05 MMA is issued by one thread of the threads that reach it
 the enclosing ``T.ws`` scopes (``AttrStmt("tl.cuda.warp_group")``: warpgroups of 128 threads) and ``if``s on
 ``threadIdx.x`` (``tx < c``, ``tx >= c``, their ``else``s, ``tx // 128 == i``); the pass appends the range's first
 thread and size to each such call (``tl.tma_copy``, ``tl.tcgen05_gemm``, ``tl.tma_gather4`` ...), which its
-lowering uses to elect the issuer (`tilelang_cuda.tileops.dialect_tma`).
+lowering uses to elect the issuer (`tilelang_cuda.tileops.dialect.tma`).
 
 ``T.annotate_producer_reg_dealloc(n)`` / ``T.annotate_consumer_reg_alloc(m)`` (without
 ``T.no_set_max_nreg()``): the warpgroups of the kernel's ``T.ws`` scopes adjust their registers once, before the

@@ -18,7 +18,7 @@ after another along the columns) gets ``ncols`` columns (the next power of two >
 
 `TensorMemory` runs at ``pre_layout``; `DropTensorMemoryTiles` (``post_tile_lowering``) removes the tiles'
 allocations once every use is an address computed from the slot (`tilelang_cuda.tileops.tmem_copy`,
-`tilelang_cuda.tileops.dialect_tensorcore`).
+`tilelang_cuda.tileops.dialect.tensorcore`).
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def TensorMemory(target: Any = None) -> tvm.transform.Pass:
         if not tmem:
             return func
         if target is not None:
-            from tilelang_cuda.tileops.dialect import TCGEN05, missing
+            from tilelang_cuda.tileops.dialect.requirements import TCGEN05, missing
 
             lacking = missing(target, TCGEN05)
             if lacking is not None:
@@ -132,7 +132,7 @@ def TensorMemory(target: Any = None) -> tvm.transform.Pass:
             explicit.add(call.args[0].source)
         plans = {buf: (_check(func, buf), tirx.decl_buffer((1,), "uint32", name=f"{buf.name}_base",
                                                            scope="shared")) for buf in tmem}
-        from tilelang_cuda.tileops.dialect_tensorcore import uses_2cta
+        from tilelang_cuda.tileops.dialect.tensorcore import uses_2cta
 
         pair = uses_2cta(func)  # MMAs of a CTA pair: both CTAs allocate (and release) the same columns together
         suffix = "_2cta" if pair else ""

@@ -54,7 +54,7 @@ def WgmmaGemmAsGemm(target: Any = None) -> tvm.transform.Pass:
         if not calls:
             return func
         from tilelang.ir import tile_call
-        from tilelang_cuda.tileops.dialect import WGMMA, missing
+        from tilelang_cuda.tileops.dialect.requirements import WGMMA, missing
 
         tgt = target if target is not None else (func.attrs.get("target") if func.attrs else None)
         lacking = missing(tgt, WGMMA) if tgt is not None else None

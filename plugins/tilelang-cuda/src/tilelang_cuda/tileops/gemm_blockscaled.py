@@ -46,7 +46,7 @@ def _emitter(ctx: Any, layout: AccumulatorLayout, k: int) -> Any:
 
 def lower_gemm_blockscaled(ctx: Any) -> Any:
     from tilelang_cuda.intrinsics.macro.mma_macro_generator import _alloc_registers, collecting
-    from tilelang_cuda.tileops.dialect import MMA_BLOCK_SCALE, require
+    from tilelang_cuda.tileops.dialect.requirements import MMA_BLOCK_SCALE, require
 
     require(ctx, MMA_BLOCK_SCALE)
     args = list(ctx.args)

@@ -31,7 +31,7 @@ def _applies(ctx: Any) -> bool:
 
 
 def lower_tmem_copy(ctx: Any) -> Any:
-    from tilelang_cuda.tileops.dialect import TCGEN05, require
+    from tilelang_cuda.tileops.dialect.requirements import TCGEN05, require
 
     require(ctx, TCGEN05)
     src, dst = ctx.regions(0, 1)

@@ -1,5 +1,5 @@
 """Lowerings of the dialect's tensor-core constructs: tcgen05 fences and commits, TMEM deallocation and scale-factor
-copies, and ``T.tcgen05_gemm`` (sm_100a).
+copies, UMMA descriptors and ``T.tcgen05_gemm`` (sm_100a).
 
 ``T.tcgen05_gemm(A, B, C_tmem, mbar=...)``: one thread of the calling scope (its first, from
 `tilelang_cuda.passes.dialect_scopes`) issues a ``tcgen05.mma.cta_group::1.kind::f16`` per N atom and k16 step:
@@ -29,10 +29,13 @@ from typing import Any
 import tvm
 from tvm import tirx
 
-from tilelang.backend.sdk import dtype_bytes
+from tilelang.backend.sdk import Lowered, dtype_bytes
+from tilelang.layout import linearize
 from tilelang.transform import utils as C
 from tilelang_cuda.passes.tensor_memory import slot_of
-from tilelang_cuda.tileops.dialect import TCGEN05, Lowered, addr_of, ext, seq, stmt
+from tilelang_cuda.tileops.dialect.emit import LOWER, ext, lowering, seq, stmt
+from tilelang_cuda.tileops.dialect.pointers import access_ptr, addr_of, is_call, ptr_add, unsynced
+from tilelang_cuda.tileops.dialect.requirements import BASE, TCGEN05
 from tilelang_cuda.wgmma_layout import tile_layout
 
 UMMA_SWIZZLE = {128: 2, 64: 4, 32: 6}  # SM100 descriptor layout field of a swizzle width in bytes
@@ -63,29 +66,32 @@ def blockscaled_descriptor(m: int, n: int, a: str, b: str, a_k_major: bool, b_k_
 
 
 def _ptr(buf: Any, idx: list[Any]) -> Any:
-    from tilelang.layout import linearize
+    return access_ptr(str(buf.ty.dtype), buf.data, linearize(idx, list(buf.ty.shape)), 1, 1)
 
-    return tirx.call_intrin("handle", "tirx.tvm_access_ptr", tirx.type_annotation(str(buf.ty.dtype)), buf.data,
-                            linearize(idx, list(buf.ty.shape)), 1, 1)
+
+def _slot_base(ctx: Any, tile: Any) -> tuple[Any, Any]:
+    """``(TMEM address of `tile`'s first column, its column count)`` from the slot its allocation wrote."""
+    slot, cols = slot_of(ctx.func, tile)
+    return tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)]), cols
 
 
 def _tmem_base(ctx: Any, region: Any) -> tuple[Any, Any]:
-    """``(TMEM address of the region's first column, its column count)``."""
-    slot, _ = slot_of(ctx.func, region.source)
+    """``(TMEM address of the tile, the TMEM column of the region's first element)``."""
+    base, _ = _slot_base(ctx, region.source)
     shape = [C.as_int(s) for s in region.source.ty.shape]
     col, stride = region.region[-1].min, shape[-1]
     for d in range(len(shape) - 3, -1, -1):
         col = col + region.region[d].min * stride
         stride *= shape[d]
-    return tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)]), col
+    return base, col
 
 
 def cluster_dims(func: Any) -> tuple[int, ...] | None:
     """The kernel's cluster shape (``T.ClusterKernel``), None for a kernel launched without clusters."""
     def is_dims(c: Any) -> bool:
-        if isinstance(c.op, tvm.ir.Op) and c.op.name == "tl.cluster_dims":
+        if is_call(c, "tl.cluster_dims"):
             return True
-        return (isinstance(c.op, tvm.ir.Op) and c.op.name == "tirx.call_extern" and c.args
+        return (is_call(c, "tirx.call_extern") and c.args
                 and isinstance(c.args[0], tvm.ir.StringImm) and c.args[0].value == "tl_cluster_dims_marker")
 
     for c in C.collect(func.body, tvm.ir.Call, is_dims):
@@ -113,7 +119,8 @@ def _check_pair(ctx: Any, what: str) -> None:
                         f"{dims or 'no cluster'}")
 
 
-def _is_rank0() -> Any:
+def is_rank0() -> Any:
+    """Whether this CTA is rank 0 of its cluster."""
     return ext("tl_cluster_ctarank", dtype="int32") == 0
 
 
@@ -202,7 +209,7 @@ def _issuer(ctx: Any, extra: list[Any], pair: bool) -> Any:
     """The issuing thread: the first of the calling scope, in the even CTA of a pair."""
     first = C.as_int(extra[0]) if extra else 0
     cond = C.linear_thread(ctx.func) == first
-    return tirx.And(_is_rank0(), cond) if pair else cond
+    return tirx.And(is_rank0(), cond) if pair else cond
 
 
 def lower_tcgen05_gemm(ctx: Any) -> Any:
@@ -224,10 +231,7 @@ def lower_tcgen05_gemm_blockscaled(ctx: Any) -> Any:
     if any(t not in MX_FORMATS for t in ab) or str(c.source.ty.dtype) != "float32":
         raise ctx.error(f"lowers FP8 (e4m3 / e5m2) operands into a float32 TMEM accumulator (kind::mxf8f6f4); got "
                         f"{ab[0]} x {ab[1]} -> {c.source.ty.dtype}")
-    sf_addr = []
-    for load in (sfa, sfb):
-        slot, _ = slot_of(ctx.func, load.source)
-        sf_addr.append(tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)]))
+    sf_addr = [_slot_base(ctx, load.source)[0] for load in (sfa, sfb)]
     block_scale = (*sf_addr, tirx.Cast("int32", k_start), ga, gb)
     issue = [stmt("tl_fence_proxy_async_all"), stmt("tl_tcgen05_after_thread_sync"),
              *_issue(ctx, a, b, c, ta, tb, clear, pair, "mxf8f6f4", block_scale), *_commit(bar, pair)]
@@ -242,8 +246,7 @@ def lower_mma_arrive(ctx: Any) -> Any:
 
 def lower_deallocate(ctx: Any) -> Any:
     (load,) = ctx.args
-    slot, cols = slot_of(ctx.func, load.source)
-    base = tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)])
+    base, cols = _slot_base(ctx, load.source)
     warp0 = tirx.floordiv(C.linear_thread(ctx.func), 32) == 0
     if uses_2cta(ctx.func):  # both CTAs of the pair release the columns together
         return Lowered(None, [stmt("tl_tcgen05_before_thread_sync"), stmt("tl_cluster_sync"),
@@ -257,34 +260,17 @@ def lower_cp_warpx4(ctx: Any) -> Any:
     pair = bool(C.as_int(pair))
     if pair:
         _check_pair(ctx, "T.tcgen05_cp_warpx4")
-    slot, _ = slot_of(ctx.func, load.source)
-    base = tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)])
-    from tilelang_cuda.tileops.dialect import ptr_add
-
+    base, _ = _slot_base(ctx, load.source)
     helper = "tl_tcgen05_cp_warpx4_2cta" if pair else "tl_tcgen05_cp_warpx4"
-    steps = [stmt(helper, _unsynced(ptr_add(ptr, 128 * i)), base + tirx.Cast("uint32", col + 4 * i))
+    steps = [stmt(helper, unsynced(ptr_add(ptr, 128 * i)), base + tirx.Cast("uint32", col + 4 * i))
              for i in range(ctx.int_arg(3))]
     return Lowered(None, [tirx.IfThenElse(_issuer(ctx, extra, pair), seq(steps), None)])
 
 
 def lower_sf_transpose(ctx: Any) -> Any:
-    from tilelang_cuda.tileops.dialect import ptr_add
-
     ptr = ctx.args[0]
-    return Lowered(None, [stmt("tl_tcgen05_sf_warp_transpose", _unsynced(ptr_add(ptr, 128 * i)))
+    return Lowered(None, [stmt("tl_tcgen05_sf_warp_transpose", unsynced(ptr_add(ptr, 128 * i)))
                           for i in range(ctx.int_arg(1))])
-
-
-def _unsynced(ptr: Any) -> Any:
-    """`ptr` with access mask 0, as the TMA copies' shared pointers: the scale-factor staging of a warp-specialised
-    kernel is ordered by its mbarriers and tcgen05 fences, not by block barriers (which cannot sit inside the
-    warps' branches)."""
-    from tilelang_cuda.tileops.dialect import is_call
-
-    if not is_call(ptr, "tirx.tvm_access_ptr"):
-        return ptr
-    a = list(ptr.args)
-    return tirx.call_intrin("handle", "tirx.tvm_access_ptr", a[0], a[1], a[2], a[3], 0)
 
 
 def _kind(ctx: Any, kind_dtype: Any) -> str:
@@ -298,8 +284,7 @@ def _kind(ctx: Any, kind_dtype: Any) -> str:
 
 
 def _tmem_address(ctx: Any, load: Any, offset: Any) -> Any:
-    slot, _ = slot_of(ctx.func, load.source)
-    return tirx.BufferLoad(slot, [tirx.IntImm("int32", 0)]) + tirx.Cast("uint32", offset)
+    return _slot_base(ctx, load.source)[0] + tirx.Cast("uint32", offset)
 
 
 def _advanced(desc: Any, byte_offset: Any) -> Any:
@@ -351,7 +336,26 @@ def lower_raw_mma_blockscaled(ctx: Any) -> Any:
                           _tmem_address(ctx, sfb, sfb_off))])
 
 
-LOWER: dict[str, Any] = {
+@lowering("initialize_tcgen05_descriptor", TCGEN05)
+def _init_umma_desc(ctx: Any) -> Any:
+    load, ptr, lbo, sbo, swizzle, *rest = ctx.args  # offsets in 16-byte units (the descriptor fields)
+    base, absolute = (C.as_int(x) for x in rest) if rest else (0, 0)
+    if base or absolute:  # the matrix base offset (bits 49-51) and the absolute leading-address mode (bit 52)
+        desc = ext("tl_umma_desc_based", ptr, lbo * 16, sbo * 16, swizzle, base, absolute, dtype="uint64")
+    else:
+        desc = ext("tl_umma_desc", ptr, lbo * 16, sbo * 16, swizzle, dtype="uint64")
+    return Lowered(None, [tirx.BufferStore(load.source, desc, list(load.indices))])
+
+
+@lowering("tcgen05_gemm_sp", BASE)
+def _tcgen05_gemm_sp(ctx: Any) -> Any:
+    arch = str(ctx.target.attrs.get("arch", "")) if hasattr(ctx.target, "attrs") else ""
+    raise ctx.error("requires Blackwell TCGEN5MMA sparse lowering, but sparse TCGEN5MMA lowering is not yet "
+                    f"available (as in the reference TileLang 0.1.15). Got target=cuda -arch={arch}",
+                    "use T.gemm_sp (mma.sp) or T.wgmma_gemm_sp (sm_90a)")
+
+
+LOWER.update({
     "tl.ptx_tcgen05_mma_ss": (TCGEN05, lower_raw_mma_ss),
     "tl.ptx_tcgen05_mma_ts": (TCGEN05, lower_raw_mma_ts),
     "tl.ptx_tcgen05_mma_blockscaled_ss": (TCGEN05, lower_raw_mma_blockscaled),
@@ -363,4 +367,4 @@ LOWER: dict[str, Any] = {
     "tl.deallocate_tmem": (TCGEN05, lower_deallocate),
     "tl.tcgen05_cp_warpx4": (TCGEN05, lower_cp_warpx4),
     "tl.tcgen05_sf_warp_transpose": (TCGEN05, lower_sf_transpose),
-}
+})

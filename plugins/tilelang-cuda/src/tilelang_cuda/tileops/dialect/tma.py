@@ -1,5 +1,6 @@
 """Lowerings of the dialect's TMA constructs: ``T.tma_copy`` (loads completing on a user mbarrier, stores in bulk
-groups), the raw ``T.tma_load`` on a ``T.create_tma_descriptor`` map, and the sm_100a row gather / scatter.
+groups, with ``T.tma_store_arrive`` / ``T.tma_store_wait``), the raw ``T.tma_load`` on a ``T.create_tma_descriptor``
+map, the sm_100a row gather / scatter, and ``T.copy_cluster``.
 
 The tensor map of a copy is named in the device code by a string literal ``"tl_tmap:<tensor>:<box>:<swizzle>"``
 (`map_token`); `tilelang_cuda.tma.rewrite_source` turns each into a ``__grid_constant__`` kernel parameter and
@@ -17,10 +18,13 @@ from typing import Any
 import tvm
 from tvm import tirx
 
-from tilelang.backend.sdk import dtype_bytes
+from tilelang.backend.sdk import Lowered, dtype_bytes
 from tilelang.layout import linearize
 from tilelang.transform import utils as C
-from tilelang_cuda.tileops.dialect import GATHER4, TCGEN05, TMA, Lowered, addr_of, ext, seq, stmt
+from tilelang_cuda.tileops.dialect.emit import LOWER, ext, lowering, seq, simple, stmt
+from tilelang_cuda.tileops.dialect.pointers import access_ptr, addr_of, is_call
+from tilelang_cuda.tileops.dialect.requirements import GATHER4, TCGEN05, TMA, missing
+from tilelang_cuda.tileops.dialect.tensorcore import cluster_dims, is_rank0
 
 MAX_BOX = 256
 MAX_RANK = 5
@@ -112,12 +116,9 @@ def _plan(ctx: Any, g: Any, s: Any, _is_store: bool = False) -> list[tuple[list[
     mask = 1 if C.scope_of(g.source) == "global" and s is not None and _is_store else 0
 
     def pointer(offset: Any, count: int) -> Any:
-        return tirx.call_intrin("handle", "tirx.tvm_access_ptr", tirx.type_annotation(str(sbuf.ty.dtype)),
-                                sbuf.data, offset, count, mask)
+        return access_ptr(str(sbuf.ty.dtype), sbuf.data, offset, count, mask)
 
-    total = 1
-    for b in box:
-        total *= b
+    total = _count(box)
     if not swizzle:
         return [(box, 0, pointer(base, total), coords)]
     width = {3: 128, 2: 64, 1: 32}[swizzle] // elem
@@ -141,13 +142,8 @@ def _load_issue(ctx: Any, src: Any, dst: Any, bar: Any, cluster_mask: int | None
     nbytes = sum(_count(box) for box, *_ in boxes) * dtype_bytes(str(src.source.ty.dtype))
     issue = [stmt("tl_mbarrier_expect_tx", addr_of(bar), nbytes)]
     if paired:  # every CTA of the cluster loads its box; CTA 0's copy of the barrier expects all of them
-        from tilelang_cuda.tileops.dialect_tensorcore import cluster_dims
-
-        size = 1
-        for d in cluster_dims(ctx.func) or (1,):
-            size *= d
-        issue = [tirx.IfThenElse(ext("tl_cluster_ctarank", dtype="int32") == 0,
-                                 stmt("tl_mbarrier_expect_tx", addr_of(bar), nbytes * size), None)]
+        size = _count(list(cluster_dims(ctx.func) or (1,)))
+        issue = [tirx.IfThenElse(is_rank0(), stmt("tl_mbarrier_expect_tx", addr_of(bar), nbytes * size), None)]
     for box, swizzle, sptr, coords in boxes:
         tmap = map_token(str(src.source.name), box, swizzle)
         rank = len(box)
@@ -187,8 +183,7 @@ def is_cluster_barrier(func: Any, bar: Any) -> bool:
     buf = bar.source if isinstance(bar, tirx.BufferLoad) else None
     if buf is None:
         return False
-    inits = C.collect(func.body, tvm.ir.Call, lambda c: isinstance(c.op, tvm.ir.Op)
-                      and c.op.name == "tl.init_cluster_barriers")
+    inits = C.collect(func.body, tvm.ir.Call, lambda c: is_call(c, "tl.init_cluster_barriers"))
     return any(isinstance(c.args[0], tirx.BufferLoad) and c.args[0].source.same_as(buf) for c in inits)
 
 
@@ -196,8 +191,6 @@ def _completes_on_leader(ctx: Any, bar: Any) -> bool:
     """A load on a cluster barrier on Blackwell (as the reference lowers it): each CTA issues the cta_group::2 form
     of the copy, whose bytes complete on CTA 0's copy of the barrier, and only CTA 0 expects them (the cluster's
     total), so the leader's MMA of a CTA pair waits for both CTAs' tiles."""
-    from tilelang_cuda.tileops.dialect import missing
-
     if mask_of(ctx) is not None or missing(ctx.target, TCGEN05) is not None:  # sm_100a-family targets only
         return False
     return is_cluster_barrier(ctx.func, bar)
@@ -231,7 +224,7 @@ def lower_create_descriptor(ctx: Any, args: list[Any] | None = None) -> Any:
 
 def lower_tma_load(ctx: Any, form: str = "tl_tma_copy_load") -> Any:
     desc, bar, smem, *coords = ctx.args
-    if isinstance(desc, tvm.ir.Call) and isinstance(desc.op, tvm.ir.Op) and desc.op.name == "tl.create_tma_descriptor":
+    if is_call(desc, "tl.create_tma_descriptor"):
         desc = lower_create_descriptor(ctx, list(desc.args))  # the map given inline, not lowered yet
     if not isinstance(desc, tvm.ir.StringImm):
         raise ctx.error("the descriptor must be a T.create_tma_descriptor(...) of a kernel tensor")
@@ -246,8 +239,7 @@ def lower_gather4(ctx: Any) -> Any:
     src, dst, col, r0, r1, r2, r3, bar, _ev, *_extra = ctx.args
     k_box = C.as_int(dst.ty.shape[1])
     tmap = map_token(str(src.name), [1, k_box], 0)
-    ptr = tirx.call_intrin("handle", "tirx.tvm_access_ptr", tirx.type_annotation(str(dst.ty.dtype)), dst.data, 0,
-                           4 * k_box, 2)
+    ptr = access_ptr(str(dst.ty.dtype), dst.data, 0, 4 * k_box, 2)
     rows = [tirx.Cast("int32", r) for r in (r0, r1, r2, r3)]
     return ext("tl_tma_gather4", tmap, ptr, addr_of(bar), tirx.Cast("int32", col), *rows)
 
@@ -256,8 +248,7 @@ def lower_scatter4(ctx: Any) -> Any:
     src, dst, col, r0, r1, r2, r3, _ev, *_extra = ctx.args
     k_box = C.as_int(src.ty.shape[1])
     tmap = map_token(str(dst.name), [1, k_box], 0)
-    ptr = tirx.call_intrin("handle", "tirx.tvm_access_ptr", tirx.type_annotation(str(src.ty.dtype)), src.data, 0,
-                           4 * k_box, 1)
+    ptr = access_ptr(str(src.ty.dtype), src.data, 0, 4 * k_box, 1)
     rows = [tirx.Cast("int32", r) for r in (r0, r1, r2, r3)]
     return Lowered(None, [stmt("tl_fence_proxy_async_all"),
                           stmt("tl_tma_scatter4", tmap, ptr, tirx.Cast("int32", col), *rows)])
@@ -340,8 +331,7 @@ def _copy_to_cta(ctx: Any, src: Any, dst: Any, block: Any, bar: Any, extra: list
         run = run_bytes // dtype_bytes(dtype)
 
         def ptr(buf: Any, off: Any, mask: int) -> Any:
-            return tirx.call_intrin("handle", "tirx.tvm_access_ptr", tirx.type_annotation(dtype), buf.data, off,
-                                    run, mask)
+            return access_ptr(dtype, buf.data, off, run, mask)
 
         issue = [stmt("tl_fence_proxy_async_all"),
                  stmt("tl_mbarrier_arrive_expect_tx_cluster", addr_of(bar), cta, run_bytes * len(pairs))]
@@ -355,9 +345,7 @@ def _copy_to_cta(ctx: Any, src: Any, dst: Any, block: Any, bar: Any, extra: list
     d_ext = [C.as_int(r.extent) for r in dst.region]
     if None in s_ext or None in d_ext:
         raise ctx.error("copies regions of static extents")
-    total = 1
-    for e in s_ext:
-        total *= e
+    total = _count(s_ext)
     it = tirx.Var("cluster_copy_i", "int32")
     flat = it * size + (ctx.linear_thread() - first)
 
@@ -407,7 +395,16 @@ def _multicast_load(ctx: Any, src: Any, dst: Any, mask: int, bar: Any, extra: li
                           stmt("tl_mbarrier_wait_parity", addr_of(bar), 0)])
 
 
-LOWER = {
+# -- TMA stores (bulk groups)
+simple("tma_store_arrive", TMA, "tl_tma_store_arrive")
+
+
+@lowering("tma_store_wait", TMA)
+def _tma_store_wait(ctx: Any) -> Any:
+    return ext("tl_tma_store_wait_n", ctx.int_arg(0), tirx.IntImm("int32", 1 if ctx.int_arg(1) else 0))
+
+
+LOWER.update({
     "tl.tma_copy": (TMA, lower_tma_copy),
     "tl.create_tma_descriptor": (TMA, lower_create_descriptor),
     "tl.tma_load": (TMA, lower_tma_load),
@@ -415,4 +412,4 @@ LOWER = {
     "tl.tma_gather4": (GATHER4, lower_gather4),
     "tl.tma_scatter4": (GATHER4, lower_scatter4),
     "tl.copy_cluster": (TMA, lower_copy_cluster),
-}
+})
