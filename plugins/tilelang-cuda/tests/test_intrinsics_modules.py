@@ -91,6 +91,18 @@ def test_sm75_emitter_tiling(a, acc, prefix, micro, local):
     assert e._use_fp64_store_index_map() == (local[2] == 2)
 
 
+def test_mma_emitters_subclass_cores_warp_matrix_emitter():
+    """The sm_80 / sm_75 / sm_70 emitters give lane maps and instructions; the loops are core's."""
+    from tilelang.backend.sdk import WarpMatrixEmitter
+    from tilelang.cuda.intrinsics.macro.mma_macro_generator import TensorCoreIntrinEmitter
+    from tilelang.cuda.intrinsics.macro.mma_sm70_macro_generator import TensorCoreIntrinEmitter as Volta
+
+    assert issubclass(TensorCoreIntrinEmitter, WarpMatrixEmitter)
+    for cls in (TensorCoreIntrinEmitter, Volta):
+        assert not {"stmatrix", "ldmatrix_a", "ldmatrix_b", "get_thread_binding", "extract_thread_binding",
+                    "get_store_index_map", "_load"} & set(vars(cls)), cls
+
+
 def test_unsupported_operand_types_are_named():
     from tilelang.cuda.intrinsics.macro.mma_sm75_macro_generator import TensorCoreIntrinEmitterSM75
 

@@ -56,6 +56,24 @@ def test_dialect_names_are_reachable_from_tilelang_language():
     assert R.__tilelang_dialect__ == "rocm"
 
 
+def test_mfma_and_wmma_emitters_subclass_cores_warp_matrix_emitter():
+    """Both give lane maps and instructions only: the load / store loops and layouts are core's, and the WMMA
+    emitter borrows nothing from the MFMA module."""
+    import ast
+    import inspect
+
+    from tilelang.backend.sdk import WarpMatrixEmitter
+    from tilelang_rocm.intrinsics import wmma_macro_generator
+
+    for cls in (MatrixCoreIntrinEmitter, WMMAIntrinEmitter):
+        assert issubclass(cls, WarpMatrixEmitter)
+        assert not {"stmatrix", "ldmatrix_a", "ldmatrix_b", "get_thread_binding", "extract_thread_binding",
+                    "get_store_index_map", "_load"} & set(vars(cls)), cls
+    imports = [n.module for n in ast.walk(ast.parse(inspect.getsource(wmma_macro_generator)))
+               if isinstance(n, ast.ImportFrom)]
+    assert "tilelang_rocm.intrinsics.mfma_macro_generator" not in imports
+
+
 # ------------------------------------------------------------------------------------------------ lane-map model
 def _mfma_hw(shape: tuple[int, int, int]):
     """The MFMA's own lane layout (src0 M x K, src1 K x N, dst M x N) of ``v_mfma_*_{m}x{n}x{k}``."""

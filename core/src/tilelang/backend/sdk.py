@@ -26,6 +26,9 @@ What is here, by concern (imported on first use: ``import tilelang.backend.sdk``
   (`gemm_operands`, `operand_index`), reductions (`identity_value`, `reduce_combine`, `nan_max`, `nan_min`,
   `nan_tests_by_bits`), atomics (`lower_atomic`), an intrinsic's lowering (`Lowered`, the user's spelling of
   an intrinsic: `dsl_name`, an element's offset: `linear_index`), `dtype_bits`, `buffer_info`;
+- hand-written GEMM emitters: the warp-level matrix emitter a backend's ``mma`` / MFMA / WMMA / simdgroup emitter
+  subclasses (`WarpMatrixEmitter`, an operand's tiles `OperandTiles`) and its emission helpers (`emit`,
+  `collecting`, `alloc_registers`, `operand_region`, `is_fragment`);
 - device builds: `DeviceCodegen`, `DeviceBuild`, `register_device_codegen`, `register_lazy_device_codegen`;
   host code: `HostCodegen`, `register_host_codegen`; C libraries for host-code backends: `c_library_codegen`,
   `c_compiler`, `SharedLibraryBackend`, `build_c_source` (TVM's C codegen, made to compile);
@@ -52,7 +55,7 @@ import importlib
 import re
 from typing import Any
 
-SDK_VERSION = "1.1"  # 1.1: each_launch
+SDK_VERSION = "1.2"  # 1.1: each_launch; 1.2: the warp-level matrix emitter
 
 # name -> the module that defines it
 _EXPORTS = {
@@ -81,6 +84,8 @@ _EXPORTS = {
     "lower_atomic": "tilelang.tileop.atomic",
     **dict.fromkeys(("Lowered", "dsl_name", "linear_index"), "tilelang.tileop.intrinsics"),
     **dict.fromkeys(("dtype_bits", "buffer_info"), "tilelang.layout.buffers"),
+    **dict.fromkeys(("WarpMatrixEmitter", "OperandTiles", "collecting", "emit", "alloc_registers", "operand_region",
+                     "is_fragment"), "tilelang.intrinsics.warp_matrix"),
     **dict.fromkeys(("DeviceCodegen", "DeviceBuild", "register_device_codegen", "register_lazy_device_codegen"),
                     "tilelang.backend.device_codegen"),
     **dict.fromkeys(("HostCodegen", "register_host_codegen", "register_lazy_host_codegen"),

@@ -58,5 +58,5 @@ def toolchain() -> list[ToolStatus]:
 
 
 BACKEND = Backend(name="metal", target_kinds=("metal",), register=register, toolchain=toolchain,
-                  sdk_version="1.0",
+                  sdk_version="1.2",
                   description="Apple GPUs: MSL via TVM's Metal codegen, run through torch MPS.")

@@ -105,6 +105,6 @@ def toolchain() -> list[ToolStatus]:
 
 
 BACKEND = Backend(name="rocm", target_kinds=("rocm", "hip"), register=register, toolchain=toolchain,
-                  sdk_version="1.0",
+                  sdk_version="1.2",
                   description="AMD GPUs: LLVM AMDGPU code objects (hsaco) linked with ld.lld.",
                   callbacks={"tilelang_callback_hip_compile": "tilelang_rocm.compiler:tilelang_callback_hip_compile"})

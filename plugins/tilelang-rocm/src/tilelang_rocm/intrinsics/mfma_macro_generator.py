@@ -21,6 +21,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from tilelang.backend.sdk import WarpMatrixEmitter, emit, operand_region
 from tilelang_rocm.intrinsics import mfma_layout as L
 from tilelang_rocm.intrinsics.utils import mfma_store_index_map, mfma_store_index_map_32x32
 
@@ -35,35 +36,6 @@ def _bits(dtype: Any) -> int:
     return int(dtype_bits(str(dtype)))
 
 
-def _emit(stmt_or_call: Any) -> None:
-    import tvm
-    from tvm.script.ir_builder import tirx as B
-
-    if isinstance(stmt_or_call, tvm.ir.Expr):
-        B.evaluate(stmt_or_call)
-    else:
-        B.add_to_parent(stmt_or_call)
-
-
-def _region(obj: Any) -> tuple[Any, list[Any]]:
-    """``(buffer, mins)`` of a buffer, region or element operand."""
-    import tvm
-
-    from tilelang.ir import region as R
-
-    if R.is_region(obj):
-        return obj.source, [r.min for r in obj.region]
-    if R.is_load(obj):
-        return obj.source, list(obj.indices)
-    return obj, [tvm.tirx.IntImm("int32", 0) for _ in R.buffer_shape(obj)]
-
-
-def _is_fragment(buf: Any) -> bool:
-    from tilelang.ir import region as R
-
-    return R.is_buffer(buf) and R.buffer_scope(buf) == "local.fragment"
-
-
 def _gfx950(target: Any) -> bool:
     if target is None:
         return False
@@ -75,15 +47,13 @@ def _gfx950(target: Any) -> bool:
         return "gfx950" in str(target)
 
 
-class MatrixCoreIntrinEmitter:
+class MatrixCoreIntrinEmitter(WarpMatrixEmitter):
     """Emits MFMA GEMM code for one block tile (see the module docstring)."""
 
     WARP_SIZE = 64
     dtype_abbrv = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "int8": "int8", "int32": "int32",
                    "float8_e4m3": "e4m3", "float8_e5m2": "e5m2", "float8_e4m3fn": "e4m3fn",
                    "float8_e4m3fnuz": "e4m3fnuz", "float8_e5m2fnuz": "e5m2fnuz"}
-    k_pack = 1  # MFMA K slices one lane's registers hold per step (the reference's vectorised k)
-    is_m_first = False  # thread binding (lane, warp_n, warp_m) when True
     b_preshuffle = False
 
     def __init__(self, a_dtype: Any = "float16", b_dtype: Any = "float16", accum_dtype: Any = "float16",
@@ -92,14 +62,11 @@ class MatrixCoreIntrinEmitter:
                  reduce_k: int = 1, num_elems_per_byte: int = 1, k_pack: int | None = None,
                  is_m_first: bool | None = False, b_preshuffle: bool | None = False, thread_var: Any = None,
                  target: Any = None, mfma_shape: tuple[int, int, int] | None = None):
-        self.a_dtype, self.b_dtype, self.accum_dtype = str(a_dtype), str(b_dtype), str(accum_dtype)
-        self.a_transposed, self.b_transposed = a_transposed, b_transposed
+        super().__init__(a_dtype, b_dtype, accum_dtype, a_transposed, b_transposed, block_row_warps,
+                         block_col_warps, warp_row_tiles, warp_col_tiles, chunk, thread_var)
         if target is None:
             warnings.warn("Target is not provided, using auto detection", stacklevel=2)
         self.target = target
-        self.block_row_warps, self.block_col_warps = block_row_warps, block_col_warps
-        self.warp_row_tiles, self.warp_col_tiles = warp_row_tiles, warp_col_tiles
-        self.chunk = chunk
         self._initialize_k_pack(k_pack)
         self._initialize_mfma_shape(mfma_shape, self.a_dtype)
         self._normalize_gfx950_f16_bf16_kpack()
@@ -114,7 +81,6 @@ class MatrixCoreIntrinEmitter:
         self.reduce_k = reduce_k
         self.threads = self.WARP_SIZE * (block_row_warps * block_col_warps) * reduce_k
         self.num_elems_per_byte = num_elems_per_byte
-        self.thread_var = thread_var
 
     # ------------------------------------------------------------------------------------ configuration
     def _initialize_mfma_shape(self, mfma_shape: tuple[int, int, int] | None, a_dtype: str) -> None:
@@ -136,11 +102,6 @@ class MatrixCoreIntrinEmitter:
             self.k_dim = 32 if _gfx950(self.target) else 16
         else:
             raise ValueError(f"Unsupported a_dtype = {a_dtype}")
-
-    def _initialize_local_size(self, m_dim: int = 16, n_dim: int = 16, k_dim: int = 16, warp_size: int = 32) -> None:
-        self.local_size_a = (m_dim * k_dim) // warp_size
-        self.local_size_b = (n_dim * k_dim) // warp_size
-        self.local_size_out = (m_dim * n_dim) // warp_size
 
     def _initialize_abbrev(self, a_dtype: str, b_dtype: str, accum_dtype: str) -> None:
         self.a_dtype_abbrv = self.dtype_abbrv[a_dtype]
@@ -220,72 +181,10 @@ class MatrixCoreIntrinEmitter:
     def _store_map(self) -> Any:
         return mfma_store_index_map_32x32 if self.M_DIM == 32 else mfma_store_index_map
 
-    def get_store_index_map(self, inverse: bool = False) -> Any:
-        from tvm.tirx import IndexMap
-
-        index_map = IndexMap.from_func(self._store_map(), index_dtype="int32")
-        return index_map.inverse([self.WARP_SIZE, self.local_size_out]) if inverse else index_map
-
-    # ------------------------------------------------------------------------------------ threads
-    def get_thread_binding(self) -> Any:
-        if self.thread_var is not None:
-            return self.thread_var
-        from tilelang.language import get_thread_binding
-
-        return get_thread_binding()
-
-    def extract_thread_binding(self, thread_id: Any, is_m_first: bool | None = None) -> tuple[Any, Any, Any]:
-        """``(lane, warp_n, warp_m)`` of `thread_id`."""
-        w = self.WARP_SIZE
-        if is_m_first is None:
-            is_m_first = self.is_m_first
-        if is_m_first:
-            return (thread_id % w, (thread_id // w) % self.block_col_warps,
-                    (thread_id // (w * self.block_col_warps)) % self.block_row_warps)
-        return (thread_id % w, (thread_id // (w * self.block_row_warps)) % self.block_col_warps,
-                (thread_id // w) % self.block_row_warps)
-
     # ------------------------------------------------------------------------------------ operands
-    def _gather(self, local_buf: Any, src: Any, tiles: int, per_tile: int, at: Any) -> None:
-        """local_buf[t * per_tile + v] = src[at(t, row, col)] for the lane's (row, col) of register v."""
-        from tvm import tirx
-
-        buf, _ = _region(src)
-        for t in range(tiles):
-            for v in range(per_tile):
-                dst = [tirx.IntImm("int32", t * per_tile + v)]
-                _emit(tirx.BufferStore(local_buf, tirx.BufferLoad(buf, at(t, v)), dst))
-
-    def _load(self, is_a: bool, local_buf: Any, shared: Any, ki: Any, rk: Any) -> None:
-        _, reverse = self.get_ldmatrix_index_map(is_b=not is_a)
-        _, mins = _region(shared)
-        other, base0, base1 = mins[:-2], mins[-2], mins[-1]
-        lane, warp_n, warp_m = self.extract_thread_binding(self.get_thread_binding())
-        transposed = self.a_transposed if is_a else self.b_transposed
-        tiles = self.warp_rows if is_a else self.warp_cols
-        per_tile = self.k_pack * (self.local_size_a if is_a else self.local_size_b)
-        micro = self.micro_size_x if is_a else self.micro_size_y
-        warp_tiles = self.warp_row_tiles if is_a else self.warp_col_tiles
-        warp = warp_m if is_a else warp_n
-        k0 = rk * self.chunk + ki * (self.k_pack * self.micro_size_k)
-        # the lane-indexed side leads when A is M x K or B is N x K
-        mn_first = (not transposed) if is_a else transposed
-
-        def at(t: int, v: int) -> list[Any]:
-            row, col = reverse(lane, v)
-            mn0 = warp * warp_tiles + t * micro
-            lo, hi = (mn0, k0) if mn_first else (k0, mn0)
-            return [*other, base0 + lo + row, base1 + hi + col]
-
-        self._gather(local_buf, shared, tiles, per_tile, at)
-
-    def ldmatrix_a(self, A_local_buf: Any, A_shared_buf: Any, ki: Any, rk: Any = 0) -> None:
-        """Load this wavefront's A registers of K step `ki` (of chunk `rk`) from the shared tile."""
-        self._load(True, A_local_buf, A_shared_buf, ki, rk)
-
-    def ldmatrix_b(self, B_local_buf: Any, B_shared_buf: Any, ki: Any, rk: Any = 0) -> None:
-        """Load this wavefront's B registers of K step `ki` (of chunk `rk`) from the shared tile."""
-        self._load(False, B_local_buf, B_shared_buf, ki, rk)
+    def _operand_lanes(self, is_a: bool) -> Any:
+        """The MFMA lane layout of the operand (`get_ldmatrix_index_map`'s ``(lane, register) -> element``)."""
+        return self.get_ldmatrix_index_map(is_b=not is_a)[1]
 
     # ------------------------------------------------------------------------------------ compute
     def mfma(self, A_local_buf: Any, B_local_buf: Any, C_local_buf: Any, k_inner: Any = 0) -> None:
@@ -298,97 +197,31 @@ class MatrixCoreIntrinEmitter:
             return dtype if n == 1 else f"{dtype}x{n}"
 
         a_t, b_t, c_t = vec(self.a_dtype, la), vec(self.b_dtype, lb), vec(self.accum_dtype, lc)
-        a_stride = k_inner * self.warp_rows * self.k_pack * la if _is_fragment(A_local_buf) else 0
-        b_stride = k_inner * self.warp_cols * self.k_pack * lb if _is_fragment(B_local_buf) else 0
-        for kp in range(self.k_pack):
-            for i in range(self.warp_rows):
-                for j in range(self.warp_cols):
-                    _emit(tvm_mfma(c_t, self.mfma_suffix, "row", "row", b_t, a_t, c_t, B_local_buf,
-                                   (b_stride + (j * self.k_pack + kp) * lb) // lb, A_local_buf,
-                                   (a_stride + (i * self.k_pack + kp) * la) // la, C_local_buf,
-                                   (i * self.warp_cols + j) * lc // lc))
-
-    def stmatrix(self, C_local_buf: Any, C_buf: Any, pid_m: Any = None, pid_n: Any = None) -> None:
-        """Write the accumulators to `C_buf`: a 2-D block tile (or, with `pid_m` / `pid_n`, the global matrix at
-        that block) or a 4-D ``[block_m tiles, block_n tiles, micro_x, micro_y]`` tile."""
-        from tvm import tirx
-
-        from tilelang.ir import region as R
-
-        dims = len(R.buffer_shape(C_buf))
-        if dims not in (2, 4):
-            raise ValueError("C_buf should be 2D or 4D")
-        lane, warp_n, warp_m = self.extract_thread_binding(self.get_thread_binding())
-        store = self._store_map()
-        block_m, block_n = self.block_row_warps * self.warp_rows, self.block_col_warps * self.warp_cols
-        dt = R.buffer_dtype(C_buf)
-        for i in range(self.warp_rows):
-            for j in range(self.warp_cols):
-                for v in range(self.local_size_out):
-                    row, col = store(lane, v)
-                    am, an = warp_m * self.warp_rows + i, warp_n * self.warp_cols + j
-                    if pid_m is not None and pid_n is not None:
-                        am, an = pid_m * block_m + am, pid_n * block_n + an
-                    idx = [am * self.M_DIM + row, an * self.N_DIM + col] if dims == 2 else [am, an, row, col]
-                    src = tirx.BufferLoad(C_local_buf, [tirx.IntImm("int32", (i * self.warp_cols + j)
-                                                                   * self.local_size_out + v)])
-                    _emit(tirx.BufferStore(C_buf, src if str(src.ty.dtype) == dt else tirx.Cast(dt, src), idx))
+        for a, b, c in self._each_atom(A_local_buf, B_local_buf, k_inner):
+            emit(tvm_mfma(c_t, self.mfma_suffix, "row", "row", b_t, a_t, c_t, B_local_buf, b, A_local_buf, a,
+                          C_local_buf, c))
 
     # ------------------------------------------------------------------------------------ layouts
     def make_mfma_load_layout(self, local_buf: Any, matrix: str = "A") -> Any:
         """The Fragment of a whole A (M x K) or B tile of the block in this emitter's operand registers."""
-        from tilelang.ir import region as R
-        from tilelang.layout import Fragment
-
-        if matrix not in ("A", "B"):
-            raise ValueError("matrix should be either A or B")
-        if not _is_fragment(local_buf):
-            raise ValueError(f"local_buf must be a fragment, got scope {R.buffer_scope(local_buf)}")
-        is_a = matrix == "A"
-        transposed = self.a_transposed if is_a else self.b_transposed
-        sr_order = (not transposed) if is_a else transposed
         k = self.k_dim * self.k_pack
-        forward_sr = {4: L.shared_16x4_to_local_64x1_layout_A, 16: L.shared_16x16_to_local_64x4_layout_A,
-                      32: L.shared_16x32_to_local_64x8_layout_A, 64: L.shared_16x64_to_local_64x16_layout_A}[k] \
-            if self.M_DIM == 16 else L.shared_32x32_to_local_64x16_layout_A
-        micro_s = self.micro_size_x if is_a else self.micro_size_y
-        tiles = self.warp_rows if is_a else self.warp_cols
-        per_tile = self.k_pack * (self.local_size_a if is_a else self.local_size_b)
-
-        def forward(i: Any, j: Any) -> tuple[Any, Any]:
-            s, r = (i, j) if sr_order else (j, i)
-            lane, v = forward_sr(s % micro_s, r % k)
-            atom = (s // micro_s) % tiles
-            warp = (s // micro_s) // tiles
-            thread = warp * self.WARP_SIZE + lane if is_a else warp * self.WARP_SIZE * self.block_row_warps + lane
-            return thread, (r // k) * tiles * per_tile + atom * per_tile + v
-
-        replicate = self.block_col_warps if is_a else self.block_row_warps
-        frag = Fragment(R.buffer_shape(local_buf), forward_fn=forward)
-        return frag.replicate(replicate) if replicate > 1 and hasattr(frag, "replicate") else frag
+        if self.M_DIM == 16:
+            forward = {4: L.shared_16x4_to_local_64x1_layout_A, 16: L.shared_16x16_to_local_64x4_layout_A,
+                       32: L.shared_16x32_to_local_64x8_layout_A, 64: L.shared_16x64_to_local_64x16_layout_A}.get(k)
+        else:
+            forward = L.shared_32x32_to_local_64x16_layout_A
+        if forward is None:
+            raise ValueError(f"16x16 MFMA fragments hold k_dim * k_pack = 4, 16, 32 or 64, got {k}")
+        per_tile = self.k_pack * (self.local_size_a if matrix == "A" else self.local_size_b)
+        return self._make_load_layout(local_buf, matrix, forward, k, per_tile, require_fragment=True)
 
     def make_mfma_store_layout(self, local_buf: Any) -> Any:
         """The Fragment of the block's accumulator tile in this emitter's registers."""
         from tvm.tirx import IndexMap
 
-        from tilelang.ir import region as R
-        from tilelang.layout import Fragment
-
         inverse = IndexMap.from_func(self._store_map(), index_dtype="int32").inverse(
             [self.WARP_SIZE, self.local_size_out])
-        mx, my = self.micro_size_x, self.micro_size_y
-
-        def forward(i: Any, j: Any) -> tuple[Any, Any]:
-            bi, bj = (i // mx) // self.warp_rows, (j // my) // self.warp_cols
-            wi, wj = (i // mx) % self.warp_rows, (j // my) % self.warp_cols
-            lane, v = inverse.map_indices([i % mx, j % my])
-            if self.is_m_first:
-                thread = bi * (self.block_col_warps * self.WARP_SIZE) + bj * self.WARP_SIZE + lane
-            else:
-                thread = bj * (self.block_row_warps * self.WARP_SIZE) + bi * self.WARP_SIZE + lane
-            return thread, (wi * self.warp_cols + wj) * self.local_size_out + v
-
-        return Fragment(R.buffer_shape(local_buf), forward_fn=forward)
+        return self._make_store_layout(local_buf, lambda mi, mj: inverse.map_indices([mi, mj]))
 
 
 class MatrixCorePreshuffleIntrinEmitter(MatrixCoreIntrinEmitter):
@@ -432,7 +265,7 @@ class MatrixCorePreshuffleIntrinEmitter(MatrixCoreIntrinEmitter):
             mt = ((pid * warps + warp) if pid is not None else warp) * tiles + t
             return [mt, kt, row, col] if mn_first else [kt, mt, row, col]
 
-        self._gather(local_buf, src, tiles, per_tile, at)
+        self._gather(local_buf, operand_region(src)[0], tiles, per_tile, at)
 
     def ldmatrix_a(self, A_local_buf: Any, A_buf: Any, ki: Any, rk: Any = 0, pid_m: Any = None,
                    pid_n: Any = None) -> None:

@@ -17,11 +17,10 @@ The emitter's methods are called inside a kernel body; they emit statements wher
 
 from __future__ import annotations
 
-import contextlib
 import enum
-from collections.abc import Iterator
 from typing import Any
 
+from tilelang.backend.sdk import WarpMatrixEmitter, alloc_registers, collecting, emit
 from tilelang_cuda.intrinsics.layout.mma_layout import (
     a_fragment,
     a_fragment_inverse,
@@ -33,6 +32,9 @@ from tilelang_cuda.intrinsics.layout.mma_layout import (
 from tilelang_cuda.intrinsics.layout.utils import get_ldmatrix_offset
 
 __all__ = ["collecting", "TensorCoreIntrinEmitter", "TensorCoreIntrinEmitterWithLadderTransform", "TransformKind"]
+
+# the emitter modules of this package emit through core's warp-matrix helpers
+_emit, _alloc_registers = emit, alloc_registers
 
 
 class TransformKind(enum.IntEnum):
@@ -50,49 +52,7 @@ def _bits(dtype: Any) -> int:
     return int(dtype_bits(str(dtype)))
 
 
-_COLLECTORS: list[list[Any]] = []
-
-
-@contextlib.contextmanager
-def collecting() -> Iterator[list[Any]]:
-    """Inside this context the emitters append their statements to the yielded list instead of the IR builder's
-    frame (a tile-op lowering runs an emitter outside any ``T.prim_func`` body)."""
-    stmts: list[Any] = []
-    _COLLECTORS.append(stmts)
-    try:
-        yield stmts
-    finally:
-        _COLLECTORS.pop()
-
-
-def _emit(stmt_or_call: Any) -> None:
-    import tvm
-    from tvm import tirx
-    from tvm.script.ir_builder import tirx as B
-
-    if _COLLECTORS:
-        is_expr = isinstance(stmt_or_call, tvm.ir.Expr)
-        _COLLECTORS[-1].append(tirx.Evaluate(stmt_or_call) if is_expr else stmt_or_call)
-    elif isinstance(stmt_or_call, tvm.ir.Expr):
-        B.evaluate(stmt_or_call)
-    else:
-        B.add_to_parent(stmt_or_call)
-
-
-def _alloc_registers(n: int, dtype: str, name: str) -> Any:
-    """A local register array of `n` `dtype` elements in the current emission (builder frame or collector)."""
-    if not _COLLECTORS:
-        from tilelang.language import alloc_local
-
-        return alloc_local((n,), dtype)
-    from tvm import tirx
-
-    buf = tirx.decl_buffer((n,), dtype, name=name, scope="local")
-    _COLLECTORS[-1].append(tirx.AllocBuffer(buf))
-    return buf
-
-
-class TensorCoreIntrinEmitter:
+class TensorCoreIntrinEmitter(WarpMatrixEmitter):
     """Emits ``mma.sync`` GEMM code for one block tile (see the module docstring)."""
 
     M_DIM = 16
@@ -103,7 +63,6 @@ class TensorCoreIntrinEmitter:
                    "float8_e4m3fn": "e4m3", "float8_e4m3fnuz": "e4m3", "float8_e5m2": "e5m2",
                    "float8_e5m2fnuz": "e5m2", "float6_e2m3fn": "e2m3", "float6_e3m2fn": "e3m2",
                    "float4_e2m1fn": "e2m1", "tfloat32": "tf32"}
-    is_m_first: bool = False
     warp_rows: int = 1
     warp_cols: int = 1
 
@@ -112,11 +71,8 @@ class TensorCoreIntrinEmitter:
                  block_col_warps: int = 2, warp_row_tiles: int = 8, warp_col_tiles: int = 8, chunk: int = 16,
                  reduce_k: int = 1, num_elems_per_byte: int = 1, is_m_first: bool | None = False,
                  thread_var: Any = None):
-        self.a_dtype, self.b_dtype, self.accum_dtype = str(a_dtype), str(b_dtype), str(accum_dtype)
-        self.a_transposed, self.b_transposed = a_transposed, b_transposed
-        self.block_row_warps, self.block_col_warps = block_row_warps, block_col_warps
-        self.warp_row_tiles, self.warp_col_tiles = warp_row_tiles, warp_col_tiles
-        self.chunk = chunk
+        super().__init__(a_dtype, b_dtype, accum_dtype, a_transposed, b_transposed, block_row_warps,
+                         block_col_warps, warp_row_tiles, warp_col_tiles, chunk, thread_var)
         self._initialize_k_dim(self.a_dtype)
         self._initialize_m_dim(self.a_dtype)
         self._initialize_micro_size(self.M_DIM, self.k_dim)
@@ -128,7 +84,6 @@ class TensorCoreIntrinEmitter:
         self.reduce_k = reduce_k
         self.threads = self.WARP_SIZE * block_row_warps * block_col_warps * reduce_k
         self.num_elems_per_byte = num_elems_per_byte
-        self.thread_var = thread_var
         if self.warp_rows == 0 or self.warp_cols == 0:
             raise ValueError(f"Invalid threads configuration for this tile shape, {self.warp_rows} x "
                              f"{self.warp_cols} with threads {self.threads}")
@@ -140,11 +95,6 @@ class TensorCoreIntrinEmitter:
     def _initialize_m_dim(self, a_dtype: str = "float16") -> None:
         if _bits(a_dtype) == 64:
             self.M_DIM = 8  # m8n8k4
-
-    def _initialize_local_size(self, m_dim: int = 16, n_dim: int = 16, k_dim: int = 16, warp_size: int = 32) -> None:
-        self.local_size_a = m_dim * k_dim // warp_size
-        self.local_size_b = n_dim * k_dim // warp_size
-        self.local_size_out = m_dim * n_dim // warp_size
 
     def _get_dtype_abbrv(self, dtype: str) -> str:
         if "float4_e2m1_unpacked" in dtype:
@@ -192,25 +142,7 @@ class TensorCoreIntrinEmitter:
         self.micro_size_x = m_dim
         self.micro_size_k = k_dim
 
-    # ------------------------------------------------------------------------------------ threads
-    def get_thread_binding(self) -> Any:
-        if self.thread_var is not None:
-            return self.thread_var
-        from tilelang.language import get_thread_binding
-
-        return get_thread_binding()
-
-    def extract_thread_binding(self, thread_id: Any, is_m_first: bool | None = None) -> tuple[Any, Any, Any]:
-        """``(lane, warp_n, warp_m)`` of `thread_id`."""
-        w = self.WARP_SIZE
-        if is_m_first is None:
-            is_m_first = self.is_m_first
-        if is_m_first:
-            return (thread_id % w, (thread_id // w) % self.block_col_warps,
-                    (thread_id // (w * self.block_col_warps)) % self.block_row_warps)
-        return (thread_id % w, (thread_id // (w * self.block_row_warps)) % self.block_col_warps,
-                (thread_id // w) % self.block_row_warps)
-
+    # ------------------------------------------------------------------------------------ accumulators
     def _use_fp64_store_index_map(self) -> bool:
         """m8n8 atoms (fp64 and the sm_75 integer shapes) hold two accumulators per lane."""
         return _bits(self.accum_dtype) == 64 or self.local_size_out == 2
@@ -220,79 +152,44 @@ class TensorCoreIntrinEmitter:
             return mma_store_32x2_to_shared_8x8_layout_fp64
         return c_fragment
 
-    def get_store_index_map(self, inverse: bool = False) -> Any:
-        """The ``(lane, value) -> (row, col)`` map of an accumulator atom (IndexMap; `inverse`: the other way)."""
-        from tvm.tirx import IndexMap
-
-        index_map = IndexMap.from_func(self._store_map(), index_dtype="int32")
-        return index_map.inverse([self.WARP_SIZE, self.local_size_out]) if inverse else index_map
-
     # ------------------------------------------------------------------------------------ operands
-    @staticmethod
-    def _region(obj: Any) -> tuple[Any, list[Any]]:
-        """``(buffer, mins)`` of a buffer, region or element operand."""
-        from tilelang.ir import region as R
+    def _operand_lanes(self, is_a: bool) -> Any:
+        """Element-wise loads: the PTX fragment of each lane (`a_fragment` / `b_fragment`), in storage order."""
+        fragment = a_fragment if is_a else b_fragment
+        transposed = self.a_transposed if is_a else self.b_transposed
+        e = max(1, 32 // _bits(self.a_dtype if is_a else self.b_dtype))
+        return self._storage_order(lambda lane, v: fragment(lane, v, e), (not transposed) if is_a else transposed)
 
-        if R.is_region(obj):
-            return obj.source, [r.min for r in obj.region]
-        if R.is_load(obj):
-            return obj.source, list(obj.indices)
-        import tvm
+    def _uses_ldmatrix(self, is_a: bool) -> bool:
+        """Whether ``ldmatrix`` serves the operand: 16-bit types, 8- and 32-bit ones stored ``[MN, K]``."""
+        bits = _bits(self.a_dtype if is_a else self.b_dtype)
+        mn_first = (not self.a_transposed) if is_a else self.b_transposed
+        return bits == 16 or (bits in (8, 32) and mn_first)
 
-        return obj, [tvm.tirx.IntImm("int32", 0) for _ in R.buffer_shape(obj)]
-
-    def _load(self, matrix: str, local_buf: Any, shared: Any, ki: Any, rk: Any) -> None:
-        import tvm
+    def _load_operand(self, is_a: bool, local_buf: Any, src: Any, ki: Any, rk: Any) -> None:
+        """``ldmatrix.x4`` / ``.x2`` per atom (``.trans`` as the storage needs) where it serves the operand,
+        element-wise loads otherwise."""
         from tvm import tirx
 
         from tilelang.language import access_ptr
         from tilelang_cuda.language.tir import ptx_ldmatrix
 
-        is_a = matrix == "A"
+        if not self._uses_ldmatrix(is_a):
+            super()._load_operand(is_a, local_buf, src, ki, rk)
+            return
         dtype = self.a_dtype if is_a else self.b_dtype
         bits = _bits(dtype)
         transposed = self.a_transposed if is_a else self.b_transposed
-        buf, mins = self._region(shared)
-        other, base0, base1 = mins[:-2], mins[-2], mins[-1]
-        lane, warp_n, warp_m = self.extract_thread_binding(self.get_thread_binding())
-        tiles = self.warp_rows if is_a else self.warp_cols
-        micro = self.micro_size_x if is_a else self.micro_size_y
-        warp_tiles = self.warp_row_tiles if is_a else self.warp_col_tiles
-        warp = warp_m if is_a else warp_n
-        local_size = self.local_size_a if is_a else self.local_size_b
-        # storage orders the ldmatrix rows can serve: A row-major, B as [N, K] ("sr" order); 16-bit both ways
-        sr_order = (not transposed) if is_a else transposed
-        use_ldmatrix = bits == 16 or (bits in (8, 32) and sr_order)
-        wk = rk * self.chunk + ki * self.micro_size_k
-        for i in range(tiles):
-            ws = warp * warp_tiles + i * micro
-            if use_ldmatrix:
-                row_off, col_off = get_ldmatrix_offset(matrix, lane, 0, None, dtype, transposed)
-                if sr_order:
-                    idx = [*other, base0 + ws + row_off, base1 + wk + col_off]
-                else:
-                    idx = [*other, base0 + wk + row_off, base1 + ws + col_off]
-                num = 4 if (is_a or self.n_dim == 16) else 2
-                trans = transposed if is_a else not transposed
-                regs = 32 * num // bits  # elements the lane receives
-                _emit(ptx_ldmatrix(trans, num, access_ptr(tirx.BufferLoad(buf, idx), "r", extent=regs),
-                                   access_ptr(tirx.BufferLoad(local_buf, [tvm.tirx.IntImm("int32", i * local_size)]),
-                                              "w", extent=regs)))
-                continue
-            e = max(1, 32 // bits)
-            for v in range(local_size):
-                s, r = (a_fragment(lane, v, e) if is_a else b_fragment(lane, v, e))
-                idx = [*other, base0 + ws + s, base1 + wk + r] if sr_order else [*other, base0 + wk + r, base1 + ws + s]
-                dst = [tirx.IntImm("int32", i * local_size + v)]
-                _emit(tirx.BufferStore(local_buf, tirx.BufferLoad(buf, idx), dst))
-
-    def ldmatrix_a(self, A_local_buf: Any, A_shared_buf: Any, ki: Any, rk: Any = 0) -> None:
-        """Load this warp's A fragments of K step `ki` (of chunk `rk`) from the shared tile."""
-        self._load("A", A_local_buf, A_shared_buf, ki, rk)
-
-    def ldmatrix_b(self, B_local_buf: Any, B_shared_buf: Any, ki: Any, rk: Any = 0) -> None:
-        """Load this warp's B fragments of K step `ki` (of chunk `rk`) from the shared tile."""
-        self._load("B", B_local_buf, B_shared_buf, ki, rk)
+        op = self._operand(is_a, src, ki, rk)
+        matrix = "A" if is_a else "B"
+        num = 4 if (is_a or self.n_dim == 16) else 2
+        trans = transposed if is_a else not transposed
+        regs = 32 * num // bits  # elements the lane receives
+        for i in range(op.tiles):
+            row_off, col_off = get_ldmatrix_offset(matrix, op.lane, 0, None, dtype, transposed)
+            dst = tirx.BufferLoad(local_buf, [tirx.IntImm("int32", i * op.per_tile)])
+            _emit(ptx_ldmatrix(trans, num, access_ptr(tirx.BufferLoad(op.buffer, op.index(i, row_off, col_off)), "r",
+                                                      extent=regs), access_ptr(dst, "w", extent=regs)))
 
     # ------------------------------------------------------------------------------------ compute
     @property
@@ -324,95 +221,20 @@ class TensorCoreIntrinEmitter:
             for j in range(self.warp_cols):
                 self.mma_atom(A_local_buf, B_local_buf, C_local_buf, i, j, k_inner)
 
-    def stmatrix(self, C_local_buf: Any, C_buf: Any, pid_m: Any = None, pid_n: Any = None) -> None:
-        """Write the accumulators to `C_buf`: a 2-D tile of the block (or, with `pid_m` / `pid_n`, of the global
-        matrix at that block), or a 4-D ``[block_m atoms, block_n atoms, micro_x, micro_y]`` tile."""
-        from tvm import tirx
-
-        from tilelang.ir import region as R
-
-        dims = len(R.buffer_shape(C_buf))
-        if dims not in (2, 4):
-            raise ValueError("C_buf should be 2D or 4D")
-        lane, warp_n, warp_m = self.extract_thread_binding(self.get_thread_binding())
-        store = self._store_map()
-        block_m_atoms = self.block_row_warps * self.warp_rows
-        block_n_atoms = self.block_col_warps * self.warp_cols
-        for i in range(self.warp_rows):
-            for j in range(self.warp_cols):
-                for v in range(self.local_size_out):
-                    row, col = store(lane, v)
-                    am, an = warp_m * self.warp_rows + i, warp_n * self.warp_cols + j
-                    if pid_m is not None and pid_n is not None:
-                        am, an = pid_m * block_m_atoms + am, pid_n * block_n_atoms + an
-                    if dims == 2:
-                        idx = [am * self.M_DIM + row, an * self.n_dim + col]
-                    else:
-                        idx = [am, an, row, col]
-                    src = tirx.BufferLoad(C_local_buf, [tirx.IntImm("int32", (i * self.warp_cols + j)
-                                                                   * self.local_size_out + v)])
-                    dt = R.buffer_dtype(C_buf)
-                    _emit(tirx.BufferStore(C_buf, src if str(src.ty.dtype) == dt else tirx.Cast(dt, src), idx))
-
     # ------------------------------------------------------------------------------------ layouts
     def make_mma_load_layout(self, local_buf: Any, matrix: str = "A") -> Any:
         """The Fragment of a whole A (M x K) or B tile held in this emitter's operand registers."""
-        from tilelang.ir import region as R
-        from tilelang.layout import Fragment
-
-        if matrix not in ("A", "B"):
-            raise ValueError("matrix should be either A or B")
         is_a = matrix == "A"
-        bits = _bits(self.a_dtype if is_a else self.b_dtype)
-        e = max(1, 32 // bits)
-        transposed = self.a_transposed if is_a else self.b_transposed
-        sr_order = (not transposed) if is_a else transposed
-        micro_s = self.micro_size_x if is_a else self.micro_size_y
-        micro_r = self.micro_size_k
-        tiles = self.warp_rows if is_a else self.warp_cols
-        local_size = self.local_size_a if is_a else self.local_size_b
-        k_steps = self.chunk // micro_r
-
-        def forward(i: Any, j: Any) -> tuple[Any, Any]:
-            s, r = (i, j) if sr_order else (j, i)
-            lane, v = (a_fragment_inverse(s % micro_s, r % micro_r, e) if is_a
-                       else b_fragment_inverse(s % micro_s, r % micro_r, e))
-            atom = (s // micro_s) % tiles
-            warp = (s // micro_s) // tiles
-            if is_a:
-                thread = warp * self.WARP_SIZE + lane
-            else:
-                thread = warp * self.WARP_SIZE * self.block_row_warps + lane
-            return thread, (r // micro_r) * tiles * local_size + atom * local_size + v
-
-        replicate = self.block_col_warps if is_a else self.block_row_warps
-        frag = Fragment(R.buffer_shape(local_buf), forward_fn=forward)
-        del k_steps
-        return frag.replicate(replicate) if replicate > 1 and hasattr(frag, "replicate") else frag
+        inverse = a_fragment_inverse if is_a else b_fragment_inverse
+        e = max(1, 32 // _bits(self.a_dtype if is_a else self.b_dtype))
+        return self._make_load_layout(local_buf, matrix, lambda s, r: inverse(s, r, e), self.micro_size_k,
+                                      self.local_size_a if is_a else self.local_size_b)
 
     def make_mma_store_layout(self, local_buf: Any) -> Any:
         """The Fragment of the block's accumulator tile in this emitter's registers."""
-        from tilelang.ir import region as R
-        from tilelang.layout import Fragment
-
-        store_inverse = a_fragment_inverse if not self._use_fp64_store_index_map() else None
-        mx, my = self.micro_size_x, self.micro_size_y
-
-        def forward(i: Any, j: Any) -> tuple[Any, Any]:
-            bi, bj = (i // mx) // self.warp_rows, (j // my) // self.warp_cols
-            wi, wj = (i // mx) % self.warp_rows, (j // my) % self.warp_cols
-            mi, mj = i % mx, j % my
-            if store_inverse is not None:
-                lane, v = store_inverse(mi, mj, 2)
-            else:
-                lane, v = 4 * mi + mj // 2, mj % 2
-            if self.is_m_first:
-                thread = bi * (self.block_col_warps * self.WARP_SIZE) + bj * self.WARP_SIZE + lane
-            else:
-                thread = bj * (self.block_row_warps * self.WARP_SIZE) + bi * self.WARP_SIZE + lane
-            return thread, (wi * self.warp_cols + wj) * self.local_size_out + v
-
-        return Fragment(R.buffer_shape(local_buf), forward_fn=forward)
+        if self._use_fp64_store_index_map():
+            return self._make_store_layout(local_buf, lambda mi, mj: (4 * mi + mj // 2, mj % 2))
+        return self._make_store_layout(local_buf, lambda mi, mj: a_fragment_inverse(mi, mj, 2))
 
 
 class TensorCoreIntrinEmitterWithLadderTransform(TensorCoreIntrinEmitter):
@@ -461,12 +283,12 @@ class TensorCoreIntrinEmitterWithLadderTransform(TensorCoreIntrinEmitter):
         super()._initialize_micro_size(m_dim, k_dim)
         self.micro_size_y = self.n_dim
 
-    def _load(self, matrix: str, local_buf: Any, shared: Any, ki: Any, rk: Any) -> None:
-        kind = self.transform_kind_a if matrix == "A" else self.transform_kind_b
+    def _load_operand(self, is_a: bool, local_buf: Any, src: Any, ki: Any, rk: Any) -> None:
+        kind = self.transform_kind_a if is_a else self.transform_kind_b
         if kind == TransformKind.NonTransform:
-            super()._load(matrix, local_buf, shared, ki, rk)
+            super()._load_operand(is_a, local_buf, src, ki, rk)
         else:
-            self._load_transformed(matrix, kind, local_buf, shared, ki, rk)
+            self._load_transformed("A" if is_a else "B", kind, local_buf, src, ki, rk)
 
     def _load_transformed(self, matrix: str, kind: TransformKind, local_buf: Any, shared: Any, ki: Any,
                           rk: Any) -> None:

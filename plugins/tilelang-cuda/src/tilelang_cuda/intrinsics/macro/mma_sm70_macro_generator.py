@@ -74,27 +74,15 @@ class TensorCoreIntrinEmitter(_Base):
             return mma_32x8_to_shared_16x16_layout_fp32
         return mma_32x8_to_shared_16x16_layout_fp16
 
-    def _load(self, matrix: str, local_buf: Any, shared: Any, ki: Any, rk: Any) -> None:
-        """Each lane's four A (rows of the atom, K = value) or B (columns, K = value) elements, plain loads."""
-        from tvm import tirx
+    def _uses_ldmatrix(self, is_a: bool) -> bool:
+        return False  # sm_70 has none
 
-        is_a = matrix == "A"
-        transposed = self.a_transposed if is_a else self.b_transposed
-        buf, mins = self._region(shared)
-        other, base0, base1 = mins[:-2], mins[-2], mins[-1]
-        lane, warp_n, warp_m = self.extract_thread_binding(self.get_thread_binding())
-        tiles = self.warp_rows if is_a else self.warp_cols
-        warp_tiles = self.warp_row_tiles if is_a else self.warp_col_tiles
+    def _operand_lanes(self, is_a: bool) -> Any:
+        """Each lane's four A (rows of the atom, K = value) or B (columns, K = value) elements, plain loads in
+        either storage order."""
         fragment = mma_load_a_32x4_to_shared_16x4_layout if is_a else mma_load_b_32x4_to_shared_16x4_layout_trans
-        # storage [MN, K]: A plain, B transposed
-        mn_first = (not transposed) if is_a else transposed
-        wk = rk * self.chunk + ki * self.micro_size_k
-        for i in range(tiles):
-            ws = (warp_m if is_a else warp_n) * warp_tiles + i * 16
-            for v in range(4):
-                s, r = fragment(lane, v)
-                idx = [*other, base0 + ws + s, base1 + wk + r] if mn_first else [*other, base0 + wk + r, base1 + ws + s]
-                _emit(tirx.BufferStore(local_buf, tirx.BufferLoad(buf, idx), [tirx.IntImm("int32", i * 4 + v)]))
+        transposed = self.a_transposed if is_a else self.b_transposed
+        return self._storage_order(fragment, (not transposed) if is_a else transposed)
 
     def mma_atom(self, A_local_buf: Any, B_local_buf: Any, C_local_buf: Any, inst_m_idx: Any, inst_n_idx: Any,
                  k_inner: Any = 0) -> None:
@@ -139,20 +127,6 @@ class TensorCoreIntrinEmitter(_Base):
 
     def make_mma_store_layout(self, local_buf: Any) -> Any:
         """The Fragment of the block's accumulator tile in this emitter's registers."""
-        from tilelang.ir import region as R
-        from tilelang.layout import Fragment
-
         inverse = (shared_16x16_to_mma_32x8_layout_fp32 if self.accum_dtype == "float32"
                    else shared_16x16_to_mma_32x8_layout_fp16)
-
-        def forward(i: Any, j: Any) -> tuple[Any, Any]:
-            bi, bj = (i // 16) // self.warp_rows, (j // 16) // self.warp_cols
-            wi, wj = (i // 16) % self.warp_rows, (j // 16) % self.warp_cols
-            lane, v = inverse(i % 16, j % 16)
-            if self.is_m_first:
-                thread = bi * (self.block_col_warps * self.WARP_SIZE) + bj * self.WARP_SIZE + lane
-            else:
-                thread = bj * (self.block_row_warps * self.WARP_SIZE) + bi * self.WARP_SIZE + lane
-            return thread, (wi * self.warp_cols + wj) * self.local_size_out + v
-
-        return Fragment(R.buffer_shape(local_buf), forward_fn=forward)
+        return self._make_store_layout(local_buf, inverse)
