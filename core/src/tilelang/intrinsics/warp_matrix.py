@@ -1,5 +1,5 @@
 """`WarpMatrixEmitter`: the warp-level matrix emitter that the backends' hand-written GEMM emitters subclass (CUDA
-``mma.sync``, ROCm MFMA and WMMA, Metal simdgroup matrices).
+``mma.sync``, ROCm MFMA and WMMA).
 
 A block computes a ``(block_row_warps * warp_row_tiles) x (block_col_warps * warp_col_tiles)`` tile; warp ``w`` of
 the block (``lane = tid % WARP_SIZE``; by default ``warp_m = (tid // WARP_SIZE) % block_row_warps``, ``warp_n =
