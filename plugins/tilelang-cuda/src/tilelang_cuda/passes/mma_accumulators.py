@@ -28,7 +28,7 @@ import tvm_ffi
 from tvm import tirx
 
 from tilelang.transform import utils as C
-from tilelang_cuda.mma_layout import VOLTA, VOLTA_F16, VOLTA_F32, AccumulatorLayout, choose
+from tilelang_cuda.mma_layout import MMA, VOLTA, VOLTA_F16, VOLTA_F32, AccumulatorLayout, choose
 from tilelang_cuda.passes.accumulator_rows import (
     RowLayout,
     RowRewriter,
@@ -195,6 +195,7 @@ class _Plan:
         self.threads = C.block_threads(func)
         self.fragments = {a.buffer for a in C.allocations(func.body) if C.scope_of(a.buffer) == FRAGMENT}
         self.layouts: dict[Any, AccumulatorLayout] = {}
+        self.n_units: dict[Any, int] = {}  # mma.sync accumulators: columns of a warp's B load unit
         self.bad: set[Any] = set()
         self.target = target
 
@@ -208,6 +209,7 @@ class _Plan:
             layout = blockscaled_layout(call, self.target, self.threads)
         else:
             layout = gemm_layout(call, self.target, self.threads)
+            self.n_units[c.source] = 8 if str(call.args[0].source.ty.dtype) == "float32" else 16
         if layout is None or self.layouts.get(c.source, layout) != layout:
             self.bad.add(c.source)
         else:
@@ -273,6 +275,33 @@ class _Plan:
     def final(self) -> dict[Any, AccumulatorLayout]:
         return {b: lay for b, lay in self.layouts.items() if b not in self.bad}
 
+    def share_rows(self, reduced: set[Any]) -> None:
+        """mma.sync accumulators of one height, one of them row-reduced (attention-like kernels), on one warp-row
+        count where every one's tile allows it: their row vectors (`accumulator_rows`) need the same rows in the
+        same threads. MLA decode's 64 x 64 scores (2 x 4 warps under FullCol) and 64 x 512 output (1 x 8) meet at
+        2 x 4; otherwise the row max / sum vectors fall back to core's replicated, shared-memory path."""
+        groups: dict[int, list[Any]] = {}
+        for buf, lay in self.layouts.items():
+            if lay.instr == MMA and buf in self.n_units and buf not in self.bad:
+                groups.setdefault(lay.m, []).append(buf)
+        for bufs in groups.values():
+            if len({self.layouts[b].wm for b in bufs}) < 2 or not any(b in reduced for b in bufs):
+                continue
+            warps = self.threads // 32
+            biggest = sorted(bufs, key=lambda b: -self.layouts[b].n)
+            for wm in dict.fromkeys(self.layouts[b].wm for b in biggest):
+                grids = [regrid(self.layouts[b], wm, warps, self.n_units[b]) for b in bufs]
+                if all(g is not None for g in grids):
+                    self.layouts.update(zip(bufs, grids))
+                    break
+
+
+def regrid(lay: AccumulatorLayout, wm: int, warps: int, n_unit: int) -> AccumulatorLayout | None:
+    """`lay` over ``wm x (warps / wm)`` warps, or None where its tile does not split so."""
+    if warps % wm or lay.m % (16 * wm) or lay.n % (n_unit * (warps // wm)):
+        return None
+    return AccumulatorLayout(lay.m, lay.n, wm, warps // wm, lay.instr)
+
 
 def _check_fp8(func: Any, call: Any, target: Any) -> None:
     """An fp8 ``T.gemm`` needs the fp8 tensor-core instructions of sm_89+; below, a LoweringError says so (the
@@ -294,8 +323,11 @@ def _plan(func: Any, target: Any) -> tuple[dict[Any, AccumulatorLayout], dict[An
     """Accumulator layouts, the row vectors that follow their rows (`accumulator_rows`) and the half copies
     that feed a gemm's A from registers (`register_operands`)."""
     plan = _Plan(func, target)
+    reduced: set[Any] = set()
     for ev in C.collect(func.body, tirx.Evaluate):
         found = C.tile_op_of(ev)
+        if found is not None and found[0] == "tl.reduce" and isinstance(found[1].args[0], tvm.ir.TensorRegion):
+            reduced.add(found[1].args[0].source)
         if found is not None and found[0] == "tl.gemm":
             _check_fp8(func, found[1], target)
             plan.add_gemm(found[1])
@@ -305,6 +337,7 @@ def _plan(func: Any, target: Any) -> tuple[dict[Any, AccumulatorLayout], dict[An
             plan.add_gemm(found[1], sparse=True)
     if not plan.layouts:
         return {}, {}, {}
+    plan.share_rows(reduced)
 
     plan.check_rest(scan_tile_program(func.body, plan.check_nest, plan.check_tile_op))
     final = plan.final()
