@@ -28,18 +28,18 @@ def test_warpgroups_split_n_only_where_stacking_along_m_is_infeasible():
     assert choose(64, 24, 8, 2, wgmma=True, split_n=True) is None  # 12 columns a warpgroup: not a multiple of 8
 
 
-def _gemm(M: int, N: int, K: int, trans_b: bool, a_fragment: bool):
+def _gemm(M: int, N: int, K: int, trans_b: bool, a_fragment: bool, dtype: str = "float16"):
     @T.prim_func
-    def gemm(A: T.Tensor((M, K), "float16"), B: T.Tensor((N, K) if trans_b else (K, N), "float16"),
+    def gemm(A: T.Tensor((M, K), dtype), B: T.Tensor((N, K) if trans_b else (K, N), dtype),
              C: T.Tensor((M, N), "float32")):
         with T.Kernel(1, threads=256):
-            A_s = T.alloc_shared((M, K), "float16")
-            B_s = T.alloc_shared((N, K) if trans_b else (K, N), "float16")
+            A_s = T.alloc_shared((M, K), dtype)
+            B_s = T.alloc_shared((N, K) if trans_b else (K, N), dtype)
             acc = T.alloc_fragment((M, N), "float32")
             T.copy(A, A_s)
             T.copy(B, B_s)
             if a_fragment:
-                A_f = T.alloc_fragment((M, K), "float16")
+                A_f = T.alloc_fragment((M, K), dtype)
                 T.copy(A_s, A_f)
                 T.gemm(A_f, B_s, acc, transpose_B=trans_b, policy=T.GemmWarpPolicy.FullCol, clear_accum=True)
             else:
@@ -49,19 +49,23 @@ def _gemm(M: int, N: int, K: int, trans_b: bool, a_fragment: bool):
     return gemm
 
 
-@pytest.mark.parametrize("M,N,K,trans_b,a_fragment", [
-    (64, 64, 64, True, False),     # SS, K-major B: two m64n32 slices
-    (64, 128, 32, False, False),   # SS, MN-major B: two m64n64 slices
-    (64, 64, 32, True, True),      # RS: A from a fragment, B through its swizzled descriptor
+@pytest.mark.parametrize("M,N,K,trans_b,a_fragment,dtype", [
+    (64, 64, 64, True, False, "float16"),    # SS, K-major B: two m64n32 slices
+    (64, 128, 32, False, False, "float16"),  # SS, MN-major B: two m64n64 slices
+    (64, 64, 32, True, True, "float16"),     # RS: A from a fragment, B through its swizzled descriptor
+    (64, 512, 32, False, False, "bfloat16"),  # N over 256: two m64n256 slices
+    (64, 64, 64, True, False, "float8_e4m3fn"),  # fp8 (K-major both): two m64n32k32 slices
 ])
-def test_split_n_gemm_emulated(M, N, K, trans_b, a_fragment):
+def test_split_n_gemm_emulated(M, N, K, trans_b, a_fragment, dtype):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        art = tilelang.lower(_gemm(M, N, K, trans_b, a_fragment), target=SM90A)
+        art = tilelang.lower(_gemm(M, N, K, trans_b, a_fragment, dtype), target=SM90A)
     src = art.kernel_source
-    assert f"m64n{N // 2}k16" in src and "tl_mma_f16_f32(" not in src[src.index('extern "C" __global__'):]
-    a = torch.randn(M, K).half()
-    b = torch.randn(N, K).half() if trans_b else torch.randn(K, N).half()
+    k_atom = 32 if dtype.startswith("float8") else 16
+    assert f"m64n{N // 2}k{k_atom}" in src and "tl_mma_" not in src[src.index('extern "C" __global__'):]
+    torch_dtype = {"float16": torch.half, "bfloat16": torch.bfloat16, "float8_e4m3fn": torch.float8_e4m3fn}[dtype]
+    a = torch.randn(M, K).to(torch_dtype)
+    b = (torch.randn(N, K) if trans_b else torch.randn(K, N)).to(torch_dtype)
     c = torch.zeros(M, N)
     stats = emulate(art, a, b, c)
     assert stats["wgmma"] > 0
