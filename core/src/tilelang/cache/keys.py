@@ -15,8 +15,9 @@ Two kinds of key:
   installed packages are taken as fixed.
 
 Both include `sources_digest`: the names, mtimes and sizes of the ``.py`` files (and the ``.cuh`` headers generated
-kernels include) of core and of the plugins serving the target kind, read once per process (checked against a listing kept in the cache, see `_root_stamp`).
-Versions alone miss edits in an editable install; a pip-installed package is told by its version.
+kernels include) of core and of the plugins serving the target kind, read once per process (checked against a
+listing kept in the cache, see `_root_stamp`). Versions alone miss edits in an editable install; a pip-installed
+package is told by its version.
 """
 
 from __future__ import annotations
@@ -327,8 +328,8 @@ _STAMPED = (".py", ".cuh")
 
 def _walk(root: str, skip: frozenset[str] = frozenset()) -> tuple[list[Any], list[Any]]:
     """``(dirs, files)`` of the tree at `root`: (relative path, mtime_ns) of every folder searched and
-    (relative path, mtime_ns, size) of every ``.py`` / ``.cuh`` file (`_STAMPED`), sorted (``__pycache__`` and the `skip`ped top-level
-    folders left out)."""
+    (relative path, mtime_ns, size) of every ``.py`` / ``.cuh`` file (`_STAMPED`), sorted (``__pycache__`` and the
+    `skip`ped top-level folders left out)."""
     dirs: list[Any] = []
     files: list[Any] = []
     base = len(root) + 1

@@ -2,9 +2,9 @@
 
 ``tl_mma_sync_<shape>_<A>_<B>_<C>(c, a, b)``: the accumulator registers at `c` += A fragment at `a` times B
 fragment at `b` (register counts from the shape: ``M*K*bits(A) / 1024`` 32-bit registers of A per thread, and
-so on). The four most used combinations keep their hand-written names in the common header (``tl_mma_f16_f32``
-...). ``tl_mma_store_16x16`` writes a warp's 16x16 accumulator tile (two m16n8 atoms) to memory, and the
-``tl_ldmatrix_x1/x2[_trans]`` helpers complete the ``x4`` ones of the header.
+so on). The four most used combinations keep their hand-written names in ``tilelang_cuda/mma.cuh``
+(``tl_mma_f16_f32`` ...). ``tl_mma_store_16x16`` writes a warp's 16x16 accumulator tile (two m16n8 atoms) to
+memory, and the ``tl_ldmatrix_x1/x2[_trans]`` helpers complete the ``x4`` ones of that header.
 """
 
 from __future__ import annotations
