@@ -4,6 +4,7 @@ a header declares for an architecture assembles for it, and a generated kernel i
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import warnings
 from pathlib import Path
@@ -101,6 +102,38 @@ def test_prologue_includes_only_the_headers_the_source_calls():
     assert re.findall(r'#include "tilelang_cuda/(\w+)\.cuh"', text) == ["common", "barrier", "cp_async", "tma"]
     assert "asm volatile" not in text  # no helper body pasted: they live in the headers
     assert re.findall(r'#include "tilelang_cuda/(\w+)\.cuh"', header_for("")) == ["common"]
+
+
+def test_headers_are_package_data():
+    """The wheel ships every header: the plugin's package-data globs cover them all."""
+    plugin = Path(__file__).resolve().parents[1]
+    data = re.search(r"\[tool\.setuptools\.package-data\]\ntilelang_cuda = \[([^\]]*)\]",
+                     (plugin / "pyproject.toml").read_text())
+    assert data, "pyproject.toml declares no package data for tilelang_cuda"
+    globs = re.findall(r'"([^"]+)"', data.group(1))
+    package = plugin / "src" / "tilelang_cuda"
+    shipped = {p for g in globs for p in package.glob(g)}
+    assert set(device.header_paths()) <= shipped and len(HEADERS) >= 10
+
+
+def test_editing_a_header_changes_the_binary_cache_key(tmp_path, monkeypatch):
+    """A cubin cached before a header edit is not reused after it: the headers' digest is part of the key."""
+    from tilelang_cuda.cuda_binary_cache import CUDABinaryCache
+
+    copy = tmp_path / "include"
+    shutil.copytree(include_dir(), copy)
+    monkeypatch.setattr(device, "include_dir", lambda: copy)
+    device._index.cache_clear()
+    key = dict(code="tl_tma_store_arrive();", target_kind="cuda", target_arch="90a", target_code=["sm_90a"],
+               compile_format="cubin", options=[])
+    try:
+        before = CUDABinaryCache.make_key(**key)
+        (copy / "tilelang_cuda" / "tma.cuh").write_text((copy / "tilelang_cuda" / "tma.cuh").read_text() + "// edit\n")
+        device._index.cache_clear()
+        assert CUDABinaryCache.make_key(**key) != before
+        assert device.helper_headers()["tl_tma_store_arrive"] == "tma"
+    finally:
+        device._index.cache_clear()
 
 
 def _cp_async_kernel():
