@@ -4,7 +4,7 @@ Lowering emits ``call_extern("tl_...", ...)`` on device helpers (tensor-core MMA
 shuffles, float atomics, the CUDA dialect's mbarriers / TMA / tcgen05 ...). Their definitions are the plugin's
 headers ``tilelang_cuda/<topic>.cuh`` (`tilelang_cuda.intrinsics.device`); `with_header` puts in front of TVM's
 CUDA source the ``#include`` lines of the headers the source calls into, then the helpers generated for the shapes
-it uses (wgmma's accumulator lists, the mma.sync / mma.sp table of `tilelang_cuda.intrinsics.mma_sync`), all
+it uses (wgmma's accumulator lists, the mma.sync shapes and types of `tilelang_cuda.intrinsics.mma_sync`), all
 inside the ``TILELANG_CUDA_INTRINSICS`` guard. Compiling such a source needs ``-I`` `include_dir` (nvcc and NVRTC
 get it from `tilelang_cuda.compiler` and `tilelang_cuda.contrib`).
 """
@@ -198,7 +198,7 @@ def header_for(source: str) -> str:
 
 
 def with_header(source: str) -> str:
-    """`source` with the intrinsics header in front (once). Kernels reading swizzled tiles through wgmma
+    """`source` with its helper prologue (`header_for`) in front (once). Kernels reading swizzled tiles through wgmma
     descriptors get a dynamic pool aligned to 1024 bytes (the 128-byte swizzle repeats every 1024 bytes)."""
     if HEADER_GUARD in source:
         return source

@@ -62,6 +62,7 @@ __device__ __forceinline__ void tl_mbarrier_arrive_expect_tx_cluster(void* bar, 
   asm volatile("mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, [%0], %1;\n"
                :: "r"(remote), "r"(bytes) : "memory");
 }
+// CTA `cta`'s copy of `dst` gets `bytes` bytes of this CTA's `src`; they complete on that CTA's copy of `bar`
 __device__ __forceinline__ void tl_bulk_copy_to_cluster(void* dst, const void* src, int bytes, void* bar, int cta) {
   unsigned rdst, rbar;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(rdst) : "r"(tl_smem_addr(dst)), "r"(cta));
@@ -69,6 +70,7 @@ __device__ __forceinline__ void tl_bulk_copy_to_cluster(void* dst, const void* s
   asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
                :: "r"(rdst), "r"(tl_smem_addr(src)), "r"(bytes), "r"(rbar) : "memory");
 }
+// one element stored into CTA `cta`'s copy of the shared location `dst` (distributed shared memory)
 template <typename T> __device__ __forceinline__ void tl_st_cluster(T* dst, T value, int cta) {
   unsigned long long remote;
   asm volatile("mapa.u64 %0, %1, %2;\n" : "=l"(remote)

@@ -1,4 +1,5 @@
-// tilelang_cuda/cluster.cuh: proxy fences, register reallocation, programmatic dependent launch, clusters (sm_90+) and cluster launch control (sm_100+)
+// tilelang_cuda/cluster.cuh: proxy fences, register reallocation, programmatic dependent launch, clusters (sm_90+)
+// and cluster launch control (sm_100+)
 #ifndef TILELANG_CUDA_CLUSTER_CUH
 #define TILELANG_CUDA_CLUSTER_CUH
 

@@ -52,12 +52,15 @@ __device__ __forceinline__ void tl_stg128(void* p, uint4 v, bool pred) {
 }
 __device__ __forceinline__ uint4 tl_lds128(const void* p) {
   uint4 v{};
-  asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n" : "+r"(v.x), "+r"(v.y), "+r"(v.z), "+r"(v.w) : "r"(tl_smem_addr(p)) : "memory");
+  asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n" : "+r"(v.x), "+r"(v.y), "+r"(v.z), "+r"(v.w)
+               : "r"(tl_smem_addr(p)) : "memory");
   return v;
 }
 __device__ __forceinline__ void tl_sts128(void* p, uint4 v) {
-  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" :: "r"(tl_smem_addr(p)), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" :: "r"(tl_smem_addr(p)), "r"(v.x), "r"(v.y), "r"(v.z),
+               "r"(v.w) : "memory");
 }
+// the loads into a register array (what the lowering emits: TVM prints vector-typed calls lane by lane)
 __device__ __forceinline__ void tl_ldg32_to(void* dst, const void* p, bool pred) {
   *reinterpret_cast<unsigned*>(dst) = tl_ldg32(p, pred);
 }

@@ -159,4 +159,34 @@ __device__ __forceinline__ unsigned tl_bits32(float x) { return __float_as_uint(
 // the 32-bit register at a per-thread array element (a metadata register of T.ptx_mma_sp)
 __device__ __forceinline__ unsigned tl_u32_at(const void* p) { return *reinterpret_cast<const unsigned*>(p); }
 
+// ---- ldmatrix x1 / x2 (the x4 forms above) and a warp's 16x16 accumulator tile stored from registers
+__device__ __forceinline__ void tl_ldmatrix_x1(void* regs, const void* smem) {
+  unsigned* r = reinterpret_cast<unsigned*>(regs);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];\n" : "=r"(r[0]) : "r"(tl_smem_addr(smem)));
+}
+__device__ __forceinline__ void tl_ldmatrix_x1_trans(void* regs, const void* smem) {
+  unsigned* r = reinterpret_cast<unsigned*>(regs);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];\n"
+               : "=r"(r[0]) : "r"(tl_smem_addr(smem)));
+}
+__device__ __forceinline__ void tl_ldmatrix_x2(void* regs, const void* smem) {
+  unsigned* r = reinterpret_cast<unsigned*>(regs);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
+               : "=r"(r[0]), "=r"(r[1]) : "r"(tl_smem_addr(smem)));
+}
+__device__ __forceinline__ void tl_ldmatrix_x2_trans(void* regs, const void* smem) {
+  unsigned* r = reinterpret_cast<unsigned*>(regs);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n"
+               : "=r"(r[0]), "=r"(r[1]) : "r"(tl_smem_addr(smem)));
+}
+// a warp's 16x16 accumulator tile (two m16n8 atoms, 8 values per lane) to memory with row stride `stride`
+template <typename D, typename S>
+__device__ __forceinline__ void tl_mma_store_16x16(D* dst, const S* regs, int stride, int lane) {
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    int row = lane / 4 + 8 * ((j / 2) % 2), col = 2 * (lane % 4) + (j % 2) + 8 * (j / 4);
+    dst[row * stride + col] = (D)regs[j];
+  }
+}
+
 #endif  // TILELANG_CUDA_MMA_CUH

@@ -91,6 +91,10 @@ __device__ __forceinline__ void tl_tcgen05_mma_ts(unsigned d_tmem, unsigned a_tm
                " tcgen05.mma.cta_group::1.kind::f16 [%0], [%1], %2, %3, p;\n}\n"
                :: "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc), "r"(accumulate) : "memory");
 }
+// tl_tcgen05_mma_{ss,ts}_<kind>_cg<g>: the same MMA for any kind and CTA group (cta_group::2: the pair's
+// M = 2 x 128 rows, issued by the even CTA); _masked: the one-CTA form with its disable-output-lane masks (four
+// 32-bit words over the 128 lanes); tl_tcgen05_mma_ws_ss_<kind>: the weight-stationary form (.ws: M 32 / 64 / 128,
+// B kept in the collector buffer; one CTA only)
 __device__ __forceinline__ void tl_tcgen05_mma_ss_f16_cg1(unsigned d_tmem, unsigned long long a_desc,
                                                         unsigned long long b_desc, unsigned idesc, int accumulate) {
   asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %4, 0;\n"
@@ -219,6 +223,7 @@ __device__ __forceinline__ void tl_tcgen05_mma_ws_ss_i8(unsigned d_tmem, unsigne
                " tcgen05.mma.ws.cta_group::1.kind::i8 [%0], %1, %2, %3, p, 0;\n}\n"
                :: "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(accumulate) : "memory");
 }
+// block-scaled MX formats: E8M0 scale factors of A and B in TMEM (the descriptor's SF ids pick their bytes)
 __device__ __forceinline__ void tl_tcgen05_mma_bs_mxf8f6f4_cg1(unsigned d_tmem, unsigned long long a_desc,
     unsigned long long b_desc, unsigned idesc, int accumulate, unsigned sfa_tmem, unsigned sfb_tmem) {
   asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %4, 0;\n"
