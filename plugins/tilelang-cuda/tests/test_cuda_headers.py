@@ -30,7 +30,8 @@ def _archs(topic: str) -> list[str]:
 def _functions(topic: str) -> list[str]:
     text = (include_dir() / "tilelang_cuda" / f"{topic}.cuh").read_text()
     names = _FUNCTION.findall(text)
-    return sorted(n for n in set(names) if text.count(f" {n}(") == 1)  # no overload, no template of the name
+    templates = set(re.findall(r"template <[^>]*>\s*(?:__host__ )?__device__ __forceinline__ [^(]*\b(tl_\w+)\(", text))
+    return sorted(n for n in set(names) - templates if text.count(f" {n}(") == 1)  # no overload, no template
 
 
 def _nvcc(tmp: Path, text: str, arch: str) -> subprocess.CompletedProcess:
