@@ -137,6 +137,55 @@ def test_editing_a_header_changes_the_binary_cache_key(tmp_path, monkeypatch):
         device._index.cache_clear()
 
 
+class _FakeNvrtc:
+    """Records the options of `nvrtcCompileProgram` and hands back a 4-byte "cubin" (no NVRTC library needed)."""
+
+    class nvrtcResult:  # cuda.bindings.nvrtc spells its names so
+        NVRTC_SUCCESS = 0
+
+    def __init__(self):
+        self.options: list[bytes] = []
+
+    def nvrtcVersion(self):
+        return 0, 13, 0
+
+    def nvrtcCreateProgram(self, *args):
+        return 0, "program"
+
+    def nvrtcCompileProgram(self, program, count, options):
+        self.options = list(options)
+        return (0,)
+
+    def nvrtcGetProgramLogSize(self, program):
+        return 0, 1
+
+    nvrtcGetCUBINSize = nvrtcGetPTXSize = nvrtcGetProgramLogSize
+
+    def nvrtcGetProgramLog(self, program, buf):
+        return (0,)
+
+    nvrtcGetCUBIN = nvrtcGetPTX = nvrtcGetProgramLog
+
+    def nvrtcDestroyProgram(self, program):
+        return (0,)
+
+
+def test_nvrtc_compiles_get_the_include_dir(monkeypatch):
+    """Both NVRTC paths (the backend's compiler and ``tilelang.contrib.nvrtc``) pass ``-I`` the header folder."""
+    from tilelang_cuda import compiler, toolkit
+    from tilelang_cuda.contrib import nvrtc
+
+    fake = _FakeNvrtc()
+    monkeypatch.setattr(toolkit, "load_nvrtc", lambda: fake)
+    monkeypatch.setattr(toolkit, "nvrtc_include_dirs", lambda: [])
+    compiler._nvrtc('#include "tilelang_cuda/common.cuh"\n', "sm_80", [])
+    assert f"-I{include_dir()}".encode() in fake.options
+    fake.options = []
+    monkeypatch.setattr(nvrtc, "_nvrtc", lambda: fake)
+    nvrtc.compile_cuda('#include "tilelang_cuda/common.cuh"\n', "cubin", arch=80)
+    assert f"-I{include_dir()}".encode() in fake.options
+
+
 def _cp_async_kernel():
     @T.prim_func
     def k(A: T.Tensor((512,), "float16"), B: T.Tensor((512,), "float16")):
