@@ -97,6 +97,17 @@ def test_helpers_for_newer_architectures_are_guarded():
     assert "tcgen05.mma" in guarded and 'asm volatile("tcgen05' not in head
 
 
+def test_tma_copy_header_has_the_slots_the_lowering_numbers():
+    from tilelang_cuda import tma
+
+    text = (include_dir() / "tilelang_cuda" / "tma_copy.cuh").read_text()
+    assert f"tl_tma_bar[{tma.SLOTS}]" in text and f"i < {tma.SLOTS};" in text
+    rewritten = tma.rewrite_source('extern "C" __global__ void k(half* A) {\n'
+                                   '  tl_tma_load_2d("A", 64, 64, s, 0, 8192, 0, 0);\n  tl_tma_wait(0);\n}\n')
+    assert re.findall(r'#include "tilelang_cuda/(\w+)\.cuh"', header_for(rewritten)) == [
+        "common", "tensor_map", "tma_copy"]
+
+
 def test_prologue_includes_only_the_headers_the_source_calls():
     src = "tl_mbarrier_init(bar, 1); tl_tma_copy_load_2d(map, dst, bar, 0, 0); tl_cp_async_wait_group(0);"
     text = header_for(src)

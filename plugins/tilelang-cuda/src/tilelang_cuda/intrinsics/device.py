@@ -18,7 +18,7 @@ from pathlib import Path
 
 # a helper's name where a header defines it: a function (after its return type), a macro or a struct
 _DEFINED = re.compile(r"^(?:template <[^>]*> )?(?:__host__ )?__device__ __forceinline__ [\w: ]+?[ *&](tl_\w+)\(|"
-                      r"^#define (tl_\w+)|^struct (tl_\w+)", re.M)
+                      r"^#define (tl_\w+)|^struct (?:__align__\(\d+\) )?(tl_\w+)", re.M)
 _CALLED = re.compile(r"\b(tl_[A-Za-z0-9_]+)\b")
 
 
