@@ -278,6 +278,24 @@ def test_package_stamp_tracks_source_edits(tmp_path, monkeypatch):
     assert keys.package_stamp("tilelang") != "absent"
 
 
+def test_package_stamp_tracks_device_header_edits(tmp_path, monkeypatch):
+    """A plugin's ``.cuh`` helper headers are compiled into its kernels: editing one changes the stamp."""
+    from tilelang.cache import keys
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _write_package(tmp_path, "tl_stamp_header_probe", "X = 1\n")
+    header = tmp_path / "tl_stamp_header_probe" / "include" / "helpers.cuh"
+    header.parent.mkdir()
+    header.write_text("__device__ int f() { return 1; }\n")
+    keys.package_stamp.cache_clear()
+    first = keys.package_stamp("tl_stamp_header_probe")
+    header.write_text("__device__ int f() { return 22; }\n")
+    os.utime(header, ns=(time.time_ns(), time.time_ns() + 10**9))
+    keys.package_stamp.cache_clear()
+    assert keys.package_stamp("tl_stamp_header_probe") != first
+    keys.package_stamp.cache_clear()
+
+
 @pytest.mark.backend("cpu")
 def test_lowering_packages_are_core_and_the_kinds_plugins():
     from tilelang.cache import keys

@@ -1441,7 +1441,7 @@ class Emulator(DialectHelpers):
 
     def _x_tl_cp_async_wait_group(self, a: list, dt: DType, e: Any) -> None:
         self._wait_group(int(a[0]))
-        if self.arch >= 90:  # the sm_90 helper ends with fence.proxy.async (see intrinsics.py)
+        if self.arch >= 90:  # the sm_90 helper ends with fence.proxy.async (tilelang_cuda/cp_async.cuh)
             self._proxy_fence()
 
     _x_tl_cp_async_wait = _x_tl_cp_async_wait_group

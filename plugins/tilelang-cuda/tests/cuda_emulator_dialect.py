@@ -1,4 +1,4 @@
-"""Models of the CUDA dialect's device helpers (`tilelang_cuda.intrinsics.device`) for `cuda_emulator`.
+"""Models of the CUDA dialect's device helpers (the plugin's ``tilelang_cuda/*.cuh`` headers) for `cuda_emulator`.
 
 Mixed into `cuda_emulator.Emulator`; each ``_x_<helper>`` runs one helper over the active threads (lock step).
 

@@ -53,7 +53,10 @@ def test_registry_codegen_emits_cuda_c(cuda_source):
 def test_nvcc_compiles_the_source_to_cubin(cuda_source, arch, tmp_path):
     src = tmp_path / "k.cu"
     src.write_text(cuda_source)
-    subprocess.run(["nvcc", "-cubin", f"-arch={arch}", "-O3", "-o", str(tmp_path / "k.cubin"), str(src)],
+    from tilelang_cuda.intrinsics import include_dir  # the helper headers the source includes
+
+    subprocess.run(["nvcc", "-cubin", f"-arch={arch}", "-O3", f"-I{include_dir()}", "-o", str(tmp_path / "k.cubin"),
+                    str(src)],
                    check=True, capture_output=True, timeout=300)
     assert (tmp_path / "k.cubin").read_bytes()[:4] == b"\x7fELF"
 

@@ -78,12 +78,13 @@ int main() {
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
 def test_header_max_min_keep_nan(tmp_path):
-    from tilelang_cuda.intrinsics.header import header_for
+    from tilelang_cuda.intrinsics import header_for, include_dir
 
     src = tmp_path / "nan.cu"
-    src.write_text(header_for("") + HOST_MAIN)
+    src.write_text(header_for(HOST_MAIN) + HOST_MAIN)
     exe = tmp_path / "nan"
-    subprocess.run(["nvcc", "-arch=sm_80", "-o", str(exe), str(src)], check=True, capture_output=True, text=True)
+    subprocess.run(["nvcc", "-arch=sm_80", f"-I{include_dir()}", "-o", str(exe), str(src)], check=True,
+                   capture_output=True, text=True)
     lines = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split("\n")
     rows = [[float(t) for t in line.split()] for line in lines if line.strip()]
     assert len(rows) == 25

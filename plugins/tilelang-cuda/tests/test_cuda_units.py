@@ -49,7 +49,9 @@ def test_header_is_added_once_with_the_wgmma_shapes_used():
     out = with_header(src)
     assert with_header(out) == out
     assert "m64n128k16.f32.f16.f16" in out and "m64n64k16" not in out
-    assert "tl_mma_f16_f32" in header_for("")
+    assert '#include "tilelang_cuda/common.cuh"' in header_for("")  # tl_smem_addr, which every helper takes
+    assert '#include "tilelang_cuda/mma.cuh"' not in header_for("")
+    assert '#include "tilelang_cuda/mma.cuh"' in header_for("tl_mma_f16_f32(c, a, b);")
 
 
 def test_device_signature_names_pointers_and_scalars():

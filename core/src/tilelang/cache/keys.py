@@ -14,9 +14,10 @@ Two kinds of key:
   keyed by name: TileLang's, TVM's and the plugins' versions and source stamps are part of every key, other
   installed packages are taken as fixed.
 
-Both include `sources_digest`: the names, mtimes and sizes of the ``.py`` files of core and of the plugins serving
-the target kind, read once per process (checked against a listing kept in the cache, see `_root_stamp`).
-Versions alone miss edits in an editable install; a pip-installed package is told by its version.
+Both include `sources_digest`: the names, mtimes and sizes of the ``.py`` files (and the ``.cuh`` headers generated
+kernels include) of core and of the plugins serving the target kind, read once per process (checked against a
+listing kept in the cache, see `_root_stamp`). Versions alone miss edits in an editable install; a pip-installed
+package is told by its version.
 """
 
 from __future__ import annotations
@@ -321,12 +322,14 @@ def versions() -> dict[str, str]:
 # kernels, reports and pass observers): editing them leaves compiled kernels valid, so they are not stamped.
 _NOT_LOWERING = {"tilelang": frozenset({"autotuner", "carver", "profiler", "testing", "tools"})}
 _STAMPS = "stamps"
+# the files whose edits change compiled code: modules, and the device headers a plugin ships for its kernels
+_STAMPED = (".py", ".cuh")
 
 
 def _walk(root: str, skip: frozenset[str] = frozenset()) -> tuple[list[Any], list[Any]]:
     """``(dirs, files)`` of the tree at `root`: (relative path, mtime_ns) of every folder searched and
-    (relative path, mtime_ns, size) of every ``.py`` file, sorted (``__pycache__`` and the `skip`ped top-level
-    folders left out)."""
+    (relative path, mtime_ns, size) of every ``.py`` / ``.cuh`` file (`_STAMPED`), sorted (``__pycache__`` and the
+    `skip`ped top-level folders left out)."""
     dirs: list[Any] = []
     files: list[Any] = []
     base = len(root) + 1
@@ -338,7 +341,7 @@ def _walk(root: str, skip: frozenset[str] = frozenset()) -> tuple[list[Any], lis
             with os.scandir(folder) as entries:
                 for entry in entries:
                     name = entry.name
-                    if name.endswith(".py"):
+                    if name.endswith(_STAMPED):
                         st = entry.stat()
                         files.append((entry.path[base:], st.st_mtime_ns, st.st_size))
                     elif name != "__pycache__" and "." not in name and entry.is_dir(follow_symlinks=False) and \
@@ -352,7 +355,7 @@ def _walk(root: str, skip: frozenset[str] = frozenset()) -> tuple[list[Any], lis
 
 
 def _tree_stamp(root: str, skip: frozenset[str] = frozenset()) -> list[Any]:
-    """(relative path, mtime_ns, size) of every ``.py`` file under `root`, sorted (see `_walk`)."""
+    """(relative path, mtime_ns, size) of every ``.py`` / ``.cuh`` file under `root`, sorted (see `_walk`)."""
     return _walk(root, skip)[1]
 
 

@@ -23,7 +23,7 @@ PIPELINE_OPTIONS = {
     # fragments hold runs of 16 bytes per thread (16-byte global loads / stores, see core's LayoutInference)
     "fragment_vector_bits": 128,
     "software_pipeline": True,  # core multi-buffers T.Pipelined; passes/async_pipeline.py overlaps the copies
-    # float atomic max/min do not exist in CUDA: the intrinsics header defines CAS-loop overloads
+    # float atomic max/min do not exist in CUDA: tilelang_cuda/atomic.cuh defines CAS-loop overloads
     "atomic_functions": {"add": "atomicAdd", "max": "tl_atomic_max", "min": "tl_atomic_min"},
 }
 

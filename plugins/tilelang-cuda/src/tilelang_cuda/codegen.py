@@ -1,5 +1,6 @@
-"""Device codegen for CUDA: CUDA C through TVM's CUDA codegen; `postprocess` puts the plugin's inline-PTX helpers
-in front of it and `finalize` builds ``kernel.cubin`` / ``kernel.ptx`` (nvcc or NVRTC) from the final source."""
+"""Device codegen for CUDA: CUDA C through TVM's CUDA codegen; `postprocess` puts the ``#include``s of the plugin's
+helper headers (and its shape-generated helpers) in front of it and `finalize` builds ``kernel.cubin`` /
+``kernel.ptx`` (nvcc or NVRTC) from the final source."""
 
 from __future__ import annotations
 
@@ -97,9 +98,9 @@ def _arch_of(target: Any) -> str:
 
 
 def postprocess_cuda(source: str, target: Any) -> str:
-    """The intrinsics header (`tilelang_cuda.intrinsics`), TVM's bare special-float constants repaired
-    (`tilelang_cuda.source_fixes`), tensor-map parameters (`tilelang_cuda.tma`), launch attributes
-    (`tilelang_cuda.launch_markers`) and the user's kernels of ``T.CUDASourceCodeKernel``
+    """The helper prologue (`tilelang_cuda.intrinsics.with_header`: the headers the source calls), TVM's bare
+    special-float constants repaired (`tilelang_cuda.source_fixes`), tensor-map parameters (`tilelang_cuda.tma`),
+    launch attributes (`tilelang_cuda.launch_markers`) and the user's kernels of ``T.CUDASourceCodeKernel``
     (`tilelang_cuda.source_kernels`)."""
     from tilelang_cuda import launch_markers, source_kernels
     from tilelang_cuda.intrinsics import with_header

@@ -2,11 +2,12 @@
 
 `compile_source` runs ONE nvcc call per kernel through `tilelang_cuda.contrib.nvcc` (``-cubin --keep`` keeps the
 PTX; ``-Xptxas -v`` reports registers and shared memory) and memoises the result per process by (source, arch,
-compiler, flags). `compile_artifact` puts ``kernel.cubin`` / ``kernel.ptx`` into a `CompiledArtifact`'s files
-and the ptxas numbers into its metadata. ``TILELANG_CUDA_COMPILER=nvcc|nvrtc`` picks the compiler; where nvcc,
-NVRTC and the headers are comes from `tilelang_cuda.toolkit` (NVIDIA's pip wheels through cuda-pathfinder). An
-nvcc chosen by default whose environment is broken gives way to NVRTC with a warning. Compile errors start with
-the compiler's own message.
+compiler, the helper headers' digest, flags). Both compilers get ``-I`` the plugin's helper headers
+(`tilelang_cuda.intrinsics.include_dir`), which generated sources include. `compile_artifact` puts
+``kernel.cubin`` / ``kernel.ptx`` into a `CompiledArtifact`'s files and the ptxas numbers into its metadata.
+``TILELANG_CUDA_COMPILER=nvcc|nvrtc`` picks the compiler; where nvcc, NVRTC and the headers are comes from
+`tilelang_cuda.toolkit` (NVIDIA's pip wheels through cuda-pathfinder). An nvcc chosen by default whose environment
+is broken gives way to NVRTC with a warning. Compile errors start with the compiler's own message.
 
 The flags follow the reference: a kernel's ``compile_flags=`` (which arrive as ``tl.device_compile_flags``) reach
 nvcc and NVRTC alike, fast math only under ``tl.enable_fast_math`` (`flags_from_configs`).
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from tilelang.errors import TileLangError
+from tilelang_cuda.intrinsics.device import headers_digest, include_dir
 
 CUBIN = "kernel.cubin"
 PTX = "kernel.ptx"
@@ -181,7 +183,7 @@ def _nvrtc(source: str, arch: str, flags: list[str]) -> CudaBinary:
     prog = check(nvrtc.nvrtcCreateProgram(source.encode(), b"kernel.cu", 0, [], []), "nvrtcCreateProgram")
     try:
         opts = [f"--gpu-architecture={arch}", "-default-device", *_std(flags, "--std="), "--ptxas-options=-v",
-                *[f"-I{d}" for d in include_dirs], *flags]
+                f"-I{include_dir()}", *[f"-I{d}" for d in include_dirs], *flags]
         rc = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])[0]
         log_buf = b" " * check(nvrtc.nvrtcGetProgramLogSize(prog), "nvrtcGetProgramLogSize")
         check(nvrtc.nvrtcGetProgramLog(prog, log_buf), "nvrtcGetProgramLog")
@@ -217,7 +219,7 @@ def compile_source(source: str, arch: str, compiler: str | None = None, flags: l
     named = compiler is not None or toolkit.forced_compiler() is not None
     compiler = compiler or default_compiler()
     flags = requested_flags() if flags is None else list(flags)
-    key = hashlib.sha256("\0".join([source, arch, compiler, *flags]).encode()).hexdigest()
+    key = hashlib.sha256("\0".join([source, arch, compiler, headers_digest(), *flags]).encode()).hexdigest()
     with _lock:
         hit = _MEMO.get(key)
     if hit is not None:

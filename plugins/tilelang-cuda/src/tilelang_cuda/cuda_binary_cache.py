@@ -85,7 +85,10 @@ class CUDABinaryCache:
     @classmethod
     def make_key(cls, *, code: str, target_kind: str, target_arch: str, target_code: list[str],
                  compile_format: str, options: list[str] | None = None) -> str:
-        """The hex key of one compile: version, source hash, target, format and every option."""
+        """The hex key of one compile: version, source hash, the plugin's helper headers, target, format and every
+        option."""
+        from tilelang_cuda.intrinsics.device import headers_digest
+
         data: dict[str, Any] = {
             "tilelang_version": _tilelang_version(),
             "code_hash": hashlib.sha256(code.encode()).hexdigest(),
@@ -94,6 +97,7 @@ class CUDABinaryCache:
             "target_code": list(target_code),
             "compile_format": compile_format,
             "options": list(options or []),
+            "helper_headers": headers_digest(),  # the tilelang_cuda/*.cuh the source includes
         }
         if env.should_use_kernel_cache_lib_stamp():
             stamp = cls._get_tilelang_lib_stamp()

@@ -1,11 +1,13 @@
-"""TMA (Tensor Memory Accelerator) copies for sm_90a: device helpers, kernel-source rewriting, host tensor maps.
+"""TMA (Tensor Memory Accelerator) copies for sm_90a: kernel-source rewriting and host tensor maps.
 
 Device side: the ``tl.copy`` lowering (`tilelang_cuda.tileops.copy`, impl ``cuda_tma``) emits
 ``tl_tma_load_2d("A", box_rows, box_cols, dst, slot, bytes, col, row)`` issued by thread 0 and
 ``tl_tma_wait(slot)`` for every thread. `rewrite_source` (run by the source hook) turns the buffer name into a
 ``const __grid_constant__ tl_tensor_map_t tl_tmap_A`` kernel parameter, and opens the kernel with the mbarrier
 initialisation and the per-thread phase register the waits use (bit ``slot`` = the parity the next wait on that
-barrier expects; every thread runs every wait, so each keeps the phases itself).
+barrier expects; every thread runs every wait, so each keeps the phases itself). The device helpers and the
+`SLOTS` barriers are ``tilelang_cuda/tma_copy.cuh``; the map type ``tilelang_cuda/tensor_map.cuh`` (included by the
+kernel's helper prologue, `tilelang_cuda.intrinsics`).
 
 Host side: `tensor_maps_of` lists the maps a kernel source takes (the artifact metadata ``tma_maps``), and
 `encode_arguments` computes the ``cuTensorMapEncodeTiled`` arguments for a tensor (`tilelang_cuda.driver`
@@ -20,7 +22,8 @@ from typing import Any
 from tilelang.errors import TileLangError
 
 MAX_BOX = 256
-SLOTS = 16  # slot 0: copies awaited at once; 1..: one per buffer version of pipelined copies
+# slot 0: copies awaited at once; 1..: one per buffer version of pipelined copies (tl_tma_bar of tma_copy.cuh)
+SLOTS = 16
 DISABLE_KEY = "tl.disable_tma_lower"
 ENABLE_KEY = "tl.cuda.enable_tma"
 # Off until a GPU run has validated the TMA path (no GPU was available when it was written): opt in with
@@ -35,50 +38,6 @@ INTERLEAVE_NONE = 0
 SWIZZLE_NONE = 0
 L2_PROMOTION_128B = 2
 OOB_FILL_NONE = 0
-
-MAP_TYPE = r"""
-#ifndef TILELANG_CUDA_TMAP
-#define TILELANG_CUDA_TMAP
-struct __align__(64) tl_tensor_map_t { unsigned long long opaque[16]; };  // layout of the driver's CUtensorMap
-#endif
-"""
-
-HEADER = MAP_TYPE + r"""
-#ifndef TILELANG_CUDA_TMA
-#define TILELANG_CUDA_TMA
-__shared__ __align__(8) unsigned long long tl_tma_bar[""" + str(SLOTS) + r"""];
-
-__device__ __forceinline__ void tl_tma_init() {
-  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-    for (int i = 0; i < """ + str(SLOTS) + r"""; ++i)
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" :: "r"(tl_smem_addr(&tl_tma_bar[i])) : "memory");
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  }
-  __syncthreads();
-}
-// one thread: expect `bytes` on the slot's barrier, then the tiled bulk copy that completes them
-// (box_rows, box_cols: the box the host encoded into `map`, kept in the call for the artifact metadata)
-__device__ __forceinline__ void tl_tma_load_2d(const tl_tensor_map_t& map, int box_rows, int box_cols, void* dst,
-                                               int slot, int bytes, int col, int row) {
-  unsigned bar = tl_smem_addr(&tl_tma_bar[slot]);
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" :: "r"(bar), "r"(bytes) : "memory");
-  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], "
-               "[%4];\n" :: "r"(tl_smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(col),
-               "r"(row), "r"(bar) : "memory");
-}
-__device__ __forceinline__ void tl_tma_wait_parity(int slot, unsigned& phase) {
-  unsigned bar = tl_smem_addr(&tl_tma_bar[slot]);
-  unsigned parity = (phase >> slot) & 1u, done = 0;
-  while (!done) {
-    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                 " selp.u32 %0, 1, 0, p;\n}\n" : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-  }
-  phase ^= 1u << slot;
-}
-#define tl_tma_wait(slot) tl_tma_wait_parity((slot), tl_tma_phase)
-#endif
-"""
 
 _CALL = re.compile(r'\btl_tma_load_2d\("(\w+)", (\d+), (\d+), ')
 _REWRITTEN = re.compile(r"\btl_tma_load_2d\(tl_tmap_(\w+), (\d+), (\d+), ")
@@ -124,7 +83,7 @@ def rewrite_map_tokens(source: str) -> str:
     for name, params in extra.items():  # forward declarations
         text = re.sub(_DECLARATION.format(name), lambda d, p=params: d.group(1) + d.group(2) + p + d.group(3), text)
     text = re.sub(r"extern __shared__ __align__\(\d+\) ", "extern __shared__ __align__(1024) ", text)
-    return MAP_TYPE + text
+    return text
 
 
 def rewrite_source(source: str) -> str:
@@ -156,7 +115,7 @@ def rewrite_source(source: str) -> str:
     text = re.sub(r"extern __shared__ __align__\(\d+\) ", "extern __shared__ __align__(1024) ", text)
     text = re.sub(r"(?<!extern )__shared__ __align__\((\d+)\) ",
                   lambda m: f"__shared__ __align__({max(128, int(m.group(1)))}) ", text)
-    return HEADER + text
+    return text
 
 
 def tensor_maps_of(source: str) -> dict[str, dict[str, Any]]:

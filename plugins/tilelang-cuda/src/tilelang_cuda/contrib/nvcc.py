@@ -27,6 +27,7 @@ from typing import Any
 
 from tilelang.backend.sdk import get_cplus_compiler
 from tilelang.env import env
+from tilelang_cuda.intrinsics.device import include_dir
 
 __all__ = [
     "compile_cuda", "run_nvcc", "NvccResult", "NvccError", "get_target_code_list", "format_target_code_for_gencode",
@@ -394,7 +395,7 @@ def run_nvcc(code: str, target_format: str = "ptx", arch: str | list[str] | None
         cmd += arch if isinstance(arch, list) else ["-arch", arch]
         if os.name == "nt":  # a conforming preprocessor, and __cplusplus telling the truth (alignas on CUtensorMap)
             cmd += ["-Xcompiler", "/Zc:preprocessor /Zc:__cplusplus"]
-        cmd += [*extra, "-o", file_target, source_path]
+        cmd += [*extra, f"-I{include_dir()}", "-o", file_target, source_path]  # the helper headers
 
         compiler_env = get_nvcc_subprocess_env()
         try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from tilelang_cuda.contrib.nvcc import _current_target, get_target_compute_version, parse_compute_version
+from tilelang_cuda.intrinsics.device import include_dir
 
 __all__ = ["get_nvrtc_version", "compile_cuda"]
 
@@ -74,7 +75,7 @@ def compile_cuda(code: str, target_format: Literal["ptx", "cubin"] = "ptx", arch
     flags = ["-default-device"]
     if get_nvrtc_version() >= (12, 8):
         flags.append("-pch")
-    flags += [f"--gpu-architecture={prefix}_{arch}{'a' if arch >= 90 else ''}", *extra]
+    flags += [f"--gpu-architecture={prefix}_{arch}{'a' if arch >= 90 else ''}", f"-I{include_dir()}", *extra]
     if "cudaGridDependencySynchronize" in code or "cudaTriggerProgrammaticLaunchCompletion" in code:
         code = '#include "cuda_device_runtime_api.h"\n' + code
 

@@ -1,5 +1,6 @@
-"""CUDA intrinsics: the inline-PTX helper header of generated kernels (`header`), and the reference's intrinsic
-emitters and layouts for hand-written tensor-core kernels (``tilelang.cuda.intrinsics``).
+"""CUDA intrinsics: the device-helper headers of generated kernels (``tilelang_cuda/*.cuh`` under `include_dir`,
+indexed by `device`; the prologue that includes them, `header`), and the reference's intrinsic emitters and
+layouts for hand-written tensor-core kernels (``tilelang.cuda.intrinsics``).
 
 - `layout`: MMA / ldmatrix fragment layouts (sm_70 ... sm_100), swizzles, the tcgen05 TMEM fragments;
 - `macro`: the emitters (`TensorCoreIntrinEmitter` and its sm_75 / sm_120 / ladder-transform variants, WGMMA and
@@ -13,6 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from tilelang_cuda.intrinsics.device import headers_digest, include_dir
 from tilelang_cuda.intrinsics.header import HEADER_GUARD, header_for, wgmma_helper, wgmma_ss_helper, with_header
 
 # reference name -> "submodule:attribute" (imported on first use)
@@ -28,7 +30,8 @@ _LAZY = {
     "TensorCoreIntrinEmitterSM120": "macro.mma_sm120_macro_generator:TensorCoreIntrinEmitterSM120",
 }
 
-__all__ = ["HEADER_GUARD", "header_for", "wgmma_helper", "wgmma_ss_helper", "with_header", *_LAZY]
+__all__ = ["HEADER_GUARD", "header_for", "headers_digest", "include_dir", "wgmma_helper", "wgmma_ss_helper",
+           "with_header", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:

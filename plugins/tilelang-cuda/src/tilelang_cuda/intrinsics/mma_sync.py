@@ -2,9 +2,9 @@
 
 ``tl_mma_sync_<shape>_<A>_<B>_<C>(c, a, b)``: the accumulator registers at `c` += A fragment at `a` times B
 fragment at `b` (register counts from the shape: ``M*K*bits(A) / 1024`` 32-bit registers of A per thread, and
-so on). The four most used combinations keep their hand-written names in the common header (``tl_mma_f16_f32``
-...). ``tl_mma_store_16x16`` writes a warp's 16x16 accumulator tile (two m16n8 atoms) to memory, and the
-``tl_ldmatrix_x1/x2[_trans]`` helpers complete the ``x4`` ones of the header.
+so on). The four most used combinations keep their hand-written names in ``tilelang_cuda/mma.cuh``
+(``tl_mma_f16_f32`` ...), beside ``tl_ldmatrix_x1/x2/x4[_trans]`` and ``tl_mma_store_16x16`` (a warp's 16x16
+accumulator tile, two m16n8 atoms, to memory).
 """
 
 from __future__ import annotations
@@ -101,41 +101,8 @@ def block_scale_helper(shape: str, kind: str, scale_vec: str, a: str, b: str, st
             '"h"(byte_a), "h"(thread_a), "r"(sfb), "h"(byte_b), "h"(thread_b));\n}\n')
 
 
-EXTRA = {
-    "tl_ldmatrix_x1": ("ldmatrix.sync.aligned.m8n8.x1.shared.b16", 1),
-    "tl_ldmatrix_x1_trans": ("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16", 1),
-    "tl_ldmatrix_x2": ("ldmatrix.sync.aligned.m8n8.x2.shared.b16", 2),
-    "tl_ldmatrix_x2_trans": ("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16", 2),
-}
-
-
-def _ldmatrix(name: str) -> str:
-    ptx, n = EXTRA[name]
-    regs = ", ".join(f"%{i}" for i in range(n))
-    outs = ", ".join(f'"=r"(r[{i}])' for i in range(n))
-    return (f"__device__ __forceinline__ void {name}(void* regs, const void* smem) {{\n"
-            f"  unsigned* r = reinterpret_cast<unsigned*>(regs);\n"
-            f'  asm volatile("{ptx} {{{regs}}}, [%{n}];\\n" : {outs} : "r"(tl_smem_addr(smem)));\n}}\n')
-
-
-MMA_STORE = r"""
-// a warp's 16x16 accumulator tile (two m16n8 atoms, 8 values per lane) to memory with row stride `stride`
-template <typename D, typename S>
-__device__ __forceinline__ void tl_mma_store_16x16(D* dst, const S* regs, int stride, int lane) {
-#pragma unroll
-  for (int j = 0; j < 8; ++j) {
-    int row = lane / 4 + 8 * ((j / 2) % 2), col = 2 * (lane % 4) + (j % 2) + 8 * (j / 4);
-    dst[row * stride + col] = (D)regs[j];
-  }
-}
-"""
-
-
 def helpers_for(source: str) -> str:
-    """The generated mma.sync / ldmatrix / mma_store helpers `source` calls."""
+    """The generated mma.sync and block-scaled mma helpers `source` calls."""
     out = [mma_helper(*m) for m in sorted(set(_NAME.findall(source)))]
     out += [block_scale_helper(*m) for m in sorted(set(_BLOCK_SCALE_NAME.findall(source)))]
-    out += [_ldmatrix(n) for n in EXTRA if re.search(rf"\b{n}\b", source)]
-    if "tl_mma_store_16x16" in source:
-        out.append(MMA_STORE)
     return "".join(out)

@@ -2,7 +2,8 @@
 ``T.fence_proxy_async``, ``T.set_max_nreg``, ``T.ldg128``, ``T.shuffle_elect``, ...), with its signatures.
 
 Each returns (or, for allocations, emits) a ``tl.*`` intrinsic call; `tilelang_cuda.tileops.dialect` lowers it to
-the inline-PTX helpers of `tilelang_cuda.intrinsics.device` on the architectures that have the instruction.
+the inline-PTX helpers of the plugin's headers (`tilelang_cuda.intrinsics.device`) on the architectures that have
+the instruction.
 Barrier operands are elements of a barrier buffer (``mbars[i]``) or one-barrier buffers.
 """
 

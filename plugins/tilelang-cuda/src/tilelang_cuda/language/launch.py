@@ -102,8 +102,9 @@ def CUDASourceCodeKernel(*blocks: Any, threads: Any = None, source_code_or_path:
     kernel of that source to launch; it receives the data pointers of the program's tensor parameters (in
     parameter order) followed by the symbolic sizes of those tensors, as a generated kernel would. `prelude` is
     put in front of the source; `cluster_dims` launches clusters (sm_90+). The source is compiled with this
-    backend's helper header in front of it; an `entry_name` the source does not declare is reported (with the
-    kernels it does declare) when the program is lowered. Only the CUDA backend compiles it.
+    backend's helper prologue in front of it (the ``tilelang_cuda/*.cuh`` headers it calls into); an `entry_name`
+    the source does not declare is reported (with the kernels it does declare) when the program is lowered. Only
+    the CUDA backend compiles it.
     """
     import tvm
 

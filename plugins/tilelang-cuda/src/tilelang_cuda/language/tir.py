@@ -2,7 +2,8 @@
 register buffers, shared-memory pointers and barriers.
 
 Register operands are a local buffer (or its ``.data``) and an element offset; shared operands are pointers
-(``T.access_ptr``). The lowering checks the architecture and emits the inline-PTX helpers of the header.
+(``T.access_ptr``). The lowering checks the architecture and emits the inline-PTX helpers of the plugin's
+headers (``tilelang_cuda/*.cuh``).
 """
 
 from __future__ import annotations

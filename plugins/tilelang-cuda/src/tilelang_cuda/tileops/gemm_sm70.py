@@ -24,7 +24,7 @@ from tilelang_cuda.tileops.common import unroll as _unroll
 
 __all__ = ["MMA_M8N8K4", "lower_volta_gemm"]
 
-# helper of the common header (`tilelang_cuda.intrinsics.header`) per accumulator layout
+# helper of ``tilelang_cuda/mma.cuh`` (`tilelang_cuda.intrinsics.device`) per accumulator layout
 MMA_M8N8K4 = {VOLTA_F32: "tl_mma_m8n8k4_f16_f32", VOLTA_F16: "tl_mma_m8n8k4_f16_f16"}
 
 

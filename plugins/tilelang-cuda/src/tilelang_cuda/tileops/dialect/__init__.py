@@ -1,5 +1,5 @@
-"""Lowerings of the CUDA dialect's intrinsics (`tilelang_cuda.language`) to the inline-PTX helpers of
-`tilelang_cuda.intrinsics.device`, run by core's LowerIntrinsics.
+"""Lowerings of the CUDA dialect's intrinsics (`tilelang_cuda.language`) to the inline-PTX helpers of the plugin's
+headers (``include/tilelang_cuda/*.cuh``, `tilelang_cuda.intrinsics.device`), run by core's LowerIntrinsics.
 
 Each construct names the lowest architecture that has its instruction (`requirements`); on an older CUDA target
 the lowering raises a LoweringError naming the construct, the target's arch and that architecture. On any
