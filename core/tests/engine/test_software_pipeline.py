@@ -107,11 +107,9 @@ def test_pipelined_cuda_source_compiles(pipelined, name):
     assert "__global__" in src
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc not on PATH")
-    from tvm.support import nvcc
-    from tvm.target import Target
-
-    with Target(CUDA):
-        assert nvcc.compile_cuda(src, target_format="cubin", compiler="nvcc")
+    # the backend's nvcc wrapper (the reference's name): the source includes the backend's helper headers
+    nvcc = pytest.importorskip("tilelang.contrib.nvcc")
+    assert nvcc.compile_cuda(src, target_format="cubin", arch=["-arch=sm_80"])
 
 
 def test_pipelined_cuda_source_compiles_with_core_only(core_only, pipelined):

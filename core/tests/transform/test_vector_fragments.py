@@ -9,8 +9,8 @@ from transform_helpers import as_module
 
 import tilelang.language as T
 from tilelang.errors import LoweringError
-from tilelang.layout import CyclicFragment, evaluate_index, fragment_vector_lanes, unravel
-from tilelang.transform import LayoutInference, LowerTileOps, PartitionParallel
+from tilelang.layout import CyclicFragment, evaluate_index, fragment_vector_lanes, make_swizzled_layout, unravel
+from tilelang.transform import AttachLayouts, LayoutInference, LowerTileOps, PartitionParallel
 from tilelang.transform import utils as C
 
 VEC = {"has_threads": True, "fragment_vector_lanes": 4}
@@ -340,3 +340,45 @@ def test_fold_over_lanes_is_never_vectorised(options):
     assert folds and all(lp.kind != tvm.tirx.ForKind.VECTORIZED for lp in folds)
     copies = [lp for lp in _loops(mod) if lp.kind == tvm.tirx.ForKind.VECTORIZED]
     assert copies  # the copy into the tile still moves 4-lane vectors
+
+
+def _staged_copy(offset=0, swizzle=False):
+    """An epilogue's shape: a tile through shared memory to global, no fragment in the copy out."""
+
+    @T.prim_func
+    def main(A: T.Tensor((64, 256), "float16"), B: T.Tensor((64, 264), "float16")):
+        with T.Kernel(1, threads=128):
+            S = T.alloc_shared((64, 256), "float16")
+            if swizzle:
+                T.annotate_layout({S: make_swizzled_layout(S)})
+            T.copy(A, S)
+            T.copy(S, B[0, offset])
+
+    return main
+
+
+def _lower_laid_out(func):
+    mod = AttachLayouts({"kind": "cuda"})(as_module(func))
+    for factory in (LayoutInference, LowerTileOps, PartitionParallel):
+        mod = factory({"kind": "cuda"})(mod)
+    return mod
+
+
+def _copy_out_loops(mod):
+    return [lp for lp in _loops(mod) if C.collect(lp.body, tvm.tirx.BufferStore, lambda st: str(st.buffer.name) == "B")]
+
+
+def test_vector_bits_give_a_nest_without_fragments_aligned_vectors(options):
+    options({"has_threads": True, "fragment_vector_bits": 128})
+    loops = _copy_out_loops(lower(_staged_copy()))
+    # one 8-lane fp16 vector (16 bytes) a thread and run, not one element a thread
+    assert [int(lp.extent) for lp in loops if lp.kind == tvm.tirx.ForKind.VECTORIZED] == [8]
+
+
+@pytest.mark.parametrize("offset,swizzle", [(3, False), (0, True)])
+def test_a_nest_without_fragments_stays_cyclic_where_no_vector_is_provable(options, offset, swizzle):
+    # B[:, 3:] starts 3 elements past a 16-byte boundary; a swizzled tile's vector index would become a gather
+    options({"has_threads": True, "fragment_vector_bits": 128})
+    loops = _copy_out_loops(_lower_laid_out(_staged_copy(offset, swizzle)))
+    assert loops and not any(lp.kind == tvm.tirx.ForKind.VECTORIZED for lp in loops)
+    assert not any(str(lp.loop_var.name) == "v" for lp in loops)  # the one-element-a-thread distribution kept

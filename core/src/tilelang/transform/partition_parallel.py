@@ -19,7 +19,10 @@ the lanes run serially instead when the body calls anything but pure arithmetic.
 ``w = B / bits`` lanes, and they stay vectors only where every access outside the thread's registers starts on a
 provable multiple of ``w`` elements (the vector instruction needs that alignment; parameters and shared tiles
 are aligned to at least B bits) and no fp8 / fp6 / fp4 conversion is in the body; otherwise the lanes run
-serially. Lanes that all store into one element (a fold) never become a vector. Afterwards no ``tl.parallel``
+serially. A nest touching no partitioned fragment is, under ``B``, split in runs of ``w`` lanes only when every
+access then is such a vector (shared -> global epilogue copies: one 16-byte store a thread, not eight 2-byte
+ones); otherwise it keeps the one-element cyclic distribution. Lanes that all store into one element (a fold) never
+become a vector. Afterwards no ``tl.parallel``
 loop and no ``local.fragment`` buffer remains (the new
 ``local`` allocations keep the ``tl.fragment`` annotation until FinalizeTileIR).
 """
@@ -143,6 +146,24 @@ def _casts_sub_byte_floats(body: Any) -> bool:
     return bool(C.collect(body, tirx.Cast, lambda c: narrow(c.ty.dtype) or narrow(c.value.ty.dtype)))
 
 
+def _laid_out(func: Any) -> list[Any]:
+    """The tiles and tensors of `func` whose storage a ``T.annotate_layout`` layout will rewrite (ApplyLayouts)."""
+    from tilelang.transform.apply_layouts import GLOBAL_LAYOUTS_ATTR, LAYOUT_ANN
+
+    found = [a.buffer for a in C.allocations(func.body) if a.annotations and LAYOUT_ANN in a.annotations]
+    if func.attrs and GLOBAL_LAYOUTS_ATTR in func.attrs:
+        found += list(func.attrs[GLOBAL_LAYOUTS_ATTR].keys())
+    return found
+
+
+def _plain_accesses(body: Any, laid_out: list[Any]) -> bool:
+    """Whether every access of `body` is to a byte-or-wider element of a row-major buffer: a layout applied later
+    (a swizzle) would turn a vector's index into a gather, and sub-byte lanes have no vector form."""
+    bufs = [st.buffer for st in C.collect(body, tirx.BufferStore)] + [ld.source for ld in
+                                                                      C.collect(body, tvm.ir.TensorLoad)]
+    return all(tvm.DataType(str(b.ty.dtype)).bits >= 8 and not any(b.same_as(x) for x in laid_out) for b in bufs)
+
+
 def _element_bits(body: Any) -> int:
     """The widest element type (in bits) that `body` loads or stores."""
     dtypes = [st.buffer.ty.dtype for st in C.collect(body, tirx.BufferStore)]
@@ -197,6 +218,7 @@ def PartitionParallel(target: Any = None) -> tvm.transform.Pass:
                 local[buf] = tirx.decl_buffer((frag.local_size,), str(buf.ty.dtype), name=f"{buf.name}_local",
                                               scope="local")
         partitioned = {b for b, f in layouts.items() if not f.replicated}
+        laid_out = _laid_out(func)
         block_tid = C.linear_thread(func)
         block_threads = threads
 
@@ -233,6 +255,14 @@ def PartitionParallel(target: Any = None) -> tvm.transform.Pass:
             lanes = frag_lanes.pop() if frag_lanes else fragment_vector_lanes(extents, threads, lanes_asked)
             if lanes > 1:
                 return vector_nest(loops, body, extents, total, lanes)
+            if bits and not touched and vectorize and _plain_accesses(body, laid_out):
+                # no fragment decides the distribution: each thread moves one `bits`-wide run when every access
+                # can be a provably aligned vector (an epilogue's shared -> global copy: 16-byte stores, not 2-byte)
+                width = fragment_vector_lanes(extents, threads, max(1, bits // _element_bits(body)))
+                if width > 1:
+                    nest = vector_nest(loops, body, extents, total, width)
+                    if C.collect(nest, tirx.For, lambda lp: lp.kind == tirx.ForKind.VECTORIZED):
+                        return nest
             k = tirx.Var("k", "int32")
             fused = k * threads + tid
             ana = tvm.sym.Analyzer()
