@@ -6,7 +6,7 @@ CuTe DSL device helpers of the reference TileLang; here stand-ins that raise
 
 from __future__ import annotations
 
-from tilelang_cuda.contrib.cutedsl._unavailable import helpers
+from tilelang_cuda.contrib.cutedsl._unavailable import provide
 
 _FUNCTIONS = [
     'min', 'max', 'bar_sync', 'bar_sync_ptx',
@@ -16,6 +16,6 @@ _CLASSES = [
     'NamedBarrier', 'AllReduce',
 ]
 
-globals().update(helpers(__name__, _FUNCTIONS, _CLASSES))
+globals().update(provide(__name__, _FUNCTIONS, _CLASSES, impl="reduce"))
 
 __all__ = [*_FUNCTIONS, *_CLASSES]

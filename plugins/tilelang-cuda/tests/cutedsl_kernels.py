@@ -1,0 +1,90 @@
+"""Small CuTe DSL kernels calling one ``tilelang_cuda.contrib.cutedsl`` helper each, for test_cutedsl_helpers.py.
+
+The CuTe DSL traces Python from source files, so the kernels live here rather than in the test. `ptx(name, arch)`
+compiles kernel `name` for `arch` (no GPU needed) and returns its PTX.
+"""
+
+from __future__ import annotations
+
+import cutlass
+import cutlass.cute as cute
+from cutlass import Float32, Int32
+
+from tilelang_cuda.contrib.cutedsl import reduce, warp
+
+KERNELS = {}
+
+
+def kernel(fn):
+    KERNELS[fn.__name__] = cute.kernel(fn)
+    return fn
+
+
+@kernel
+def k_bar_sync(g: cute.Tensor):
+    reduce.bar_sync(1, 64)
+    reduce.bar_sync_ptx(2, 128)
+
+
+@kernel
+def k_named_barrier(g: cute.Tensor):
+    reduce.NamedBarrier(64).sync()
+    reduce.NamedBarrier(96, barrier_id=3).arrive()
+
+
+@kernel
+def k_allreduce_warp(g: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    x = Float32(g[tidx])
+    g[tidx] = reduce.AllReduce(reduce.MaxOp, 32, 1, 0).run(x)
+
+
+@kernel
+def k_allreduce_block(g: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    buf = smem.allocate_array(Float32, 128)
+    x = Float32(g[tidx])
+    g[tidx] = reduce.AllReduce(reduce.SumOp, 128, 1, 0, 128).run_hopper(x, buf)
+
+
+@kernel
+def k_minmax(g: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    a = Int32(tidx)
+    g[tidx] = Float32(reduce.min(a, Int32(7)) + reduce.max(a, Int32(3))) + reduce.max(Float32(g[tidx]), 1.5)
+
+
+@kernel
+def k_cumsum(g: cute.Tensor):
+    reduce.CumSum1D(32, False).run(g.iterator, g.iterator, 32)
+    reduce.CumSum2D(64, 1, True).run(g.iterator, g.iterator, 2, 16)
+    reduce.CumMax1D(32, False).run(g.iterator, g.iterator, 32)
+
+
+@kernel
+def k_warp(g: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    x = Float32(g[tidx])
+    i = Int32(tidx)
+    s = warp.warp_reduce_sum(x) + warp.warp_reduce_max(x) + warp.warp_reduce_min(x)
+    bits = warp.warp_reduce_bitand(i) | warp.warp_reduce_bitor(i) | warp.__popc(warp.__activemask())
+    bits = bits + warp.__match_any_sync(warp.FULL_MASK, i)
+    s = s + warp.__shfl_sync(warp.FULL_MASK, x, 0) + warp.__shfl_up_sync(warp.FULL_MASK, x, 1)
+    s = s + warp.__shfl_down_sync(warp.FULL_MASK, x, 2, 16)
+    g[tidx] = s + Float32(bits)
+
+
+@cute.jit
+def _host(g: cute.Tensor, which: cutlass.Constexpr):
+    KERNELS[which](g).launch(grid=[1, 1, 1], block=[128, 1, 1])
+
+
+def ptx(name: str, arch: str = "sm_90a") -> str:
+    """The PTX of kernel `name` compiled for `arch` (writes a .ptx file into the working directory)."""
+    import torch
+    from cutlass.cute.runtime import from_dlpack
+
+    g = from_dlpack(torch.zeros(256, dtype=torch.float32))
+    compiled = cute.compile[cute.KeepPTX(), cute.GPUArch(arch)](_host, g, name)
+    return compiled.artifacts.PTX
