@@ -10,13 +10,14 @@ import cutlass
 import cutlass.cute as cute
 from cutlass import Float32, Int32
 
-from tilelang_cuda.contrib.cutedsl import reduce, warp
+from tilelang_cuda.contrib.cutedsl import atomic, reduce, warp
+from tilelang_cuda.contrib.cutedsl import math as tlmath
 
-KERNELS = {}
+KERNELS = {}  # name -> (CuTe DSL kernel, number of tensor arguments: g float32, i int32, h float16)
 
 
 def kernel(fn):
-    KERNELS[fn.__name__] = cute.kernel(fn)
+    KERNELS[fn.__name__] = (cute.kernel(fn), fn.__code__.co_argcount)
     return fn
 
 
@@ -75,9 +76,49 @@ def k_warp(g: cute.Tensor):
     g[tidx] = s + Float32(bits)
 
 
+@kernel
+def k_math_fast(g: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    x = Float32(g[tidx])
+    y = tlmath.exp2(x, fastmath=True) + tlmath.rsqrt(x, fastmath=True) + tlmath.log2(x, fastmath=True)
+    y = y + tlmath.tanh(x, fastmath=True) + tlmath.sin(x, fastmath=True) + tlmath.exp10(x, fastmath=True)
+    g[tidx] = y
+
+
+@kernel
+def k_math_exact(g: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    x = Float32(g[tidx])
+    y = tlmath.exp(x) + tlmath.log(x) + tlmath.log1p(x) + tlmath.log10(x) + tlmath.cos(x) + tlmath.tan(x)
+    y = y + tlmath.sqrt(x) + tlmath.fabsf(x) + tlmath.abs2(x) + tlmath.max2(x, 1.0) + tlmath.min2(x, 2.0)
+    y = y + tlmath.divf(x, 3.0) + tlmath.copysignf(x, -1.0) + tlmath.tanh(x)
+    h = tlmath.__habs(cutlass.Float16(x)) + tlmath.__float2half_rz(x)
+    y = cutlass.select_(tlmath.isfinite(x), y + Float32(h), y)
+    g[tidx] = y
+
+
+@kernel
+def k_atomic(g: cute.Tensor, i: cute.Tensor, h: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    p = g.iterator + tidx * 4
+    atomic.AtomicAdd(g.iterator, 1.0)
+    old = atomic.AtomicAddRet(i.iterator, 2)
+    atomic.AtomicMax(i.iterator + 1, old)
+    atomic.AtomicMin(i.iterator + 2, 5)
+    atomic.AtomicMax(g.iterator + 1, 2.5)
+    atomic.AtomicMinRet(g.iterator + 2, -1.0)
+    atomic.AtomicAdd(h.iterator, 1.0)
+    atomic.AtomicAddx2(p, (1.0, 2.0))
+    atomic.AtomicAddx4(p, (1.0, 2.0, 3.0, 4.0))
+    v = atomic.AtomicLoad(i.iterator + 3, 2)
+    atomic.AtomicStore(i.iterator + 4, v, 3)
+    atomic.AtomicStore(g.iterator + 5, atomic.AtomicLoad(g.iterator + 6, 5), 5)
+
+
 @cute.jit
-def _host(g: cute.Tensor, which: cutlass.Constexpr):
-    KERNELS[which](g).launch(grid=[1, 1, 1], block=[128, 1, 1])
+def _host(g: cute.Tensor, i: cute.Tensor, h: cute.Tensor, which: cutlass.Constexpr):
+    fn, argc = KERNELS[which]
+    fn(*(g, i, h)[:argc]).launch(grid=[1, 1, 1], block=[128, 1, 1])
 
 
 def ptx(name: str, arch: str = "sm_90a") -> str:
@@ -85,6 +126,6 @@ def ptx(name: str, arch: str = "sm_90a") -> str:
     import torch
     from cutlass.cute.runtime import from_dlpack
 
-    g = from_dlpack(torch.zeros(256, dtype=torch.float32))
-    compiled = cute.compile[cute.KeepPTX(), cute.GPUArch(arch)](_host, g, name)
+    g, i, h = (from_dlpack(torch.zeros(256, dtype=dtype)) for dtype in (torch.float32, torch.int32, torch.float16))
+    compiled = cute.compile[cute.KeepPTX(), cute.GPUArch(arch)](_host, g, i, h, name)
     return compiled.artifacts.PTX

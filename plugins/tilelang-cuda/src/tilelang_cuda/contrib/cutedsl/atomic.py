@@ -6,13 +6,13 @@ CuTe DSL device helpers of the reference TileLang; here stand-ins that raise
 
 from __future__ import annotations
 
-from tilelang_cuda.contrib.cutedsl._unavailable import helpers
+from tilelang_cuda.contrib.cutedsl._unavailable import provide
 
 _FUNCTIONS = [
     'AtomicAdd', 'AtomicAddRet', 'AtomicAddx2', 'AtomicAddx4', 'AtomicMax', 'AtomicMaxRet', 'AtomicMin',
     'AtomicMinRet', 'AtomicLoad', 'AtomicStore',
 ]
 
-globals().update(helpers(__name__, _FUNCTIONS))
+globals().update(provide(__name__, _FUNCTIONS, impl="atomic"))
 
 __all__ = [*_FUNCTIONS]
