@@ -10,7 +10,7 @@ import cutlass
 import cutlass.cute as cute
 from cutlass import Float32, Int32
 
-from tilelang_cuda.contrib.cutedsl import atomic, reduce, warp
+from tilelang_cuda.contrib.cutedsl import atomic, cpasync, reduce, warp
 from tilelang_cuda.contrib.cutedsl import math as tlmath
 
 KERNELS = {}  # name -> (CuTe DSL kernel, number of tensor arguments: g float32, i int32, h float16)
@@ -113,6 +113,47 @@ def k_atomic(g: cute.Tensor, i: cute.Tensor, h: cute.Tensor):
     v = atomic.AtomicLoad(i.iterator + 3, 2)
     atomic.AtomicStore(i.iterator + 4, v, 3)
     atomic.AtomicStore(g.iterator + 5, atomic.AtomicLoad(g.iterator + 6, 5), 5)
+
+
+def _smem(dtype, n):
+    return cutlass.utils.SmemAllocator().allocate_array(dtype, n)
+
+
+@kernel
+def k_cp_async_80(g: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    buf = _smem(Float32, 512)
+    cpasync.cp_async_gs(16, buf + tidx * 4, g.iterator + tidx * 4)
+    cpasync.cp_async_gs(4, buf + tidx, g.iterator + tidx)
+    cpasync.cp_async_gs_conditional(8, buf + tidx * 2, g.iterator + tidx * 2, tidx < 7)
+    cpasync.cp_async_commit()
+    cpasync.cp_async_wait(0)
+    g[tidx] = buf[tidx]
+
+
+@kernel
+def k_mbarrier(g: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    bar = _smem(cutlass.Int64, 2)
+    buf = _smem(Float32, 512)
+    cpasync.mbarrier_init(bar, 1)
+    cpasync.fence_barrier_init()
+    cpasync.fence_proxy_async()
+    cpasync.mbarrier_expect_tx(bar, 64)
+    cpasync.arrive_and_expect_tx(bar, 64)
+    cpasync.tma_load(buf, g.iterator, bar, 64)
+    cpasync.tma_load(g.iterator, bar, buf, (0, 1))
+    cpasync.tma_store(g.iterator, buf, (2, 3, 4))
+    cpasync.tma_reduce(g.iterator, buf, (5,))
+    cpasync.tma_store(g.iterator, buf, 64)
+    cpasync.tma_store_arrive()
+    cpasync.tma_store_wait(0)
+    cpasync.prefetch_tma_descriptor(g.iterator)
+    cpasync.mbarrier_cp_async_arrive(bar + 1)
+    cpasync.mbarrier_cp_async_arrive_noinc(bar + 1)
+    cpasync.mbarrier_arrive(bar)
+    cpasync.mbarrier_wait(bar, 0)
+    g[tidx] = buf[tidx]
 
 
 @cute.jit

@@ -19,3 +19,21 @@ def ir(value: Any, dtype: Any, loc: Any = None, ip: Any = None) -> Any:
     if hasattr(value, "type") and not hasattr(value, "ir_value"):
         return value
     return dtype(value).ir_value(loc=loc, ip=ip)
+
+
+def smem_addr(ptr: Any, loc: Any = None, ip: Any = None) -> Any:
+    """The 32-bit shared-window address (an i32 for an ``r`` operand) of the shared-memory ``cute.Pointer`` `ptr`."""
+    from cutlass.cutlass_dsl import T
+
+    return llvm.ptrtoint(T.i32(), ptr.llvm_ptr, loc=loc, ip=ip)
+
+
+def pointer_of(value: Any) -> Any:
+    """The ``cute.Pointer`` of a pointer or a tensor (its iterator)."""
+    import cutlass.cute as cute
+
+    if isinstance(value, cute.Tensor):
+        return value.iterator
+    if isinstance(value, cute.Pointer):
+        return value
+    raise TypeError(f"expected a cute.Pointer or cute.Tensor, got {type(value).__name__}")
