@@ -10,7 +10,7 @@ import cutlass
 import cutlass.cute as cute
 from cutlass import Float32, Int32
 
-from tilelang_cuda.contrib.cutedsl import atomic, cpasync, reduce, warp
+from tilelang_cuda.contrib.cutedsl import atomic, cluster, cpasync, grid_sync, ldsm, reduce, threadblock_swizzle, warp
 from tilelang_cuda.contrib.cutedsl import math as tlmath
 
 KERNELS = {}  # name -> (CuTe DSL kernel, number of tensor arguments: g float32, i int32, h float16)
@@ -154,6 +154,66 @@ def k_mbarrier(g: cute.Tensor):
     cpasync.mbarrier_arrive(bar)
     cpasync.mbarrier_wait(bar, 0)
     g[tidx] = buf[tidx]
+
+
+@kernel
+def k_ldmatrix_80(g: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    buf = _smem(cutlass.Float16, 2048)
+    regs = cute.make_rmem_tensor(cute.make_layout(8), cutlass.Float16)
+    ldsm.ptx_ldmatrix_x1(buf + tidx * 8, regs.iterator)
+    ldsm.ldmatrix_x2(buf + tidx * 8, regs.iterator)
+    ldsm.ptx_ldmatrix_x4_trans(buf + tidx * 8, regs.iterator)
+    g[tidx] = Float32(regs[0]) + Float32(regs[7])
+
+
+@kernel
+def k_stmatrix(g: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    buf = _smem(cutlass.Float16, 2048)
+    v = Int32(tidx)
+    ldsm.ptx_stmatrix_x1(buf + tidx * 8, v)
+    ldsm.stmatrix_x4_trans(buf + tidx * 8, v, v, v, v)
+    g[tidx] = Float32(buf[tidx])
+
+
+@kernel
+def k_swizzle(g: cute.Tensor):
+    t = threadblock_swizzle.ThreadIdx()
+    a = threadblock_swizzle.rasterization2DRow(8)
+    b = threadblock_swizzle.rasterization2DColumn(4)
+    c = threadblock_swizzle.rasterization2DRowWithCluster(8, 2)
+    d = threadblock_swizzle.rasterization2DColumnWithCluster(4, 2)
+    g[t.x] = Float32(a.x + a.y + b.x + b.y + c.x + c.y + d.x + d.y + threadblock_swizzle.GridDim().x)
+
+
+@kernel
+def k_grid_sync(g: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    g[tidx] = Float32(1.0)
+    grid_sync.sync_grid()
+    grid_sync.sync_grid()
+    g[tidx] = g[tidx + 1]
+
+
+@kernel
+def k_cluster(g: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    cluster.cluster_arrive_relaxed()
+    cluster.cluster_wait()
+    cluster.cluster_sync()
+    g[tidx] = Float32(cluster.block_rank_in_cluster())
+
+
+@kernel
+def k_clc_100(g: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    resp = _smem(cutlass.Int64, 4)
+    bar = _smem(cutlass.Int64, 1)
+    cluster.clc_try_cancel(resp, bar)
+    cluster.clc_try_cancel_multicast(resp + 2, bar)
+    g[tidx] = Float32(cluster.clc_is_canceled(resp) + cluster.clc_get_first_ctaid_x(resp)
+                      + cluster.clc_get_first_ctaid_y(resp) + cluster.clc_get_first_ctaid_z(resp))
 
 
 @cute.jit

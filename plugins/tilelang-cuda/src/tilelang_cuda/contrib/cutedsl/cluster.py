@@ -6,7 +6,7 @@ CuTe DSL device helpers of the reference TileLang; here stand-ins that raise
 
 from __future__ import annotations
 
-from tilelang_cuda.contrib.cutedsl._unavailable import helpers
+from tilelang_cuda.contrib.cutedsl._unavailable import provide
 
 _FUNCTIONS = [
     'cluster_arrive_relaxed', 'cluster_arrive', 'cluster_wait', 'cluster_sync', 'block_rank_in_cluster',
@@ -14,6 +14,6 @@ _FUNCTIONS = [
     'clc_get_first_ctaid_y', 'clc_get_first_ctaid_z',
 ]
 
-globals().update(helpers(__name__, _FUNCTIONS))
+globals().update(provide(__name__, _FUNCTIONS, impl="cluster"))
 
 __all__ = [*_FUNCTIONS]

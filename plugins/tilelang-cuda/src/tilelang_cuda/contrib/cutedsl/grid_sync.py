@@ -6,12 +6,12 @@ CuTe DSL device helpers of the reference TileLang; here stand-ins that raise
 
 from __future__ import annotations
 
-from tilelang_cuda.contrib.cutedsl._unavailable import helpers
+from tilelang_cuda.contrib.cutedsl._unavailable import provide
 
 _FUNCTIONS = [
     'sync_grid',
 ]
 
-globals().update(helpers(__name__, _FUNCTIONS))
+globals().update(provide(__name__, _FUNCTIONS, impl="grid_sync"))
 
 __all__ = [*_FUNCTIONS]

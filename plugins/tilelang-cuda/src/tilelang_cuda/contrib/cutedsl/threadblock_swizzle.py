@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tilelang_cuda.contrib.cutedsl._unavailable import helpers
+from tilelang_cuda.contrib.cutedsl._unavailable import provide
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,6 @@ _FUNCTIONS = [
     'rasterization2DRowWithCluster', 'rasterization2DColumnWithCluster',
 ]
 
-globals().update(helpers(__name__, _FUNCTIONS))
+globals().update(provide(__name__, _FUNCTIONS, impl="threadblock_swizzle"))
 
 __all__ = ['dim3', *_FUNCTIONS]
