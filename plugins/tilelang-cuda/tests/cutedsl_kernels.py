@@ -10,7 +10,8 @@ import cutlass
 import cutlass.cute as cute
 from cutlass import Float32, Int32
 
-from tilelang_cuda.contrib.cutedsl import atomic, cluster, cpasync, grid_sync, ldsm, reduce, threadblock_swizzle, warp
+from tilelang_cuda.contrib.cutedsl import atomic, cluster, cpasync, grid_sync, ieee_math, ldsm, reduce, \
+    threadblock_swizzle, utils, warp
 from tilelang_cuda.contrib.cutedsl import math as tlmath
 
 KERNELS = {}  # name -> (CuTe DSL kernel, number of tensor arguments: g float32, i int32, h float16)
@@ -214,6 +215,41 @@ def k_clc_100(g: cute.Tensor):
     cluster.clc_try_cancel_multicast(resp + 2, bar)
     g[tidx] = Float32(cluster.clc_is_canceled(resp) + cluster.clc_get_first_ctaid_x(resp)
                       + cluster.clc_get_first_ctaid_y(resp) + cluster.clc_get_first_ctaid_z(resp))
+
+
+@kernel
+def k_ieee(g: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    x = Float32(g[tidx])
+    y = ieee_math.ieee_fadd(x, 1.0, "rz") + ieee_math.ieee_fsub(x, 2.0, "rm") + ieee_math.ieee_fmul(x, x, "rp")
+    y = y + ieee_math.ieee_fmaf(x, x, x) + ieee_math.ieee_frcp(x) + ieee_math.ieee_fsqrt(x, "rz")
+    y = y + ieee_math.ieee_fdiv(x, 3.0, "rn") + Float32(ieee_math.ieee_fadd(cutlass.Float64(x), 1.0))
+    g[tidx] = y
+
+
+@kernel
+def k_utils(g: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    x = Float32(g[tidx])
+    bits = utils.bitcast(x, cutlass.Uint32)
+    packed = utils.pack_half2(cutlass.Float16(x), cutlass.Float16(2.0))
+    regs = utils.make_filled_tensor((4,), Float32(1.5))
+    loaded = utils.as_tensor_ssa(regs)
+    halves = utils.cast_tensor(loaded, cutlass.Float16)
+    back = utils.as_rmem_tensor(halves)
+    view = utils.make_tensor_at_offset(g.iterator, 4, (4,), div_by=4)
+    byte = utils.handle_add_byte_offset(g, 8)
+    utils.sync_thread_partial(3, 128)
+    y = Float32(bits & cutlass.Uint32(1)) + Float32(packed) + Float32(back[3]) + view[1] + Float32(byte[0])
+    y = cutlass.select_(utils.shuffle_elect(64), y, y + 1.0)
+    f = utils.recast_ptr(g.iterator, cutlass.Int32)
+    g[tidx] = y + Float32(f.load())
+
+
+@kernel
+def k_setmaxnreg(g: cute.Tensor):
+    utils.warpgroup_reg_alloc(232)
+    utils.warpgroup_reg_dealloc(40)
 
 
 @cute.jit

@@ -6,12 +6,12 @@ CuTe DSL device helpers of the reference TileLang; here stand-ins that raise
 
 from __future__ import annotations
 
-from tilelang_cuda.contrib.cutedsl._unavailable import helpers
+from tilelang_cuda.contrib.cutedsl._unavailable import provide
 
 _FUNCTIONS = [
     'ieee_fadd', 'ieee_fsub', 'ieee_fmul', 'ieee_fmaf', 'ieee_frcp', 'ieee_fsqrt', 'ieee_fdiv',
 ]
 
-globals().update(helpers(__name__, _FUNCTIONS))
+globals().update(provide(__name__, _FUNCTIONS, impl="ieee_math"))
 
 __all__ = [*_FUNCTIONS]

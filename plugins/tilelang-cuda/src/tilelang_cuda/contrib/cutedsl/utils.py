@@ -6,7 +6,7 @@ CuTe DSL device helpers of the reference TileLang; here stand-ins that raise
 
 from __future__ import annotations
 
-from tilelang_cuda.contrib.cutedsl._unavailable import helpers, module_getattr
+from tilelang_cuda.contrib.cutedsl._unavailable import dsl_installed, module_getattr, provide
 
 BYTES_PER_TENSORMAP = 128  # a CUtensorMap
 BYTES_PER_POINTER = 8
@@ -17,7 +17,10 @@ _FUNCTIONS = [
     'warpgroup_reg_alloc', 'warpgroup_reg_dealloc', 'pack_half2',
 ]
 
-globals().update(helpers(__name__, _FUNCTIONS))
-__getattr__ = module_getattr(__name__, ['type_map'])
+globals().update(provide(__name__, _FUNCTIONS, impl="utils"))
+if dsl_installed():
+    from tilelang_cuda.contrib.cutedsl._dsl.utils import type_map  # noqa: F401
+else:
+    __getattr__ = module_getattr(__name__, ['type_map'])
 
 __all__ = ['BYTES_PER_TENSORMAP', 'BYTES_PER_POINTER', *_FUNCTIONS]  # type_map: attribute access only
