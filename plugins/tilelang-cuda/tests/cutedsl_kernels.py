@@ -44,7 +44,7 @@ def k_allreduce_warp(g: cute.Tensor):
 @kernel
 def k_allreduce_block(g: cute.Tensor):
     tidx, _, _ = cute.arch.thread_idx()
-    smem = cutlass.utils.SmemAllocator()
+    smem = cutlass.memory.SmemAllocator()
     buf = smem.allocate_array(Float32, 128)
     x = Float32(g[tidx])
     g[tidx] = reduce.AllReduce(reduce.SumOp, 128, 1, 0, 128).run_hopper(x, buf)
@@ -117,7 +117,7 @@ def k_atomic(g: cute.Tensor, i: cute.Tensor, h: cute.Tensor):
 
 
 def _smem(dtype, n):
-    return cutlass.utils.SmemAllocator().allocate_array(dtype, n)
+    return cutlass.memory.SmemAllocator().allocate_array(dtype, n)
 
 
 @kernel

@@ -103,7 +103,11 @@ def bar_sync(barrier_id, number_of_threads):
 
 def bar_sync_ptx(barrier_id, number_of_threads):
     """`bar_sync` as an inline ``asm volatile`` statement, which the compiler does not move memory accesses across."""
-    asm(None, [Int32(barrier_id).ir_value(), Int32(number_of_threads).ir_value()], "bar.sync $0, $1;", "r,r")
+    if isinstance(barrier_id, int) and isinstance(number_of_threads, int):  # immediates, as nvcc emits them
+        asm(None, [], f"bar.sync {barrier_id}, {number_of_threads};", "~{memory}")
+    else:
+        asm(None, [Int32(barrier_id).ir_value(), Int32(number_of_threads).ir_value()], "bar.sync $0, $1;",
+            "r,r,~{memory}")
 
 
 class NamedBarrier:

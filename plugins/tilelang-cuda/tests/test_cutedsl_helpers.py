@@ -1,0 +1,131 @@
+"""tilelang_cuda.contrib.cutedsl on NVIDIA's CuTe DSL: each helper, called from a small kernel (cutedsl_kernels.py),
+compiles (no GPU needed) to the PTX instruction it stands for; without the DSL the names stay stand-ins that say
+what to install."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+
+import pytest
+
+pytest.importorskip("cutlass.cute", reason="needs NVIDIA's CuTe DSL: pip install 'tilelang-cuda[cutedsl]'")
+
+import cutedsl_kernels  # noqa: E402
+
+from tilelang_cuda.adapters.cutedsl import checks  # noqa: E402
+from tilelang_cuda.contrib.cutedsl import CuTeDSLHelperUnavailable  # noqa: E402
+
+CASES = {  # kernel -> (arch, PTX the helpers must produce)
+    "k_bar_sync": ("sm_80", ["bar.sync 1, 64;", "bar.sync 2, 128;"]),
+    "k_named_barrier": ("sm_90a", ["bar.sync 1, 64;", "bar.arrive 3, 96;"]),
+    "k_allreduce_warp": ("sm_80", ["shfl.sync.bfly.b32", "max.f32"]),
+    "k_allreduce_block": ("sm_90a", ["bar.sync 1, 128;", "bar.sync 2, 128;", "st.shared.b32", "ld.shared.b32",
+                                     "shfl.sync.bfly.b32"]),
+    "k_minmax": ("sm_80", ["min.", "max.", "max.f32"]),
+    "k_cumsum": ("sm_80", ["shfl.sync.up.b32", "shfl.sync.down.b32", "max.f32"]),
+    "k_warp": ("sm_80", ["activemask.b32", "match.any.sync.b32", "popc.b32", "shfl.sync.bfly.b32",
+                         "shfl.sync.idx.b32", "shfl.sync.up.b32", "shfl.sync.down.b32", "min.f32", "max.f32",
+                         "and.b32", "or.b32"]),
+    "k_math_fast": ("sm_80", ["ex2.approx", "rsqrt.approx", "lg2.approx", "tanh.approx.f32", "sin.approx"]),
+    "k_math_exact": ("sm_80", ["sqrt.rn.f32", "div.rn.f32", "abs.f32", "cvt.rz.f16.f32", "copysign.f32"]),
+    "k_atomic": ("sm_90a", ["atom.global.add.f32", "atom.global.add.u32", "atom.add.noftz.f16",
+                            "atom.global.add.v2.f32", "atom.global.add.v4.f32", "atom.global.max.s32",
+                            "atom.global.min.s32", "atom.relaxed.gpu.cas.b32", "ld.acquire.gpu.s32",
+                            "st.release.gpu.s32", "fence.sc.gpu; ld.relaxed.gpu.f32",
+                            "fence.sc.gpu; st.relaxed.gpu.f32"]),
+    "k_cp_async_80": ("sm_80", ["cp.async.cg.shared.global [%r1], [%rd1], 16;", "cp.async.ca.shared.global",
+                                "@p cp.async.ca.shared.global", "cp.async.commit_group;", "cp.async.wait_group"]),
+    "k_mbarrier": ("sm_90a", ["mbarrier.init.shared.b64", "fence.mbarrier_init.release.cluster",
+                              "fence.proxy.async.shared::cta", "mbarrier.expect_tx", "mbarrier.arrive.expect_tx",
+                              "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
+                              "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
+                              "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group",
+                              "cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.bulk_group",
+                              "cp.async.bulk.global.shared::cta.bulk_group", "cp.async.bulk.commit_group",
+                              "cp.async.bulk.wait_group.read", "prefetch.tensormap",
+                              "cp.async.mbarrier.arrive.shared::cta.b64", "cp.async.mbarrier.arrive.noinc",
+                              "mbarrier.arrive.shared.b64", "mbarrier.try_wait.parity"]),
+    "k_ldmatrix_80": ("sm_80", ["ldmatrix.sync.aligned.m8n8.x1.shared.b16", "ldmatrix.sync.aligned.m8n8.x2.shared.b16",
+                                "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"]),
+    "k_stmatrix": ("sm_90a", ["stmatrix.sync.aligned.m8n8.x1.shared.b16",
+                              "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16"]),
+    "k_swizzle": ("sm_80", ["%ctaid.x", "%nctaid.y", "div.s32", "selp.b32"]),
+    "k_grid_sync": ("sm_80", ["atom.add.acq_rel.gpu.global.u32", "ld.acquire.gpu.global.u32",
+                              "st.release.gpu.global.u32", "__tl_grid_sync_count", "bar.sync"]),
+    "k_cluster": ("sm_90a", ["barrier.cluster.arrive.relaxed.aligned", "barrier.cluster.arrive.aligned",
+                             "barrier.cluster.wait", "%cluster_ctarank"]),
+    "k_clc_100": ("sm_100a", ["clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128",
+                              "multicast::cluster::all", "query_cancel.is_canceled.pred.b128",
+                              "query_cancel.get_first_ctaid::x.b32.b128", "get_first_ctaid::z"]),
+    "k_ieee": ("sm_80", ["add.rz.f32", "sub.rm.f32", "mul.rp.f32", "fma.rn.f32", "rcp.rn.f32", "sqrt.rz.f32",
+                         "div.rn.f32", "add.rn.f64"]),
+    "k_utils": ("sm_80", ["mov.b32 %r", "bar.sync 3, 128;"]),
+    "k_setmaxnreg": ("sm_90a", ["setmaxnreg.inc.sync.aligned.u32 232", "setmaxnreg.dec.sync.aligned.u32 40"]),
+}
+
+
+def test_every_kernel_has_a_case():
+    assert set(CASES) == set(cutedsl_kernels.KERNELS)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_helper_compiles_to_its_instruction(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the DSL writes the kept .ptx into the working directory
+    arch, expected = CASES[name]
+    ptx = cutedsl_kernels.ptx(name, arch)
+    assert f".target {arch}" in ptx
+    flat = " ".join(ptx.split())
+    missing = [text for text in expected if " ".join(text.split()) not in flat]
+    assert not missing, f"{name} for {arch}: {missing} not in the PTX:\n{ptx}"
+
+
+STILL_STANDINS = {  # names with no CuTe DSL implementation yet, and why they are stand-ins
+    "gemm_v1": "gemm wrappers over cute.gemm atoms: not implemented yet",
+    "gemm_v2": "wgmma descriptors and wgmma: not implemented yet",
+    "gemm_tcgen05": "tcgen05 / tensor memory: not implemented yet",
+    "ptx_mma": "mma.sync / mma.sp wrappers: not implemented yet",
+    "quantize": "int4 / fp4 decoders: not implemented yet",
+    "utils.Float4E2M1FN_unpack": "its reference semantics are not documented",
+}
+
+REAL = ["atomic", "cluster", "cpasync", "grid_sync", "ieee_math", "ldsm", "math", "reduce", "threadblock_swizzle",
+        "utils", "warp"]
+
+
+@pytest.mark.parametrize("module", REAL)
+def test_helpers_are_real_where_the_dsl_is_installed(module):
+    mod = importlib.import_module(f"tilelang_cuda.contrib.cutedsl.{module}")
+    names = [n for n in (*mod._FUNCTIONS, *getattr(mod, "_CLASSES", [])) if f"{module}.{n}" not in STILL_STANDINS]
+    standins = [n for n in names if "Stand-in" in (inspect.getdoc(getattr(mod, n)) or "")]
+    assert not standins, f"{module}: {standins} are still stand-ins"
+
+
+def test_named_barrier_and_allreduce_check_their_arguments():
+    from tilelang_cuda.contrib.cutedsl import reduce
+
+    with pytest.raises(ValueError, match="barrier_id"):
+        reduce.NamedBarrier(64, barrier_id=16)
+    with pytest.raises(ValueError, match="multiple of 32"):
+        reduce.NamedBarrier(48)
+    with pytest.raises(ValueError, match="power of two"):
+        reduce.AllReduce(reduce.SumOp, 48, 1)
+
+
+def test_without_the_dsl_the_names_stay_stand_ins(monkeypatch):
+    from tilelang_cuda.contrib.cutedsl import reduce, warp
+
+    monkeypatch.setattr(checks, "_installed_version", lambda: None)
+    monkeypatch.setattr(checks, "_has_cute_package", lambda: False)
+    try:
+        importlib.reload(reduce)
+        importlib.reload(warp)
+        with pytest.raises(CuTeDSLHelperUnavailable, match=r"pip install 'nvidia-cutlass-dsl>=4\.7\.0"):
+            reduce.NamedBarrier(64)
+        with pytest.raises(CuTeDSLHelperUnavailable, match="warp.warp_reduce_sum is a CuTe DSL device helper"):
+            warp.warp_reduce_sum(1)
+    finally:
+        monkeypatch.undo()
+        importlib.reload(reduce)
+        importlib.reload(warp)
+    assert "Stand-in" not in (inspect.getdoc(reduce.NamedBarrier) or "")
