@@ -10,8 +10,19 @@ import cutlass
 import cutlass.cute as cute
 from cutlass import Float32, Int32
 
-from tilelang_cuda.contrib.cutedsl import atomic, cluster, cpasync, grid_sync, ieee_math, ldsm, reduce, \
-    threadblock_swizzle, utils, warp
+import tilelang_cuda.contrib.cutedsl as cutedsl_lib
+from tilelang_cuda.contrib.cutedsl import (
+    atomic,
+    cluster,
+    cpasync,
+    grid_sync,
+    ieee_math,
+    ldsm,
+    reduce,
+    threadblock_swizzle,
+    utils,
+    warp,
+)
 from tilelang_cuda.contrib.cutedsl import math as tlmath
 
 KERNELS = {}  # name -> (CuTe DSL kernel, number of tensor arguments: g float32, i int32, h float16)
@@ -244,6 +255,14 @@ def k_utils(g: cute.Tensor):
     y = cutlass.select_(utils.shuffle_elect(64), y, y + 1.0)
     f = utils.recast_ptr(g.iterator, cutlass.Int32)
     g[tidx] = y + Float32(f.load())
+
+
+@kernel
+def k_reexports(g: cute.Tensor):
+    tidx, _, _ = cutedsl_lib.thread_idx()
+    cutedsl_lib.sync_threads()
+    cutedsl_lib.runtime_assert(tidx < 128, "tidx in range")
+    g[tidx] = Float32(1.0)
 
 
 @kernel

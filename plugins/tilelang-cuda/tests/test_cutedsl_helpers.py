@@ -11,10 +11,10 @@ import pytest
 
 pytest.importorskip("cutlass.cute", reason="needs NVIDIA's CuTe DSL: pip install 'tilelang-cuda[cutedsl]'")
 
-import cutedsl_kernels  # noqa: E402
+import cutedsl_kernels
 
-from tilelang_cuda.adapters.cutedsl import checks  # noqa: E402
-from tilelang_cuda.contrib.cutedsl import CuTeDSLHelperUnavailable  # noqa: E402
+from tilelang_cuda.adapters.cutedsl import checks
+from tilelang_cuda.contrib.cutedsl import CuTeDSLHelperUnavailable
 
 CASES = {  # kernel -> (arch, PTX the helpers must produce)
     "k_bar_sync": ("sm_80", ["bar.sync 1, 64;", "bar.sync 2, 128;"]),
@@ -61,6 +61,7 @@ CASES = {  # kernel -> (arch, PTX the helpers must produce)
     "k_ieee": ("sm_80", ["add.rz.f32", "sub.rm.f32", "mul.rp.f32", "fma.rn.f32", "rcp.rn.f32", "sqrt.rz.f32",
                          "div.rn.f32", "add.rn.f64"]),
     "k_utils": ("sm_80", ["mov.b32 %r", "bar.sync 3, 128;"]),
+    "k_reexports": ("sm_80", ["bar.sync 0;", "@p trap;", "%tid.x"]),
     "k_setmaxnreg": ("sm_90a", ["setmaxnreg.inc.sync.aligned.u32 232", "setmaxnreg.dec.sync.aligned.u32 40"]),
 }
 
@@ -99,6 +100,13 @@ def test_helpers_are_real_where_the_dsl_is_installed(module):
     names = [n for n in (*mod._FUNCTIONS, *getattr(mod, "_CLASSES", [])) if f"{module}.{n}" not in STILL_STANDINS]
     standins = [n for n in names if "Stand-in" in (inspect.getdoc(getattr(mod, n)) or "")]
     assert not standins, f"{module}: {standins} are still stand-ins"
+
+
+def test_package_reexports_are_real():
+    import tilelang_cuda.contrib.cutedsl as lib
+
+    standins = [n for n in lib._REEXPORTED if "Stand-in" in (inspect.getdoc(getattr(lib, n)) or "")]
+    assert not standins
 
 
 def test_named_barrier_and_allreduce_check_their_arguments():

@@ -1,7 +1,7 @@
 """Atomic operations (add, max, min, load, store) on global and shared memory.
 
-CuTe DSL device helpers of the reference TileLang; here stand-ins that raise
-`CuTeDSLHelperUnavailable` explaining what is missing (see `tilelang_cuda.contrib.cutedsl`).
+CuTe DSL device helpers of the reference TileLang: real where the CuTe DSL is installed (implemented in
+``_dsl/atomic.py``), otherwise stand-ins that raise `CuTeDSLHelperUnavailable` naming what to install.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A grid-wide barrier over a global counter.
 
-CuTe DSL device helpers of the reference TileLang; here stand-ins that raise
-`CuTeDSLHelperUnavailable` explaining what is missing (see `tilelang_cuda.contrib.cutedsl`).
+CuTe DSL device helpers of the reference TileLang: real where the CuTe DSL is installed (implemented in
+``_dsl/grid_sync.py``), otherwise stand-ins that raise `CuTeDSLHelperUnavailable` naming what to install.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """ldmatrix / stmatrix (x1, x2, x4, transposed) between shared memory and registers.
 
-CuTe DSL device helpers of the reference TileLang; here stand-ins that raise
-`CuTeDSLHelperUnavailable` explaining what is missing (see `tilelang_cuda.contrib.cutedsl`).
+CuTe DSL device helpers of the reference TileLang: real where the CuTe DSL is installed (implemented in
+``_dsl/ldsm.py``), otherwise stand-ins that raise `CuTeDSLHelperUnavailable` naming what to install.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Block-index swizzles (rasterizations) that walk the grid in panels for better L2 reuse.
 
-CuTe DSL device helpers of the reference TileLang; here stand-ins that raise
-`CuTeDSLHelperUnavailable` explaining what is missing (see `tilelang_cuda.contrib.cutedsl`). `dim3` is a plain value.
+CuTe DSL device helpers of the reference TileLang: real where the CuTe DSL is installed (implemented in
+``_dsl/threadblock_swizzle.py``), otherwise stand-ins that raise `CuTeDSLHelperUnavailable` naming what to install.
+`dim3` is a plain value.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Bit casts, tensor construction and offsets, warp election, partial barriers, register reallocation.
 
-CuTe DSL device helpers of the reference TileLang; here stand-ins that raise
-`CuTeDSLHelperUnavailable` explaining what is missing (see `tilelang_cuda.contrib.cutedsl`).
+CuTe DSL device helpers of the reference TileLang: real where the CuTe DSL is installed (implemented in
+``_dsl/utils.py``), otherwise stand-ins that raise `CuTeDSLHelperUnavailable` naming what to install
+(``Float4E2M1FN_unpack`` is a stand-in everywhere: its reference semantics are undocumented).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ globals().update(provide(__name__, _FUNCTIONS, impl="utils"))
 if dsl_installed():
     from tilelang_cuda.contrib.cutedsl._dsl.utils import type_map  # noqa: F401
 else:
+    globals().pop('type_map', None)  # left by an earlier import where the DSL was installed (importlib.reload)
     __getattr__ = module_getattr(__name__, ['type_map'])
 
 __all__ = ['BYTES_PER_TENSORMAP', 'BYTES_PER_POINTER', *_FUNCTIONS]  # type_map: attribute access only

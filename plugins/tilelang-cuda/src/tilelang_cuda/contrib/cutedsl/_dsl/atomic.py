@@ -7,7 +7,7 @@ TileLang's ids: 0 relaxed, 1 consume, 2 acquire, 3 release, 4 acq_rel, 5 seq_cst
 from __future__ import annotations
 
 import cutlass
-import cutlass.cute  # noqa: F401  (cutlass.cute.arch)
+import cutlass.cute
 from cutlass._mlir.dialects import llvm
 from cutlass.cutlass_dsl import T
 
@@ -36,7 +36,7 @@ def _half_add(ptr, value, loc, ip):
     return ptr.dtype(llvm.bitcast(ptr.dtype.mlir_type, old, loc=loc, ip=ip))
 
 
-def AtomicAdd(ptr, value, *, loc=None, ip=None):  # noqa: N802
+def AtomicAdd(ptr, value, *, loc=None, ip=None):
     """``*ptr += value`` atomically (relaxed, GPU scope); returns the previous value."""
     if ptr.dtype in (cutlass.Float16, cutlass.BFloat16):
         return _half_add(ptr, value, loc, ip)
@@ -44,7 +44,7 @@ def AtomicAdd(ptr, value, *, loc=None, ip=None):  # noqa: N802
     return cutlass.cute.arch.atomic_add(ptr, ptr.dtype(value), sem="relaxed", scope="gpu", loc=loc, ip=ip)
 
 
-def AtomicAddRet(ptr, value, *, loc=None, ip=None):  # noqa: N802
+def AtomicAddRet(ptr, value, *, loc=None, ip=None):
     """`AtomicAdd`, named for the callers that use the previous value."""
     return AtomicAdd(ptr, value, loc=loc, ip=ip)
 
@@ -58,13 +58,13 @@ def _vector_add(ptr, values, n, loc, ip):
         loc=loc, ip=ip)
 
 
-def AtomicAddx2(dst_ptr, src_values, *, loc=None, ip=None):  # noqa: N802
+def AtomicAddx2(dst_ptr, src_values, *, loc=None, ip=None):
     """Add ``src_values[0:2]`` to the two float32 at `dst_ptr` in one vector atomic (``atom.global.add.v2.f32``,
     sm_90+); `src_values` is anything indexable (a loaded ``TensorSSA``, a tensor, a tuple)."""
     _vector_add(dst_ptr, src_values, 2, loc, ip)
 
 
-def AtomicAddx4(dst_ptr, src_values, *, loc=None, ip=None):  # noqa: N802
+def AtomicAddx4(dst_ptr, src_values, *, loc=None, ip=None):
     """`AtomicAddx2` for four float32 (``atom.global.add.v4.f32``, sm_90+)."""
     _vector_add(dst_ptr, src_values, 4, loc, ip)
 
@@ -97,22 +97,22 @@ def _minmax(ptr, value, op, loc, ip):
     return fn(ptr, ptr.dtype(value), sem="relaxed", scope="gpu", loc=loc, ip=ip)
 
 
-def AtomicMax(ptr, value, *, loc=None, ip=None):  # noqa: N802
+def AtomicMax(ptr, value, *, loc=None, ip=None):
     """``*ptr = max(*ptr, value)`` atomically; returns the previous value (float32 by a CAS loop)."""
     return _minmax(ptr, value, "max", loc, ip)
 
 
-def AtomicMaxRet(ptr, value, *, loc=None, ip=None):  # noqa: N802
+def AtomicMaxRet(ptr, value, *, loc=None, ip=None):
     """`AtomicMax`, named for the callers that use the previous value."""
     return AtomicMax(ptr, value, loc=loc, ip=ip)
 
 
-def AtomicMin(ptr, value, *, loc=None, ip=None):  # noqa: N802
+def AtomicMin(ptr, value, *, loc=None, ip=None):
     """``*ptr = min(*ptr, value)`` atomically; returns the previous value (float32 by a CAS loop)."""
     return _minmax(ptr, value, "min", loc, ip)
 
 
-def AtomicMinRet(ptr, value, *, loc=None, ip=None):  # noqa: N802
+def AtomicMinRet(ptr, value, *, loc=None, ip=None):
     """`AtomicMin`, named for the callers that use the previous value."""
     return AtomicMin(ptr, value, loc=loc, ip=ip)
 
@@ -124,7 +124,7 @@ def _order(memory_order: int, kind: str) -> tuple[str, str]:
     return "", "relaxed" if memory_order == _RELAXED else kind
 
 
-def AtomicLoad(ptr, memory_order: int = _SEQ_CST, *, loc=None, ip=None):  # noqa: N802
+def AtomicLoad(ptr, memory_order: int = _SEQ_CST, *, loc=None, ip=None):
     """``*ptr`` with `memory_order` at GPU scope (``ld.acquire.gpu`` ...; seq_cst: ``fence.sc`` then relaxed)."""
     suffix, constraint, mlir = _scalar(ptr.dtype)
     fence, sem = _order(memory_order, "acquire")
@@ -133,7 +133,7 @@ def AtomicLoad(ptr, memory_order: int = _SEQ_CST, *, loc=None, ip=None):  # noqa
     return ptr.dtype(value)
 
 
-def AtomicStore(ptr, value, memory_order: int = _SEQ_CST, *, loc=None, ip=None):  # noqa: N802
+def AtomicStore(ptr, value, memory_order: int = _SEQ_CST, *, loc=None, ip=None):
     """``*ptr = value`` with `memory_order` at GPU scope (``st.release.gpu`` ...)."""
     suffix, constraint, _ = _scalar(ptr.dtype)
     fence, sem = _order(memory_order, "release")

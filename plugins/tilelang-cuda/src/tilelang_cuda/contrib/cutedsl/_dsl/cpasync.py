@@ -7,7 +7,6 @@ copy, a pointer to a 128-byte ``CUtensorMap`` (a kernel argument or ``extract_te
 from __future__ import annotations
 
 import cutlass.cute as cute
-from cutlass._mlir.dialects import nvvm
 from cutlass.base_dsl.typing import Int32, Uint64
 
 from tilelang_cuda.contrib.cutedsl._dsl._asm import asm, pointer_of, smem_addr

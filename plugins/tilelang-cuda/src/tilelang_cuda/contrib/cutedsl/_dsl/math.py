@@ -158,7 +158,7 @@ def isfinite(x) -> cutlass.Boolean:
     return (Float32(x).bitcast(Uint32) & Uint32(0x7F800000)) != Uint32(0x7F800000)
 
 
-def __habs(x):  # noqa: N807
+def __habs(x):
     """|x| of a Float16 or BFloat16 (clears the sign bit)."""
     dtype = _dtype((x,))
     if dtype not in (Float16, BFloat16):
@@ -167,7 +167,7 @@ def __habs(x):  # noqa: N807
 
 
 @dsl_user_op
-def __float2half_rz(x, *, loc=None, ip=None) -> Float16:  # noqa: N807
+def __float2half_rz(x, *, loc=None, ip=None) -> Float16:
     """The float32 `x` as a Float16, rounded toward zero (``cvt.rz.f16.f32``)."""
     bits = asm(T.i16(), [Float32(x).ir_value(loc=loc, ip=ip)], "cvt.rz.f16.f32 $0, $1;", "=h,f",
                side_effects=False, loc=loc, ip=ip)

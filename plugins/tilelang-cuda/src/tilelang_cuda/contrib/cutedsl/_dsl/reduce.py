@@ -30,7 +30,7 @@ def _int_op(op, a, b):
     return dtype(op(dtype(a).ir_value(), dtype(b).ir_value()))
 
 
-def min(a, b, c=None):  # noqa: A001
+def min(a, b, c=None):
     """The smaller of `a` and `b` (and `c`): ``min.s32`` for integers, ``min.f32`` for floats."""
     if _is_int(a) and _is_int(b) and (c is None or _is_int(c)):
         out = _int_op(arith.minsi, a, b)
@@ -39,7 +39,7 @@ def min(a, b, c=None):  # noqa: A001
     return out if c is None else cute.arch.fmin(out, Float32(c))
 
 
-def max(a, b, c=None):  # noqa: A001
+def max(a, b, c=None):
     """The larger of `a` and `b` (and `c`): ``max.s32`` for integers, ``max.f32`` for floats."""
     if _is_int(a) and _is_int(b) and (c is None or _is_int(c)):
         out = _int_op(arith.maxsi, a, b)
@@ -152,7 +152,7 @@ class CumSum1D:
         self.reverse = reverse
 
     @cute.jit
-    def run(self, src: cute.Pointer, dst: cute.Pointer, N: cutlass.Constexpr[int]):  # noqa: N803
+    def run(self, src: cute.Pointer, dst: cute.Pointer, N: cutlass.Constexpr[int]):
         tidx, _, _ = cute.arch.thread_idx()
         src_t = cute.make_tensor(src, cute.make_layout(N))
         dst_t = cute.make_tensor(dst, cute.make_layout(N))
@@ -168,7 +168,7 @@ class CumMax1D(CumSum1D):
     """Inclusive running maximum of up to 32 float32 elements by one warp."""
 
     @cute.jit
-    def run(self, src: cute.Pointer, dst: cute.Pointer, N: cutlass.Constexpr[int]):  # noqa: N803
+    def run(self, src: cute.Pointer, dst: cute.Pointer, N: cutlass.Constexpr[int]):
         tidx, _, _ = cute.arch.thread_idx()
         src_t = cute.make_tensor(src, cute.make_layout(N))
         dst_t = cute.make_tensor(dst, cute.make_layout(N))
@@ -199,8 +199,8 @@ class CumSum2D:
         self.reverse = reverse
 
     @cute.jit
-    def run(self, src: cute.Pointer, dst: cute.Pointer, H: cutlass.Constexpr[int],  # noqa: N803
-            W: cutlass.Constexpr[int]):  # noqa: N803
+    def run(self, src: cute.Pointer, dst: cute.Pointer, H: cutlass.Constexpr[int],
+            W: cutlass.Constexpr[int]):
         tidx, _, _ = cute.arch.thread_idx()
         lane = tidx % WARP_SIZE
         warp = tidx // WARP_SIZE

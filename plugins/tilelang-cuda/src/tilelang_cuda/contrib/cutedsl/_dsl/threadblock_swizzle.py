@@ -8,17 +8,17 @@ import cutlass.cute as cute
 from tilelang_cuda.contrib.cutedsl.threadblock_swizzle import dim3  # defined before this module is imported
 
 
-def ThreadIdx() -> dim3:  # noqa: N802
+def ThreadIdx() -> dim3:
     """``threadIdx`` as a `dim3`."""
     return dim3(*cute.arch.thread_idx())
 
 
-def BlockIdx() -> dim3:  # noqa: N802
+def BlockIdx() -> dim3:
     """``blockIdx`` as a `dim3`."""
     return dim3(*cute.arch.block_idx())
 
 
-def GridDim() -> dim3:  # noqa: N802
+def GridDim() -> dim3:
     """``gridDim`` as a `dim3`."""
     return dim3(*cute.arch.grid_dim())
 
@@ -40,7 +40,7 @@ def _snake(index, count, major, panel_width):
     return along, panel_offset % stride + panel_idx * panel_width
 
 
-def rasterization2DRow(panel_width: int) -> dim3:  # noqa: N802
+def rasterization2DRow(panel_width: int) -> dim3:
     """The block this block computes when block rows are walked in panels of `panel_width` rows, snaking
     along x (``tl::rasterization2DRow``)."""
     b, g = BlockIdx(), GridDim()
@@ -48,7 +48,7 @@ def rasterization2DRow(panel_width: int) -> dim3:  # noqa: N802
     return dim3(x, y, b.z)
 
 
-def rasterization2DColumn(panel_width: int) -> dim3:  # noqa: N802
+def rasterization2DColumn(panel_width: int) -> dim3:
     """`rasterization2DRow` with x and y exchanged: panels of `panel_width` columns, snaking along y."""
     b, g = BlockIdx(), GridDim()
     y, x = _snake(b.x + b.y * g.x, g.x * g.y, g.y, panel_width)
@@ -63,7 +63,7 @@ def _clusters(cluster_dim_x):
     return b, g, clusters_x, b.x // cluster_dim_x + b.y * clusters_x, b.x % cluster_dim_x
 
 
-def rasterization2DRowWithCluster(panel_width: int, cluster_dim_x: int) -> dim3:  # noqa: N802
+def rasterization2DRowWithCluster(panel_width: int, cluster_dim_x: int) -> dim3:
     """`rasterization2DRow` over clusters of `cluster_dim_x` blocks along x; a block keeps its rank in its
     cluster."""
     b, g, clusters_x, cluster, rank = _clusters(cluster_dim_x)
@@ -71,7 +71,7 @@ def rasterization2DRowWithCluster(panel_width: int, cluster_dim_x: int) -> dim3:
     return dim3(x * cluster_dim_x + rank, y, b.z)
 
 
-def rasterization2DColumnWithCluster(panel_width: int, cluster_dim_x: int) -> dim3:  # noqa: N802
+def rasterization2DColumnWithCluster(panel_width: int, cluster_dim_x: int) -> dim3:
     """`rasterization2DColumn` over clusters of `cluster_dim_x` blocks along x."""
     b, g, clusters_x, cluster, rank = _clusters(cluster_dim_x)
     y, x = _snake(cluster, clusters_x * g.y, g.y, panel_width)

@@ -130,3 +130,9 @@ def pack_half2(x, y) -> Int32:
     halves = [llvm.bitcast(T.i16(), v.ir_value() if hasattr(v, "ir_value") else Float16(v).ir_value())
               for v in (x, y)]
     return Int32(asm(T.i32(), halves, "mov.b32 $0, {$1, $2};", "=r,h,h", side_effects=False))
+
+
+def runtime_assert(condition, message: str = "") -> None:
+    """Abort the kernel (``trap``: the launch fails with an illegal-instruction error) where `condition` is false;
+    `message` documents the check in the source only (PTX has no message for a trap)."""
+    asm(None, [Int32(condition).ir_value()], "{ .reg .pred p; setp.eq.b32 p, $0, 0; @p trap; }", "r")

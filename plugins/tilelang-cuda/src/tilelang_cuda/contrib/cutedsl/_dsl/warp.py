@@ -14,43 +14,43 @@ WARP_SIZE = 32
 
 
 @dsl_user_op
-def __activemask(*, loc=None, ip=None) -> Uint32:  # noqa: N807
+def __activemask(*, loc=None, ip=None) -> Uint32:
     """The lanes of the calling warp that execute this (``activemask.b32``)."""
     return Uint32(asm(T.i32(), [], "activemask.b32 $0;", "=r", loc=loc, ip=ip))
 
 
-def __shfl_down_sync(mask, val, delta, width=WARP_SIZE):  # noqa: N807
+def __shfl_down_sync(mask, val, delta, width=WARP_SIZE):
     """`val` of lane ``lane + delta`` within segments of `width` lanes (``shfl.sync.down``)."""
     return cute.arch.shuffle_sync_down(val, offset=delta, mask=mask,
                                        mask_and_clamp=((WARP_SIZE - width) << 8) | 0x1F)
 
 
-def __shfl_up_sync(mask, val, delta, width=WARP_SIZE):  # noqa: N807
+def __shfl_up_sync(mask, val, delta, width=WARP_SIZE):
     """`val` of lane ``lane - delta`` within segments of `width` lanes (``shfl.sync.up``)."""
     return cute.arch.shuffle_sync_up(val, offset=delta, mask=mask, mask_and_clamp=(WARP_SIZE - width) << 8)
 
 
-def __shfl_sync(mask, val, srcLane, width=WARP_SIZE):  # noqa: N807, N803
+def __shfl_sync(mask, val, srcLane, width=WARP_SIZE):
     """`val` of lane `srcLane` of the caller's segment of `width` lanes (``shfl.sync.idx``)."""
     return cute.arch.shuffle_sync(val, offset=srcLane, mask=mask,
                                   mask_and_clamp=((WARP_SIZE - width) << 8) | ((width - 1) & 0x1F))
 
 
-def __shfl_xor_sync(mask, val, laneMask, width=WARP_SIZE):  # noqa: N807, N803
+def __shfl_xor_sync(mask, val, laneMask, width=WARP_SIZE):
     """`val` of lane ``lane ^ laneMask`` within segments of `width` lanes (``shfl.sync.bfly``)."""
     return cute.arch.shuffle_sync_op(val, laneMask, mask=mask, mask_and_clamp=((WARP_SIZE - width) << 8) | 0x1F,
                                      kind=nvvm.ShflKind.bfly)
 
 
 @dsl_user_op
-def __match_any_sync(mask, value, *, loc=None, ip=None) -> Uint32:  # noqa: N807
+def __match_any_sync(mask, value, *, loc=None, ip=None) -> Uint32:
     """The lanes of `mask` whose 32-bit `value` equals the caller's (``match.any.sync.b32``, sm_70+)."""
     return Uint32(asm(T.i32(), [ir(value, Int32, loc, ip), ir(mask, Uint32, loc, ip)],
                       "match.any.sync.b32 $0, $1, $2;", "=r,r,r", loc=loc, ip=ip))
 
 
 @dsl_user_op
-def __popc(value, *, loc=None, ip=None) -> Int32:  # noqa: N807
+def __popc(value, *, loc=None, ip=None) -> Int32:
     """The number of set bits of the 32-bit `value` (``popc.b32``)."""
     return Int32(asm(T.i32(), [ir(value, Uint32, loc, ip)], "popc.b32 $0, $1;", "=r,r", side_effects=False,
                      loc=loc, ip=ip))
