@@ -6,6 +6,8 @@ compiles kernel `name` for `arch` (no GPU needed) and returns its PTX.
 
 from __future__ import annotations
 
+import importlib
+
 import cutlass
 import cutlass.cute as cute
 from cutlass import Float32, Int32
@@ -263,6 +265,53 @@ def k_reexports(g: cute.Tensor):
     cutedsl_lib.sync_threads()
     cutedsl_lib.runtime_assert(tidx < 128, "tidx in range")
     g[tidx] = Float32(1.0)
+
+
+ptx_mma = importlib.import_module("tilelang_cuda.contrib.cutedsl.ptx_mma")  # the package's ptx_mma is a function
+
+
+def _fragments():
+    a, b, c = (cute.make_rmem_tensor(cute.make_layout(4), cutlass.Float64) for _ in range(3))
+    for t in (a, b, c):
+        t.fill(cutlass.Float64(0.5))
+    return a.iterator, b.iterator, c.iterator
+
+
+def _mma_all(g, names, sparse, *, generic=()):
+    tidx, _, _ = cute.arch.thread_idx()
+    a, b, c = _fragments()
+    for name in names:
+        fn = getattr(ptx_mma, name)
+        if sparse:
+            fn(a, 0, b, 0, c, 0, Int32(tidx), 0)
+        else:
+            fn(a, 0, b, 0, c, 0)
+    for args in generic:
+        if sparse:
+            ptx_mma.ptx_mma_sp(*args, a, 0, b, 0, c, 0, Int32(tidx), 1)
+        else:
+            ptx_mma.ptx_mma(*args, a, 0, b, 0, c, 0)
+    g[tidx] = Float32(cute.make_tensor(cute.recast_ptr(c, dtype=Float32), cute.make_layout(8))[tidx % 8])
+
+
+MMA_80 = [n for n in ptx_mma._FUNCTIONS if n.startswith("ptx_mma_m") and "e4m3" not in n and "e5m2" not in n]
+MMA_89 = [n for n in ptx_mma._FUNCTIONS if n.startswith("ptx_mma_m") and ("e4m3" in n or "e5m2" in n)]
+MMA_SP = [n for n in ptx_mma._FUNCTIONS if n.startswith("ptx_mma_sp_m")]
+
+
+@kernel
+def k_mma_80(g: cute.Tensor):
+    _mma_all(g, MMA_80, False, generic=[("m16n8k16", "row", "col", "float16", "float16", "float32")])
+
+
+@kernel
+def k_mma_fp8(g: cute.Tensor):
+    _mma_all(g, MMA_89, False)
+
+
+@kernel
+def k_mma_sp_80(g: cute.Tensor):
+    _mma_all(g, MMA_SP, True, generic=[("m16n8k32", "row", "col", "bfloat16", "bfloat16", "float32")])
 
 
 @kernel

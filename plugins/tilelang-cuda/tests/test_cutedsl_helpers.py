@@ -61,6 +61,19 @@ CASES = {  # kernel -> (arch, PTX the helpers must produce)
     "k_ieee": ("sm_80", ["add.rz.f32", "sub.rm.f32", "mul.rp.f32", "fma.rn.f32", "rcp.rn.f32", "sqrt.rz.f32",
                          "div.rn.f32", "add.rn.f64"]),
     "k_utils": ("sm_80", ["mov.b32 %r", "bar.sync 3, 128;"]),
+    "k_mma_80": ("sm_80", [f"mma.sync.aligned.{shape}.row.col.{types}" for shape, types in [
+        ("m16n8k16", "f32.f16.f16.f32"), ("m16n8k16", "f16.f16.f16.f16"), ("m16n8k16", "f32.bf16.bf16.f32"),
+        ("m16n8k32", "s32.s8.s8.s32"), ("m16n8k32", "s32.u8.u8.s32"), ("m16n8k64", "s32.s4.s4.s32"),
+        ("m16n8k64", "s32.u4.u4.s32"), ("m16n8k4", "f32.tf32.tf32.f32"), ("m16n8k8", "f32.tf32.tf32.f32"),
+        ("m8n8k4", "f64.f64.f64.f64")]]),
+    "k_mma_fp8": ("sm_90a", ["mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32",
+                             "mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16",
+                             "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32"]),
+    "k_mma_sp_80": ("sm_80", [f"mma.sp.sync.aligned.{shape}.row.col.{types}" for shape, types in [
+        ("m16n8k32", "f32.f16.f16.f32"), ("m16n8k32", "f16.f16.f16.f16"), ("m16n8k16", "f32.f16.f16.f32"),
+        ("m16n8k16", "f16.f16.f16.f16"), ("m16n8k32", "f32.bf16.bf16.f32"), ("m16n8k16", "f32.bf16.bf16.f32"),
+        ("m16n8k64", "s32.s8.s8.s32"), ("m16n8k32", "s32.s8.s8.s32"), ("m16n8k16", "f32.tf32.tf32.f32"),
+        ("m16n8k8", "f32.tf32.tf32.f32")]]),
     "k_reexports": ("sm_80", ["bar.sync 0;", "@p trap;", "%tid.x"]),
     "k_setmaxnreg": ("sm_90a", ["setmaxnreg.inc.sync.aligned.u32 232", "setmaxnreg.dec.sync.aligned.u32 40"]),
 }
@@ -85,13 +98,12 @@ STILL_STANDINS = {  # names with no CuTe DSL implementation yet, and why they ar
     "gemm_v1": "gemm wrappers over cute.gemm atoms: not implemented yet",
     "gemm_v2": "wgmma descriptors and wgmma: not implemented yet",
     "gemm_tcgen05": "tcgen05 / tensor memory: not implemented yet",
-    "ptx_mma": "mma.sync / mma.sp wrappers: not implemented yet",
     "quantize": "int4 / fp4 decoders: not implemented yet",
     "utils.Float4E2M1FN_unpack": "its reference semantics are not documented",
 }
 
-REAL = ["atomic", "cluster", "cpasync", "grid_sync", "ieee_math", "ldsm", "math", "reduce", "threadblock_swizzle",
-        "utils", "warp"]
+REAL = ["atomic", "cluster", "cpasync", "grid_sync", "ieee_math", "ldsm", "math", "ptx_mma", "reduce",
+        "threadblock_swizzle", "utils", "warp"]
 
 
 @pytest.mark.parametrize("module", REAL)
@@ -107,6 +119,15 @@ def test_package_reexports_are_real():
 
     standins = [n for n in lib._REEXPORTED if "Stand-in" in (inspect.getdoc(getattr(lib, n)) or "")]
     assert not standins
+
+
+def test_mma_dispatch_rejects_what_it_cannot_issue():
+    mma = importlib.import_module("tilelang_cuda.contrib.cutedsl.ptx_mma")
+
+    with pytest.raises(ValueError, match="unsupported configuration"):
+        mma.ptx_mma("m16n8k16", "row", "col", "float16", "bfloat16", "float32", None, 0, None, 0, None, 0)
+    with pytest.raises(ValueError, match="row-major"):
+        mma.ptx_mma_m16n8k16_f16_f16_f32(None, 0, None, 0, None, 0, "col", "col")
 
 
 def test_named_barrier_and_allreduce_check_their_arguments():
