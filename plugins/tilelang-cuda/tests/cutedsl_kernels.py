@@ -20,6 +20,7 @@ from tilelang_cuda.contrib.cutedsl import (
     grid_sync,
     ieee_math,
     ldsm,
+    quantize,
     reduce,
     threadblock_swizzle,
     utils,
@@ -312,6 +313,15 @@ def k_mma_fp8(g: cute.Tensor):
 @kernel
 def k_mma_sp_80(g: cute.Tensor):
     _mma_all(g, MMA_SP, True, generic=[("m16n8k32", "row", "col", "bfloat16", "bfloat16", "float32")])
+
+
+@kernel
+def k_quantize_80(g: cute.Tensor, i: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    out = cute.make_rmem_tensor(cute.make_layout(8), cutlass.Float16)
+    quantize.decode_i4u_to_f16(i.iterator + tidx, out.iterator)
+    quantize.decode_i4s_to_f16(i.iterator + tidx, out.iterator, 4)
+    g[tidx] = Float32(out[0]) + Float32(out[7])
 
 
 @kernel

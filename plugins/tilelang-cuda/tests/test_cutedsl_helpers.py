@@ -74,6 +74,7 @@ CASES = {  # kernel -> (arch, PTX the helpers must produce)
         ("m16n8k16", "f16.f16.f16.f16"), ("m16n8k32", "f32.bf16.bf16.f32"), ("m16n8k16", "f32.bf16.bf16.f32"),
         ("m16n8k64", "s32.s8.s8.s32"), ("m16n8k32", "s32.s8.s8.s32"), ("m16n8k16", "f32.tf32.tf32.f32"),
         ("m16n8k8", "f32.tf32.tf32.f32")]]),
+    "k_quantize_80": ("sm_80", ["lop3.b32 h, %r", "0x000f000f, 0x64006400, 0xea;", "sub.f16x2"]),
     "k_reexports": ("sm_80", ["bar.sync 0;", "@p trap;", "%tid.x"]),
     "k_setmaxnreg": ("sm_90a", ["setmaxnreg.inc.sync.aligned.u32 232", "setmaxnreg.dec.sync.aligned.u32 40"]),
 }
@@ -98,11 +99,11 @@ STILL_STANDINS = {  # names with no CuTe DSL implementation yet, and why they ar
     "gemm_v1": "gemm wrappers over cute.gemm atoms: not implemented yet",
     "gemm_v2": "wgmma descriptors and wgmma: not implemented yet",
     "gemm_tcgen05": "tcgen05 / tensor memory: not implemented yet",
-    "quantize": "int4 / fp4 decoders: not implemented yet",
+    "quantize.decode_fp4_to_bf16_twiddling": "the bit layout of Triton's Hopper fp4 twiddling: not implemented",
     "utils.Float4E2M1FN_unpack": "its reference semantics are not documented",
 }
 
-REAL = ["atomic", "cluster", "cpasync", "grid_sync", "ieee_math", "ldsm", "math", "ptx_mma", "reduce",
+REAL = ["atomic", "cluster", "cpasync", "grid_sync", "ieee_math", "ldsm", "math", "ptx_mma", "quantize", "reduce",
         "threadblock_swizzle", "utils", "warp"]
 
 
