@@ -35,12 +35,12 @@ def _decode(src_ptr, dst_ptr, n, median):
             "sub.f16x2 $0, h, $2; }", "=r,r,r", side_effects=False))
 
 
-def decode_i4u_to_f16(src_ptr, dst_ptr, N: int = 8):  # noqa: N803
+def decode_i4u_to_f16(src_ptr, dst_ptr, N: int = 8):
     """Decode `N` unsigned int4 packed in the 32-bit word at `src_ptr` to fp16 at `dst_ptr`, as pairs: f16x2 `i`
     holds the nibbles `i` and `i + 4`."""
     _decode(src_ptr, dst_ptr, N, MEDIAN_NUM_UNSIGNED)
 
 
-def decode_i4s_to_f16(src_ptr, dst_ptr, N: int = 8):  # noqa: N803
+def decode_i4s_to_f16(src_ptr, dst_ptr, N: int = 8):
     """`decode_i4u_to_f16` for signed (two's-complement) int4."""
     _decode(src_ptr, dst_ptr, N, MEDIAN_NUM_SIGNED)
