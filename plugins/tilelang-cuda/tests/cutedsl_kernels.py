@@ -17,6 +17,7 @@ from tilelang_cuda.contrib.cutedsl import (
     atomic,
     cluster,
     cpasync,
+    gemm_v2,
     grid_sync,
     ieee_math,
     ldsm,
@@ -322,6 +323,35 @@ def k_quantize_80(g: cute.Tensor, i: cute.Tensor):
     quantize.decode_i4u_to_f16(i.iterator + tidx, out.iterator)
     quantize.decode_i4s_to_f16(i.iterator + tidx, out.iterator, 4)
     g[tidx] = Float32(out[0]) + Float32(out[7])
+
+
+@kernel
+def k_wgmma(g: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    a_smem = _smem(cutlass.Float16, 64 * 64)
+    b_smem = _smem(cutlass.Float16, 64 * 64)
+    acc = cute.make_rmem_tensor(cute.make_layout(32), Float32)
+    acc.fill(0.0)
+    iacc = cute.make_rmem_tensor(cute.make_layout(32), Int32)
+    iacc.fill(0)
+    a_regs = cute.make_rmem_tensor(cute.make_layout(4), Int32)
+    a_regs.fill(0)
+    da, db = gemm_v2.GmmaDescriptor(), gemm_v2.GmmaDescriptor()
+    gemm_v2.initialize_wgmma_descriptor(1, 1, 64, da, a_smem)
+    gemm_v2.initialize_wgmma_descriptor(1, 1, 64, db, b_smem)
+    gemm_v2.increase_descriptor_offset(db, 32)
+    gemm_v2.warpgroup_fence_operand(acc)
+    gemm_v2.warpgroup_arrive()
+    gemm_v2.wgmma_ss("float16", "float16", "float32", 64, 64, 16, False, True, 1, 1, da, db + 2, acc.iterator, 1)
+    gemm_v2.wgmma_rs("bfloat16", "bfloat16", "float32", 64, 64, 16, False, 1, -1, a_regs.iterator, db, acc.iterator,
+                     0)
+    gemm_v2.wgmma_ss("float8_e4m3", "float8_e5m2", "float32", 64, 64, 32, False, False, 1, 1, da, db, acc.iterator,
+                     1)
+    gemm_v2.wgmma_ss("int8", "int8", "int32", 64, 64, 32, False, False, 1, 1, da, db, iacc.iterator, 1)
+    gemm_v2.wgmma_ss("float32", "float32", "float32", 64, 64, 8, False, False, 1, 1, da, db, acc.iterator, 1)
+    gemm_v2.warpgroup_commit_batch()
+    gemm_v2.warpgroup_wait(0)
+    g[tidx] = acc[tidx % 32] + Float32(iacc[0])
 
 
 @kernel

@@ -75,6 +75,12 @@ CASES = {  # kernel -> (arch, PTX the helpers must produce)
         ("m16n8k64", "s32.s8.s8.s32"), ("m16n8k32", "s32.s8.s8.s32"), ("m16n8k16", "f32.tf32.tf32.f32"),
         ("m16n8k8", "f32.tf32.tf32.f32")]]),
     "k_quantize_80": ("sm_80", ["lop3.b32 h, %r", "0x000f000f, 0x64006400, 0xea;", "sub.f16x2"]),
+    "k_wgmma": ("sm_90a", ["wgmma.fence.sync.aligned", "wgmma.commit_group.sync.aligned",
+                           "wgmma.wait_group.sync.aligned", "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16",
+                           "p, 1, 1, 0, 1;", "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", "p, 1, -1, 0;",
+                           "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e5m2",
+                           "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8", "p;",
+                           "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32"]),
     "k_reexports": ("sm_80", ["bar.sync 0;", "@p trap;", "%tid.x"]),
     "k_setmaxnreg": ("sm_90a", ["setmaxnreg.inc.sync.aligned.u32 232", "setmaxnreg.dec.sync.aligned.u32 40"]),
 }
@@ -97,13 +103,12 @@ def test_helper_compiles_to_its_instruction(name, tmp_path, monkeypatch):
 
 STILL_STANDINS = {  # names with no CuTe DSL implementation yet, and why they are stand-ins
     "gemm_v1": "gemm wrappers over cute.gemm atoms: not implemented yet",
-    "gemm_v2": "wgmma descriptors and wgmma: not implemented yet",
     "gemm_tcgen05": "tcgen05 / tensor memory: not implemented yet",
     "quantize.decode_fp4_to_bf16_twiddling": "the bit layout of Triton's Hopper fp4 twiddling: not implemented",
     "utils.Float4E2M1FN_unpack": "its reference semantics are not documented",
 }
 
-REAL = ["atomic", "cluster", "cpasync", "grid_sync", "ieee_math", "ldsm", "math", "ptx_mma", "quantize", "reduce",
+REAL = ["atomic", "cluster", "cpasync", "gemm_v2", "grid_sync", "ieee_math", "ldsm", "math", "ptx_mma", "quantize", "reduce",
         "threadblock_swizzle", "utils", "warp"]
 
 
@@ -129,6 +134,17 @@ def test_mma_dispatch_rejects_what_it_cannot_issue():
         mma.ptx_mma("m16n8k16", "row", "col", "float16", "bfloat16", "float32", None, 0, None, 0, None, 0)
     with pytest.raises(ValueError, match="row-major"):
         mma.ptx_mma_m16n8k16_f16_f16_f32(None, 0, None, 0, None, 0, "col", "col")
+
+
+def test_wgmma_rejects_shapes_and_options_it_cannot_issue():
+    from tilelang_cuda.contrib.cutedsl import gemm_v2
+
+    with pytest.raises(ValueError, match="m64nNk16"):
+        gemm_v2.wgmma_ss("float16", "float16", "float32", 64, 64, 32, False, False, 1, 1, None, None, None, 1)
+    with pytest.raises(ValueError, match="K-major"):
+        gemm_v2.wgmma_ss("float8_e4m3", "float8_e4m3", "float32", 64, 64, 32, True, False, 1, 1, None, None, None, 1)
+    with pytest.raises(ValueError, match="unsupported dtype"):
+        gemm_v2.wgmma_rs("float64", "float64", "float32", 64, 64, 16, False, 1, 1, None, None, None, 1)
 
 
 def test_named_barrier_and_allreduce_check_their_arguments():
