@@ -108,8 +108,8 @@ STILL_STANDINS = {  # names with no CuTe DSL implementation yet, and why they ar
     "utils.Float4E2M1FN_unpack": "its reference semantics are not documented",
 }
 
-REAL = ["atomic", "cluster", "cpasync", "gemm_v2", "grid_sync", "ieee_math", "ldsm", "math", "ptx_mma", "quantize", "reduce",
-        "threadblock_swizzle", "utils", "warp"]
+REAL = ["atomic", "cluster", "cpasync", "gemm_v2", "grid_sync", "ieee_math", "ldsm", "math", "ptx_mma", "quantize",
+        "reduce", "threadblock_swizzle", "utils", "warp"]
 
 
 @pytest.mark.parametrize("module", REAL)
