@@ -17,6 +17,7 @@ from tilelang_cuda.contrib.cutedsl import (
     atomic,
     cluster,
     cpasync,
+    gemm_tcgen05,
     gemm_v2,
     grid_sync,
     ieee_math,
@@ -352,6 +353,43 @@ def k_wgmma(g: cute.Tensor):
     gemm_v2.warpgroup_commit_batch()
     gemm_v2.warpgroup_wait(0)
     g[tidx] = acc[tidx % 32] + Float32(iacc[0])
+
+
+@kernel
+def k_tcgen05_100(g: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    holder = _smem(Int32, 4)
+    bar = _smem(cutlass.Int64, 1)
+    a_smem = _smem(cutlass.Float16, 128 * 64)
+    gemm_tcgen05.tmem_allocate(holder, 128)
+    gemm_tcgen05.tcgen05_before_thread_sync()
+    cute.arch.sync_threads()
+    gemm_tcgen05.tcgen05_after_thread_sync()
+    tmem = holder[0]
+    da, db = gemm_tcgen05.Tcgen05SmemDescriptor(), gemm_tcgen05.Tcgen05SmemDescriptor()
+    gemm_tcgen05.initialize_tcgen05_descriptor(da, a_smem, 1, 64, 0, False, 2)
+    gemm_tcgen05.initialize_tcgen05_descriptor(db, a_smem, 1, 64, 0, True, 2)
+    gemm_tcgen05.tcgen05mma_ss("bfloat16", da, db + 32, tmem, 0x08100490, 0, 0, 0, 0, 0)
+    gemm_tcgen05.tcgen05mma_ws_ss("float8_e4m3", da, db, tmem, 0x08100490, 1)
+    gemm_tcgen05.tcgen05mma_ts("int8", tmem + 64, db, tmem, 0x08100490, 1, 0, 0, 0, 0)
+    gemm_tcgen05.tcgen05_mma_arrive(bar)
+    regs = cute.make_rmem_tensor(cute.make_layout(64), Int32)
+    gemm_tcgen05.tcgen05_ld_32dp32bNx(64, False, tmem, 0, regs.iterator)
+    gemm_tcgen05.tcgen05_ld_32dp64bNx(4, False, tmem, 8, regs.iterator)
+    gemm_tcgen05.tcgen05_ld_32dp128bNx(2, False, tmem, 8, regs.iterator)
+    gemm_tcgen05.tcgen05_ld_32dp256bNx(1, False, tmem, 8, regs.iterator)
+    gemm_tcgen05.tcgen05_ld_16dp64bNx(1, False, tmem, 0, regs.iterator)
+    gemm_tcgen05.tcgen05_ld_16dp128bNx(4, False, tmem, 0, regs.iterator)
+    gemm_tcgen05.tcgen05_ld_16dp256bNx(2, False, tmem, 0, regs.iterator)
+    gemm_tcgen05.tcgen05_st_32dp32bNx(8, False, tmem, 0, regs.iterator)
+    gemm_tcgen05.tcgen05_st_32dp64bNx(2, False, tmem, 0, regs.iterator)
+    gemm_tcgen05.tcgen05_st_32dp128bNx(2, False, tmem, 0, regs.iterator)
+    gemm_tcgen05.tcgen05_st_32dp256bNx(1, False, tmem, 0, regs.iterator)
+    gemm_tcgen05.tcgen05_st_16dp64bNx(2, False, tmem, 0, regs.iterator)
+    gemm_tcgen05.tcgen05_st_16dp128bNx(1, False, tmem, 0, regs.iterator)
+    gemm_tcgen05.tcgen05_st_16dp256bNx(1, False, tmem, 0, regs.iterator)
+    gemm_tcgen05.tmem_deallocate(holder, 128)
+    g[tidx] = Float32(regs[tidx % 64])
 
 
 @kernel

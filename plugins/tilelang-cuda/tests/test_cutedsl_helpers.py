@@ -81,6 +81,17 @@ CASES = {  # kernel -> (arch, PTX the helpers must produce)
                            "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e5m2",
                            "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8", "p;",
                            "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32"]),
+    "k_tcgen05_100": ("sm_100a", ["tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32",
+                                  "tcgen05.dealloc.cta_group::1.sync.aligned.b32", "tcgen05.fence::before_thread_sync",
+                                  "tcgen05.fence::after_thread_sync", "elect.sync _|q",
+                                  "@q tcgen05.mma.cta_group::1.kind::f16",
+                                  "@q tcgen05.mma.ws.cta_group::1.kind::f8f6f4",
+                                  "@q tcgen05.mma.cta_group::1.kind::i8 [%r",
+                                  "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64",
+                                  "tcgen05.ld.sync.aligned.32x32b.x32.b32", "tcgen05.ld.sync.aligned.16x64b.x4.b32",
+                                  "tcgen05.ld.sync.aligned.16x128b.x2.b32", "tcgen05.ld.sync.aligned.16x256b.x1.b32",
+                                  "tcgen05.wait::ld.sync.aligned", "tcgen05.st.sync.aligned.32x32b.x8.b32",
+                                  "tcgen05.st.sync.aligned.16x256b.x1.b32", "tcgen05.wait::st.sync.aligned"]),
     "k_reexports": ("sm_80", ["bar.sync 0;", "@p trap;", "%tid.x"]),
     "k_setmaxnreg": ("sm_90a", ["setmaxnreg.inc.sync.aligned.u32 232", "setmaxnreg.dec.sync.aligned.u32 40"]),
 }
@@ -103,13 +114,15 @@ def test_helper_compiles_to_its_instruction(name, tmp_path, monkeypatch):
 
 STILL_STANDINS = {  # names with no CuTe DSL implementation yet, and why they are stand-ins
     "gemm_v1": "gemm wrappers over cute.gemm atoms: not implemented yet",
-    "gemm_tcgen05": "tcgen05 / tensor memory: not implemented yet",
+    "gemm_tcgen05.tcgen05mma_blockscaled_ss": "its reference signature is undocumented",
+    "gemm_tcgen05.tcgen05_cp_warpx4": "its reference signature is undocumented",
+    "gemm_tcgen05.tcgen05_sf_warp_transpose": "its reference signature is undocumented",
     "quantize.decode_fp4_to_bf16_twiddling": "the bit layout of Triton's Hopper fp4 twiddling: not implemented",
     "utils.Float4E2M1FN_unpack": "its reference semantics are not documented",
 }
 
-REAL = ["atomic", "cluster", "cpasync", "gemm_v2", "grid_sync", "ieee_math", "ldsm", "math", "ptx_mma", "quantize",
-        "reduce", "threadblock_swizzle", "utils", "warp"]
+REAL = ["atomic", "cluster", "cpasync", "gemm_tcgen05", "gemm_v2", "grid_sync", "ieee_math", "ldsm", "math",
+        "ptx_mma", "quantize", "reduce", "threadblock_swizzle", "utils", "warp"]
 
 
 @pytest.mark.parametrize("module", REAL)
