@@ -18,6 +18,7 @@ from tilelang_cuda.contrib.cutedsl import (
     cluster,
     cpasync,
     gemm_tcgen05,
+    gemm_v1,
     gemm_v2,
     grid_sync,
     ieee_math,
@@ -390,6 +391,34 @@ def k_tcgen05_100(g: cute.Tensor):
     gemm_tcgen05.tcgen05_st_16dp256bNx(1, False, tmem, 0, regs.iterator)
     gemm_tcgen05.tmem_deallocate(holder, 128)
     g[tidx] = Float32(regs[tidx % 64])
+
+
+@kernel
+def k_gemm_v1_80(g: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    a = _smem(cutlass.Float16, 64 * 32)
+    b = _smem(cutlass.Float16, 64 * 32)
+    acc = cute.make_rmem_tensor(cute.make_layout(64), Float32)
+    ra = cute.make_rmem_tensor(cute.make_layout(64), cutlass.Float16)
+    rb = cute.make_rmem_tensor(cute.make_layout(64), cutlass.Float16)
+    gemm_v1.gemm_ss(64, 64, 32, 2, 2, False, True, True, 32, 32, 0, 0, False, 0, a, b, acc.iterator)
+    gemm_v1.gemm_rs(64, 64, 32, 2, 2, False, True, False, 32, 32, 0, 0, False, 0, ra.iterator, b, acc.iterator)
+    gemm_v1.gemm_sr(64, 64, 32, 2, 2, True, False, False, 32, 32, 0, 0, False, 0, a, rb.iterator, acc.iterator)
+    gemm_v1.gemm_rr(64, 64, 32, 2, 2, False, True, False, 32, 32, 0, 0, False, 0, ra.iterator, rb.iterator,
+                    acc.iterator)
+    g[tidx] = acc[0]
+
+
+@kernel
+def k_gemm_v1_sm90(g: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    a = _smem(cutlass.Float16, 64 * 64)
+    b = _smem(cutlass.Float16, 64 * 64)
+    acc = cute.make_rmem_tensor(cute.make_layout(32), Float32)
+    ra = cute.make_rmem_tensor(cute.make_layout(32), cutlass.Float16)
+    gemm_v1.gemm_ss(64, 64, 64, 4, 1, False, True, True, 64, 64, 0, 0, True, 0, a, b, acc.iterator)
+    gemm_v1.gemm_rs(64, 64, 64, 4, 1, False, False, False, 64, 64, 0, 0, True, -1, ra.iterator, b, acc.iterator)
+    g[tidx] = acc[0]
 
 
 @kernel

@@ -92,6 +92,10 @@ CASES = {  # kernel -> (arch, PTX the helpers must produce)
                                   "tcgen05.ld.sync.aligned.16x128b.x2.b32", "tcgen05.ld.sync.aligned.16x256b.x1.b32",
                                   "tcgen05.wait::ld.sync.aligned", "tcgen05.st.sync.aligned.32x32b.x8.b32",
                                   "tcgen05.st.sync.aligned.16x256b.x1.b32", "tcgen05.wait::st.sync.aligned"]),
+    "k_gemm_v1_80": ("sm_80", ["ldmatrix.sync.aligned.m8n8.x4.shared.b16", "ldmatrix.sync.aligned.m8n8.x4.trans",
+                               "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"]),
+    "k_gemm_v1_sm90": ("sm_90a", ["wgmma.fence.sync.aligned", "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16",
+                                  "wgmma.commit_group.sync.aligned", "wgmma.wait_group.sync.aligned 0;"]),
     "k_reexports": ("sm_80", ["bar.sync 0;", "@p trap;", "%tid.x"]),
     "k_setmaxnreg": ("sm_90a", ["setmaxnreg.inc.sync.aligned.u32 232", "setmaxnreg.dec.sync.aligned.u32 40"]),
 }
@@ -113,7 +117,6 @@ def test_helper_compiles_to_its_instruction(name, tmp_path, monkeypatch):
 
 
 STILL_STANDINS = {  # names with no CuTe DSL implementation yet, and why they are stand-ins
-    "gemm_v1": "gemm wrappers over cute.gemm atoms: not implemented yet",
     "gemm_tcgen05.tcgen05mma_blockscaled_ss": "its reference signature is undocumented",
     "gemm_tcgen05.tcgen05_cp_warpx4": "its reference signature is undocumented",
     "gemm_tcgen05.tcgen05_sf_warp_transpose": "its reference signature is undocumented",
@@ -121,7 +124,7 @@ STILL_STANDINS = {  # names with no CuTe DSL implementation yet, and why they ar
     "utils.Float4E2M1FN_unpack": "its reference semantics are not documented",
 }
 
-REAL = ["atomic", "cluster", "cpasync", "gemm_tcgen05", "gemm_v2", "grid_sync", "ieee_math", "ldsm", "math",
+REAL = ["atomic", "cluster", "cpasync", "gemm_tcgen05", "gemm_v1", "gemm_v2", "grid_sync", "ieee_math", "ldsm", "math",
         "ptx_mma", "quantize", "reduce", "threadblock_swizzle", "utils", "warp"]
 
 
