@@ -19,7 +19,7 @@ except ImportError:  # pragma: no cover
 try:
     from cutlass.cute.nvgpu import OperandMajorMode
 except ImportError:  # pragma: no cover
-    pass
+    from cutlass.cute.nvgpu.warpgroup import OperandMajorMode
 
 
 def make_aligned_tensor(ptr, layout, align_bytes, swizzle=False):
@@ -118,7 +118,6 @@ class Gemm_SM90:
     def __init__(self, M, N, K, warp_m, warp_n, trans_A, trans_B, clear_accum, stride_A, stride_B,
                  offset_A, offset_B, A_type, B_type, C_type):
         import cutlass.utils.hopper_helpers as hopper
-        from cutlass.cute.nvgpu.warpgroup import OperandMajorMode
 
         if warp_m % 4:
             raise ValueError(f"Gemm_SM90: warp_m must be a multiple of 4 (a warpgroup), got {warp_m}")
