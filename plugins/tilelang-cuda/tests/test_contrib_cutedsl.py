@@ -57,7 +57,7 @@ def test_with_the_dsl_installed_helpers_point_to_the_cuda_target(monkeypatch):
     monkeypatch.setattr(checks, "_installed_version", lambda: "4.7.1")
     monkeypatch.setattr(checks, "_has_cute_package", lambda: True)
     with pytest.raises(CuTeDSLHelperUnavailable) as info:
-        cutedsl_lib.tcgen05_cp_warpx4(1)  # a stand-in even where the DSL is installed
+        cutedsl_lib.decode_fp4_to_bf16_twiddling(1)  # a stand-in even where the DSL is installed
     assert "pip install" not in str(info.value) and "'kind': 'cuda'" in str(info.value)
 
 

@@ -91,7 +91,9 @@ CASES = {  # kernel -> (arch, PTX the helpers must produce)
                                   "tcgen05.ld.sync.aligned.32x32b.x32.b32", "tcgen05.ld.sync.aligned.16x64b.x4.b32",
                                   "tcgen05.ld.sync.aligned.16x128b.x2.b32", "tcgen05.ld.sync.aligned.16x256b.x1.b32",
                                   "tcgen05.wait::ld.sync.aligned", "tcgen05.st.sync.aligned.32x32b.x8.b32",
-                                  "tcgen05.st.sync.aligned.16x256b.x1.b32", "tcgen05.wait::st.sync.aligned"]),
+                                  "tcgen05.st.sync.aligned.16x256b.x1.b32", "tcgen05.wait::st.sync.aligned",
+                                  "tcgen05.cp.cta_group::1.32x128b.warpx4",
+                                  "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale"]),
     "k_gemm_v1_80": ("sm_80", ["ldmatrix.sync.aligned.m8n8.x4.shared.b16", "ldmatrix.sync.aligned.m8n8.x4.trans",
                                "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"]),
     "k_gemm_v1_sm90": ("sm_90a", ["wgmma.fence.sync.aligned", "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16",
@@ -117,9 +119,6 @@ def test_helper_compiles_to_its_instruction(name, tmp_path, monkeypatch):
 
 
 STILL_STANDINS = {  # names with no CuTe DSL implementation yet, and why they are stand-ins
-    "gemm_tcgen05.tcgen05mma_blockscaled_ss": "its reference signature is undocumented",
-    "gemm_tcgen05.tcgen05_cp_warpx4": "its reference signature is undocumented",
-    "gemm_tcgen05.tcgen05_sf_warp_transpose": "its reference signature is undocumented",
     "quantize.decode_fp4_to_bf16_twiddling": "the bit layout of Triton's Hopper fp4 twiddling: not implemented",
     "utils.Float4E2M1FN_unpack": "its reference semantics are not documented",
 }
@@ -161,6 +160,14 @@ def test_wgmma_rejects_shapes_and_options_it_cannot_issue():
         gemm_v2.wgmma_ss("float8_e4m3", "float8_e4m3", "float32", 64, 64, 32, True, False, 1, 1, None, None, None, 1)
     with pytest.raises(ValueError, match="unsupported dtype"):
         gemm_v2.wgmma_rs("float64", "float64", "float32", 64, 64, 16, False, 1, 1, None, None, None, 1)
+
+
+def test_tmem_accesses_step_by_the_columns_each_shape_spans():
+    tc = importlib.import_module("tilelang_cuda.contrib.cutedsl._dsl.gemm_tcgen05")
+
+    assert [tc._columns(s) for s in ("32x32b", "16x64b", "16x128b", "16x256b")] == [1, 2, 4, 8]
+    assert list(tc._segments(64, 1)) == [(0, 32), (32, 32)]  # at most 32 registers a statement
+    assert list(tc._segments(7, 4)) == [(0, 4), (4, 2), (6, 1)]
 
 
 def test_named_barrier_and_allreduce_check_their_arguments():

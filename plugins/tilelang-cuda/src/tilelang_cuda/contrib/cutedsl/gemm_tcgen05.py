@@ -1,9 +1,8 @@
 """Blackwell tcgen05 MMA, tensor-memory allocation, loads and stores, and their descriptors.
 
 CuTe DSL device helpers of the reference TileLang: real where the CuTe DSL is installed (implemented in
-``_dsl/gemm_tcgen05.py``, inline ``tcgen05`` PTX) except the block-scaled MMA, ``tcgen05_cp_warpx4`` and
-``tcgen05_sf_warp_transpose`` (stand-ins everywhere: their reference signatures are undocumented); without the
-DSL all raise `CuTeDSLHelperUnavailable` naming what to install.
+``_dsl/gemm_tcgen05.py``, inline ``tcgen05`` PTX), otherwise stand-ins that raise `CuTeDSLHelperUnavailable`
+naming what to install.
 """
 
 from __future__ import annotations

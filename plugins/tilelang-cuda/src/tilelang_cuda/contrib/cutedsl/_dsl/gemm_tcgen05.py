@@ -113,21 +113,68 @@ def tcgen05_after_thread_sync():
     asm(None, [], "tcgen05.fence::after_thread_sync;", "~{memory}")
 
 
-def tmem_allocate(tmem_buffer_ptr, num_cols):
-    """Allocate `num_cols` TMEM columns (a power of two, 32 to 512) for the block; the warp's call writes their
-    address to the shared-memory word `tmem_buffer_ptr` (``tcgen05.alloc``, whole warp)."""
+def tmem_allocate(tmem_buffer_ptr, num_cols, use_2cta=False):
+    """Allocate `num_cols` TMEM columns (a power of two, 32 to 512) for the block (`use_2cta`: for the CTA pair);
+    the warp's call writes their address to the shared-memory word `tmem_buffer_ptr` (``tcgen05.alloc``, whole
+    warp)."""
     if isinstance(num_cols, int) and (num_cols < 32 or num_cols > 512 or num_cols & (num_cols - 1)):
         raise ValueError(f"tmem_allocate: num_cols must be a power of two in [32, 512], got {num_cols}")
     asm(None, [smem_addr(tmem_buffer_ptr), Int32(num_cols).ir_value()],
-        "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [$0], $1;", "r,r")
+        f"tcgen05.alloc.cta_group::{2 if use_2cta else 1}.sync.aligned.shared::cta.b32 [$0], $1;", "r,r")
 
 
-def tmem_deallocate(tmem_ptr, num_cols):
+def tmem_deallocate(tmem_ptr, num_cols, use_2cta=False):
     """Free the `num_cols` TMEM columns whose address is in the shared-memory word `tmem_ptr`
     (``tcgen05.dealloc``, whole warp)."""
     address = cute.make_tensor(cute.recast_ptr(tmem_ptr, dtype=Int32), cute.make_layout(1))[0]
     asm(None, [Int32(address).ir_value(), Int32(num_cols).ir_value()],
-        "tcgen05.dealloc.cta_group::1.sync.aligned.b32 $0, $1;", "r,r")
+        f"tcgen05.dealloc.cta_group::{2 if use_2cta else 1}.sync.aligned.b32 $0, $1;", "r,r")
+
+
+_BLOCK_SCALED_KIND = {"e4m3": "mxf8f6f4", "float8_e4m3": "mxf8f6f4", "float8_e4m3fn": "mxf8f6f4",
+                      "e5m2": "mxf8f6f4", "float8_e5m2": "mxf8f6f4", "e2m1": "mxf4", "float4_e2m1fn": "mxf4",
+                      "fp4": "mxf4"}
+
+
+def tcgen05mma_blockscaled_ss(kind_dtype, desc_a, desc_b, tmem_c, desc_val, scale_out, tmem_sfa, tmem_sfb,
+                              use_2cta=False):
+    """Block-scaled ``tcgen05.mma ... .block_scale`` (MX fp8 / fp4) with A and B in shared memory and their scale
+    factors already in TMEM at `tmem_sfa` / `tmem_sfb` (one elected thread issues it)."""
+    kind = _BLOCK_SCALED_KIND.get(str(kind_dtype).lower())
+    if kind is None:
+        raise ValueError(f"tcgen05mma_blockscaled_ss: unsupported dtype {kind_dtype!r} (fp8 e4m3 / e5m2 or fp4)")
+    _issue(f"tcgen05.mma.cta_group::{2 if use_2cta else 1}.kind::{kind}.block_scale [$0], $1, $2, $3, [$5], [$6], p",
+           [Int32(tmem_c).ir_value(), desc_a.value().ir_value(), desc_b.value().ir_value(),
+            Int32(desc_val).ir_value(), Int32(scale_out).ir_value(), Int32(tmem_sfa).ir_value(),
+            Int32(tmem_sfb).ir_value()], "r,l,l,r,r,r,r")
+
+
+def tcgen05_cp_warpx4(smem_ptr, tmem_ptr, tmem_col_offset, use_2cta=False):
+    """Copy a 32 x 128-bit scale-factor tile from shared memory (unswizzled, 128-byte rows) to TMEM at the address
+    held in the shared word `tmem_ptr` plus `tmem_col_offset`, replicated to the four warps' lane quarters
+    (``tcgen05.cp ... 32x128b.warpx4``, one elected thread)."""
+    holder = tmem_ptr if isinstance(tmem_ptr, cute.Tensor) else cute.make_tensor(
+        cute.recast_ptr(tmem_ptr, dtype=Int32), cute.make_layout(1))
+    taddr = Int32(holder[0]) + Int32(tmem_col_offset)
+    low = (Int32(smem_addr(smem_ptr)) >> 4) & 0x3FFF  # start address; leading byte offset 0
+    high = Int32((128 >> 4) | (1 << 14))  # stride 128 bytes, descriptor version 1, no swizzle
+    asm(None, [taddr.ir_value(), low.ir_value(), high.ir_value()],
+        "{ .reg .pred q; .reg .b64 d; mov.b64 d, {$1, $2}; elect.sync _|q, 0xffffffff; "
+        f"@q tcgen05.cp.cta_group::{2 if use_2cta else 1}.32x128b.warpx4 [$0], d; }}", "r,r,r")
+
+
+def tcgen05_sf_warp_transpose(smem_ptr):
+    """Transpose, in place and within one warp, 128 scale-factor words in shared memory from 4 rows of 32 to
+    32 rows of 4 (the layout ``tcgen05_cp_warpx4`` reads); each lane rotates its quad by ``lane // 8`` to spread
+    the shared-memory banks."""
+    words = cute.make_tensor(cute.recast_ptr(smem_ptr, dtype=cutlass.Uint32), cute.make_layout(128))
+    tidx, _, _ = cute.arch.thread_idx()
+    lane = tidx % 32
+    quad = lane >> 3
+    values = [words[(row ^ quad) * 32 + lane] for row in range(4)]
+    cute.arch.sync_warp()
+    for row in range(4):
+        words[lane * 4 + (row ^ quad)] = values[row]
 
 
 def _segments(n, regs_per_x):
@@ -141,8 +188,8 @@ def _segments(n, regs_per_x):
 
 
 def _columns(shape):
-    """TMEM columns one x-element of `shape` spans (32x32b: 1; 16x64b: 1; 16x128b: 2; 16x256b: 4)."""
-    return {"32x32b": 1, "16x64b": 1, "16x128b": 2, "16x256b": 4}[shape]
+    """TMEM columns (32 bits each) one x-element of `shape` spans: its per-lane width / 32."""
+    return {"32x32b": 1, "16x64b": 2, "16x128b": 4, "16x256b": 8}[shape]
 
 
 def _ld(shape, regs_per_x, n, address, regs, base):
