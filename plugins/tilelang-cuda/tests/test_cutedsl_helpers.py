@@ -120,7 +120,6 @@ def test_helper_compiles_to_its_instruction(name, tmp_path, monkeypatch):
 
 STILL_STANDINS = {  # names with no CuTe DSL implementation yet, and why they are stand-ins
     "quantize.decode_fp4_to_bf16_twiddling": "the bit layout of Triton's Hopper fp4 twiddling: not implemented",
-    "utils.Float4E2M1FN_unpack": "its reference semantics are not documented",
 }
 
 REAL = ["atomic", "cluster", "cpasync", "gemm_tcgen05", "gemm_v1", "gemm_v2", "grid_sync", "ieee_math", "ldsm", "math",
@@ -168,6 +167,14 @@ def test_tmem_accesses_step_by_the_columns_each_shape_spans():
     assert [tc._columns(s) for s in ("32x32b", "16x64b", "16x128b", "16x256b")] == [1, 2, 4, 8]
     assert list(tc._segments(64, 1)) == [(0, 32), (32, 32)]  # at most 32 registers a statement
     assert list(tc._segments(7, 4)) == [(0, 4), (4, 2), (6, 1)]
+
+
+def test_unpacked_fp4_is_a_dsl_float_of_one_byte():
+    from cutlass.base_dsl.typing import Float
+
+    from tilelang_cuda.contrib.cutedsl import utils
+
+    assert issubclass(utils.Float4E2M1FN_unpack, Float) and utils.Float4E2M1FN_unpack.width == 8
 
 
 def test_named_barrier_and_allreduce_check_their_arguments():

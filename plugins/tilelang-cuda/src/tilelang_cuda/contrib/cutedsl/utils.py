@@ -1,8 +1,7 @@
 """Bit casts, tensor construction and offsets, warp election, partial barriers, register reallocation.
 
 CuTe DSL device helpers of the reference TileLang: real where the CuTe DSL is installed (implemented in
-``_dsl/utils.py``), otherwise stand-ins that raise `CuTeDSLHelperUnavailable` naming what to install
-(``Float4E2M1FN_unpack`` is a stand-in everywhere: its reference semantics are undocumented).
+``_dsl/utils.py``), otherwise stand-ins that raise `CuTeDSLHelperUnavailable` naming what to install.
 """
 
 from __future__ import annotations

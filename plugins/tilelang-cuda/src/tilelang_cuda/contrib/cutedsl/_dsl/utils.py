@@ -136,3 +136,13 @@ def runtime_assert(condition, message: str = "") -> None:
     """Abort the kernel (``trap``: the launch fails with an illegal-instruction error) where `condition` is false;
     `message` documents the check in the source only (PTX has no message for a trap)."""
     asm(None, [Int32(condition).ir_value()], "{ .reg .pred p; setp.eq.b32 p, $0, 0; @p trap; }", "r")
+
+
+try:  # the DSL's float-type machinery (nvidia-cutlass-dsl 4.7 / 4.8)
+    from cutlass.base_dsl.typing import Float, FloatMeta
+
+    class Float4E2M1FN_unpack(Float, metaclass=FloatMeta, width=8, mlir_type=T.f4E2M1FN):
+        """fp4 e2m1 values stored unpacked, one per byte (the element type of unpacked fp4 buffers)."""
+
+except (ImportError, AttributeError, TypeError):  # pragma: no cover - an older DSL: stays a stand-in
+    pass
