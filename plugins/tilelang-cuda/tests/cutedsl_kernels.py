@@ -324,6 +324,9 @@ def k_quantize_80(g: cute.Tensor, i: cute.Tensor):
     out = cute.make_rmem_tensor(cute.make_layout(8), cutlass.Float16)
     quantize.decode_i4u_to_f16(i.iterator + tidx, out.iterator)
     quantize.decode_i4s_to_f16(i.iterator + tidx, out.iterator, 4)
+    bf = cute.make_rmem_tensor(cute.make_layout(16), cutlass.BFloat16)
+    quantize.decode_fp4_to_bf16_twiddling(i.iterator + tidx, bf.iterator, 2)
+    g[tidx + 1] = Float32(bf[0]) + Float32(bf[15])
     g[tidx] = Float32(out[0]) + Float32(out[7])
 
 

@@ -74,7 +74,8 @@ CASES = {  # kernel -> (arch, PTX the helpers must produce)
         ("m16n8k16", "f16.f16.f16.f16"), ("m16n8k32", "f32.bf16.bf16.f32"), ("m16n8k16", "f32.bf16.bf16.f32"),
         ("m16n8k64", "s32.s8.s8.s32"), ("m16n8k32", "s32.s8.s8.s32"), ("m16n8k16", "f32.tf32.tf32.f32"),
         ("m16n8k8", "f32.tf32.tf32.f32")]]),
-    "k_quantize_80": ("sm_80", ["lop3.b32 h, %r", "0x000f000f, 0x64006400, 0xea;", "sub.f16x2"]),
+    "k_quantize_80": ("sm_80", ["lop3.b32 h, %r", "0x000f000f, 0x64006400, 0xea;", "sub.f16x2", "prmt.b32",
+                                "fma.rn.bf16x2"]),
     "k_wgmma": ("sm_90a", ["wgmma.fence.sync.aligned", "wgmma.commit_group.sync.aligned",
                            "wgmma.wait_group.sync.aligned", "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16",
                            "p, 1, 1, 0, 1;", "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", "p, 1, -1, 0;",
@@ -118,18 +119,15 @@ def test_helper_compiles_to_its_instruction(name, tmp_path, monkeypatch):
     assert not missing, f"{name} for {arch}: {missing} not in the PTX:\n{ptx}"
 
 
-STILL_STANDINS = {  # names with no CuTe DSL implementation yet, and why they are stand-ins
-    "quantize.decode_fp4_to_bf16_twiddling": "the bit layout of Triton's Hopper fp4 twiddling: not implemented",
-}
-
-REAL = ["atomic", "cluster", "cpasync", "gemm_tcgen05", "gemm_v1", "gemm_v2", "grid_sync", "ieee_math", "ldsm", "math",
-        "ptx_mma", "quantize", "reduce", "threadblock_swizzle", "utils", "warp"]
+MODULES = [  # every helper module of tilelang.contrib.cutedsl
+    "atomic", "cluster", "cpasync", "gemm_tcgen05", "gemm_v1", "gemm_v2", "grid_sync", "ieee_math", "ldsm", "math",
+    "ptx_mma", "quantize", "reduce", "threadblock_swizzle", "utils", "warp"]
 
 
-@pytest.mark.parametrize("module", REAL)
+@pytest.mark.parametrize("module", MODULES)
 def test_helpers_are_real_where_the_dsl_is_installed(module):
     mod = importlib.import_module(f"tilelang_cuda.contrib.cutedsl.{module}")
-    names = [n for n in (*mod._FUNCTIONS, *getattr(mod, "_CLASSES", [])) if f"{module}.{n}" not in STILL_STANDINS]
+    names = [*mod._FUNCTIONS, *getattr(mod, "_CLASSES", [])]
     standins = [n for n in names if "Stand-in" in (inspect.getdoc(getattr(mod, n)) or "")]
     assert not standins, f"{module}: {standins} are still stand-ins"
 
@@ -175,6 +173,33 @@ def test_unpacked_fp4_is_a_dsl_float_of_one_byte():
     from tilelang_cuda.contrib.cutedsl import utils
 
     assert issubclass(utils.Float4E2M1FN_unpack, Float) and utils.Float4E2M1FN_unpack.width == 8
+
+
+def test_twiddled_fp4_layout_decodes_every_nibble():
+    """The bit tables of decode_fp4_to_bf16_twiddling, applied to plain ints as the kernel applies them to
+    registers: every nibble position and value decodes to its e2m1 value after the 2**126 rescale."""
+    import struct
+
+    q = importlib.import_module("tilelang_cuda.contrib.cutedsl._dsl.quantize")
+    e2m1 = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]
+
+    def moved(word, nibble):
+        out = 0
+        for source, target in zip((nibble[0], *nibble[1], nibble[2]), (15, 8, 7, 6)):
+            bit = word >> (source - target) if source > target else word << (target - source)
+            out |= bit & ((1 << target) | (1 << (target + 16)))
+        return out & 0xFFFFFFFF
+
+    def bf16(bits):
+        return struct.unpack("<f", struct.pack("<I", bits << 16))[0]
+
+    for k, (sign, (e1, e0), m) in enumerate(q._TWIDDLED):
+        for value in range(16):
+            word = sum(((value >> b) & 1) << pos for b, pos in ((3, sign), (2, e1), (1, e0), (0, m)))
+            half = moved(word, q._TWIDDLED[k]) & 0xFFFF
+            expected = (-1.0 if value & 8 else 1.0) * e2m1[value & 7]
+            assert bf16(half) * 2.0 ** 126 == expected, (k, value)
+    assert q._TWO_POW_126 == 0x7E807E80 and bf16(0x7E80) == 2.0 ** 126
 
 
 def test_named_barrier_and_allreduce_check_their_arguments():

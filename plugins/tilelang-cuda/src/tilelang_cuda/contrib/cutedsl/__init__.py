@@ -5,9 +5,8 @@ ldmatrix, mma / wgmma / tcgen05, warp reductions, ...) inside NVIDIA's CuTe DSL.
 (``pip install 'tilelang-cuda[cutedsl]'``) the helpers are real, implemented in ``_dsl`` on ``cutlass.cute`` and
 inline PTX, for hand-written CuTe DSL kernels: reduce, warp, math, ieee_math, atomic, cpasync, ldsm, ptx_mma,
 gemm_v1 (tile GEMMs on CuTe's tiled MMAs), gemm_v2 (wgmma), gemm_tcgen05 (tcgen05 / TMEM), quantize, utils,
-threadblock_swizzle, grid_sync, cluster; only ``quantize.decode_fp4_to_bf16_twiddling`` stays a stand-in there
-(see that module). Without the DSL every module still imports and each helper raises `CuTeDSLHelperUnavailable`
-naming what to install.
+threadblock_swizzle, grid_sync, cluster. Without the DSL every module still imports and each helper raises
+`CuTeDSLHelperUnavailable` naming what to install.
 This project does not offer the reference's CuTeDSL code generator (the ``cutedsl`` backend shares the CUDA
 pipeline). Plain values (``WARP_SIZE``, ``dim3``, the quantize constants ...) are real everywhere.
 """

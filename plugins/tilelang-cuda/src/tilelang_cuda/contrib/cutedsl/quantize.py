@@ -1,9 +1,7 @@
 """Decoding packed int4 / fp4 values to fp16 / bf16 with bit tricks.
 
-CuTe DSL device helpers of the reference TileLang: the int4 decoders are real where the CuTe DSL is installed
-(``_dsl/quantize.py``); ``decode_fp4_to_bf16_twiddling`` (the bit layout of Triton's Hopper fp4 weight
-"twiddling") is a stand-in everywhere; without the DSL all raise `CuTeDSLHelperUnavailable` naming what to
-install.
+CuTe DSL device helpers of the reference TileLang: real where the CuTe DSL is installed (implemented in
+``_dsl/quantize.py``), otherwise stand-ins that raise `CuTeDSLHelperUnavailable` naming what to install.
 """
 
 from __future__ import annotations
