@@ -1,10 +1,13 @@
-"""Sessions: `nox` runs lint, tests, one slim-<plugin> per backend, nvrtc, third-party, demo, conformance and docs
-(the CI command).
+"""Sessions: `nox` runs lint, tests, one slim-<plugin> per backend, nvrtc, cutedsl, third-party, demo, conformance,
+examples and docs (the CI command).
 
 - tests:        every distribution installed editable in one venv; all tests.
 - slim-<x>:     a fresh venv with tilelang-core and tilelang-<x> only (regular installs); core's and x's tests.
 - nvrtc:        core + tilelang-cuda[nvrtc] only, no nvcc on PATH, no CUDA_HOME: CUDA from pip wheels (NVRTC) builds
                 the corpus to cubins for sm_80 and sm_90a.
+- cutedsl:      core + tilelang-cuda[cutedsl] (NVIDIA's CuTe DSL, nvidia-cutlass-dsl): every helper of
+                tilelang.contrib.cutedsl compiled in a small CuTe DSL kernel for sm_80 / sm_90a / sm_100a, its PTX
+                checked for the instruction it stands for (no GPU needed), and the stand-ins' tests.
 - third-party:  core + examples/third_party_backend only (a backend published without touching core): core's test
                 corpus through tilelang.compile, @tilelang.jit and the autotuner on its `ccpu` target; then a
                 backend scaffolded by `tilelang backend new demo` installed and its tests run.
@@ -57,7 +60,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CONFORMANCE_DIR = os.path.abspath(os.environ.get("TILELANG_CONFORMANCE_DIR")
                                   or os.path.join(HERE, "..", "shared", "conformance"))
 
-nox.options.sessions = ["lint", "tests", *(f"slim-{p}" for p in PLUGINS), "nvrtc", "third-party", "demo",
+# cutedsl: a fresh venv with the CuTe DSL wheels plus its tests took 65 s here (2026-12-06, wheels in pip's cache)
+nox.options.sessions = ["lint", "tests", *(f"slim-{p}" for p in PLUGINS), "nvrtc", "cutedsl", "third-party", "demo",
                         "conformance", "examples", "docs"]
 nox.options.reuse_existing_virtualenvs = False
 
@@ -149,6 +153,16 @@ def nvrtc(session: nox.Session) -> None:
     session.run(*PYTEST, "-n", "2", "plugins/tilelang-cuda/tests/test_nvrtc_pip.py",
                 "plugins/tilelang-cuda/tests/test_cuda_toolkit.py", "plugins/tilelang-cuda/tests/test_cuda_driver.py",
                 "plugins/tilelang-cuda/tests/test_cuda_compiler_choice.py", *session.posargs, env=env)
+
+
+@nox.session(name="cutedsl")
+def cutedsl(session: nox.Session) -> None:
+    """The CuTe DSL device helpers with NVIDIA's CuTe DSL installed (the `cutedsl` extra, ~95 MB of wheels): each
+    compiled in a kernel, its PTX checked (test_cutedsl_helpers.py skips without the DSL, so it runs here)."""
+    session.install(TORCH, "pytest")
+    session.install("./core", "./plugins/tilelang-cuda[cutedsl]")
+    session.run(*PYTEST, "plugins/tilelang-cuda/tests/test_cutedsl_helpers.py",
+                "plugins/tilelang-cuda/tests/test_contrib_cutedsl.py", *session.posargs, env=_env(session))
 
 
 @nox.session(name="third-party")

@@ -18,8 +18,28 @@ def no_cutedsl(monkeypatch):
     monkeypatch.setattr(checks, "_has_cute_package", lambda: False)
 
 
-def test_helpers_name_the_package_to_install(no_cutedsl):
+@pytest.fixture
+def standins(monkeypatch):
+    """The helper modules re-imported as where the CuTe DSL is absent (they are real where it is installed)."""
+    import importlib
+
     from tilelang_cuda.contrib.cutedsl import atomic, gemm_v1, utils
+
+    modules = (atomic, gemm_v1, utils, cutedsl_lib)
+    monkeypatch.setattr(checks, "_installed_version", lambda: None)
+    monkeypatch.setattr(checks, "_has_cute_package", lambda: False)
+    try:
+        for module in modules:
+            importlib.reload(module)
+        yield modules
+    finally:
+        monkeypatch.undo()
+        for module in modules:
+            importlib.reload(module)
+
+
+def test_helpers_name_the_package_to_install(standins):
+    atomic, gemm_v1, utils, lib = standins
 
     with pytest.raises(CuTeDSLHelperUnavailable, match=r"pip install 'nvidia-cutlass-dsl>=4\.7\.0"):
         atomic.AtomicAdd(None, 1)
@@ -30,15 +50,16 @@ def test_helpers_name_the_package_to_install(no_cutedsl):
     with pytest.raises(AttributeError):
         utils.not_a_helper  # noqa: B018
     with pytest.raises(CuTeDSLHelperUnavailable, match="thread_idx"):
-        cutedsl_lib.thread_idx()
+        lib.thread_idx()
 
 
-def test_with_the_dsl_installed_helpers_point_to_the_cuda_target(monkeypatch):
+def test_with_the_dsl_installed_the_reason_points_to_the_cuda_target(monkeypatch):
+    from tilelang_cuda.contrib.cutedsl._unavailable import unavailable_reason
+
     monkeypatch.setattr(checks, "_installed_version", lambda: "4.7.1")
     monkeypatch.setattr(checks, "_has_cute_package", lambda: True)
-    with pytest.raises(CuTeDSLHelperUnavailable) as info:
-        cutedsl_lib.warp_reduce_sum(1)
-    assert "pip install" not in str(info.value) and "'kind': 'cuda'" in str(info.value)
+    reason = unavailable_reason("tilelang_cuda.contrib.cutedsl.warp.warp_reduce_sum")
+    assert "pip install" not in reason and "'kind': 'cuda'" in reason
 
 
 def test_plain_values_are_real():

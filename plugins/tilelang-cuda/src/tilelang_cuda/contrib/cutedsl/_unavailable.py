@@ -3,15 +3,17 @@
 In the reference TileLang these modules are the device-side library of the kernels its CuTeDSL code generator
 emits (Python traced by NVIDIA's CuTe DSL). This project does not offer that code generator, so each helper is
 a callable (or a class) raising `CuTeDSLHelperUnavailable` with what is missing: the CuTe DSL package when it is
-not installed, and in any case the code generator these helpers serve.
+not installed, and in any case the code generator these helpers serve. Where the CuTe DSL is installed, `provide`
+replaces the stand-ins by the implementations of ``tilelang_cuda.contrib.cutedsl._dsl``.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable
 from typing import Any, NoReturn
 
-__all__ = ["CuTeDSLHelperUnavailable", "unavailable_reason", "helpers", "module_getattr"]
+__all__ = ["CuTeDSLHelperUnavailable", "unavailable_reason", "helpers", "module_getattr", "dsl_installed", "provide"]
 
 
 class CuTeDSLHelperUnavailable(ImportError):
@@ -56,6 +58,28 @@ def helpers(module: str, functions: Iterable[str], classes: Iterable[str] = ()) 
     """``{name: stand-in}`` for the helper functions and classes of `module` (a ``tilelang_cuda.contrib.cutedsl.*``)."""
     out: dict[str, Any] = {name: _raiser(f"{module}.{name}") for name in functions}
     out.update({name: _class(f"{module}.{name}") for name in classes})
+    return out
+
+
+def dsl_installed() -> bool:
+    """Whether a supported CuTe DSL (``nvidia-cutlass-dsl``) is installed, so the real helpers can be imported."""
+    from tilelang_cuda.adapters.cutedsl.checks import check_cutedsl_available
+
+    try:
+        check_cutedsl_available()
+    except ImportError:
+        return False
+    return True
+
+
+def provide(module: str, functions: Iterable[str], classes: Iterable[str] = (), impl: str | None = None,
+            ) -> dict[str, Any]:
+    """The helpers of `module`: those that ``tilelang_cuda.contrib.cutedsl._dsl.<impl>`` defines where the CuTe DSL
+    is installed, and stand-ins (`helpers`) for the others and for all of them where it is not."""
+    out = helpers(module, functions, classes)
+    if impl is not None and dsl_installed():
+        real = importlib.import_module(f"tilelang_cuda.contrib.cutedsl._dsl.{impl}")
+        out.update({name: getattr(real, name) for name in out if hasattr(real, name)})
     return out
 
 

@@ -1,12 +1,12 @@
 """Thread-block cluster barriers, cluster rank and cluster launch control (clc) queries.
 
-CuTe DSL device helpers of the reference TileLang; here stand-ins that raise
-`CuTeDSLHelperUnavailable` explaining what is missing (see `tilelang_cuda.contrib.cutedsl`).
+CuTe DSL device helpers of the reference TileLang: real where the CuTe DSL is installed (implemented in
+``_dsl/cluster.py``), otherwise stand-ins that raise `CuTeDSLHelperUnavailable` naming what to install.
 """
 
 from __future__ import annotations
 
-from tilelang_cuda.contrib.cutedsl._unavailable import helpers
+from tilelang_cuda.contrib.cutedsl._unavailable import provide
 
 _FUNCTIONS = [
     'cluster_arrive_relaxed', 'cluster_arrive', 'cluster_wait', 'cluster_sync', 'block_rank_in_cluster',
@@ -14,6 +14,6 @@ _FUNCTIONS = [
     'clc_get_first_ctaid_y', 'clc_get_first_ctaid_z',
 ]
 
-globals().update(helpers(__name__, _FUNCTIONS))
+globals().update(provide(__name__, _FUNCTIONS, impl="cluster"))
 
 __all__ = [*_FUNCTIONS]

@@ -1,12 +1,12 @@
 """Asynchronous copies: cp.async, TMA loads / stores / reductions, mbarriers and proxy fences.
 
-CuTe DSL device helpers of the reference TileLang; here stand-ins that raise
-`CuTeDSLHelperUnavailable` explaining what is missing (see `tilelang_cuda.contrib.cutedsl`).
+CuTe DSL device helpers of the reference TileLang: real where the CuTe DSL is installed (implemented in
+``_dsl/cpasync.py``), otherwise stand-ins that raise `CuTeDSLHelperUnavailable` naming what to install.
 """
 
 from __future__ import annotations
 
-from tilelang_cuda.contrib.cutedsl._unavailable import helpers
+from tilelang_cuda.contrib.cutedsl._unavailable import provide
 
 _FUNCTIONS = [
     'cp_async_commit', 'cp_async_wait', 'cp_async_gs', 'cp_async_gs_conditional', 'cp_async_shared_global',
@@ -16,6 +16,6 @@ _FUNCTIONS = [
     'fence_barrier_init',
 ]
 
-globals().update(helpers(__name__, _FUNCTIONS))
+globals().update(provide(__name__, _FUNCTIONS, impl="cpasync"))
 
 __all__ = [*_FUNCTIONS]

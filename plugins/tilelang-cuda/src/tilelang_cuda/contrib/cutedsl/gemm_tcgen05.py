@@ -1,12 +1,13 @@
 """Blackwell tcgen05 MMA, tensor-memory allocation, loads and stores, and their descriptors.
 
-CuTe DSL device helpers of the reference TileLang; here stand-ins that raise
-`CuTeDSLHelperUnavailable` explaining what is missing (see `tilelang_cuda.contrib.cutedsl`).
+CuTe DSL device helpers of the reference TileLang: real where the CuTe DSL is installed (implemented in
+``_dsl/gemm_tcgen05.py``, inline ``tcgen05`` PTX), otherwise stand-ins that raise `CuTeDSLHelperUnavailable`
+naming what to install.
 """
 
 from __future__ import annotations
 
-from tilelang_cuda.contrib.cutedsl._unavailable import helpers
+from tilelang_cuda.contrib.cutedsl._unavailable import provide
 
 _FUNCTIONS = [
     'initialize_tcgen05_descriptor', 'tcgen05mma_ss', 'tcgen05mma_ws_ss', 'tcgen05mma_ts', 'tcgen05_mma_arrive',
@@ -21,6 +22,6 @@ _CLASSES = [
     'Tcgen05SmemDescriptor',
 ]
 
-globals().update(helpers(__name__, _FUNCTIONS, _CLASSES))
+globals().update(provide(__name__, _FUNCTIONS, _CLASSES, impl="gemm_tcgen05"))
 
 __all__ = [*_FUNCTIONS, *_CLASSES]

@@ -1,12 +1,12 @@
 """ldmatrix / stmatrix (x1, x2, x4, transposed) between shared memory and registers.
 
-CuTe DSL device helpers of the reference TileLang; here stand-ins that raise
-`CuTeDSLHelperUnavailable` explaining what is missing (see `tilelang_cuda.contrib.cutedsl`).
+CuTe DSL device helpers of the reference TileLang: real where the CuTe DSL is installed (implemented in
+``_dsl/ldsm.py``), otherwise stand-ins that raise `CuTeDSLHelperUnavailable` naming what to install.
 """
 
 from __future__ import annotations
 
-from tilelang_cuda.contrib.cutedsl._unavailable import helpers
+from tilelang_cuda.contrib.cutedsl._unavailable import provide
 
 _FUNCTIONS = [
     'ldmatrix_x1', 'ldmatrix_x2', 'ldmatrix_x4', 'ldmatrix_x1_trans', 'ldmatrix_x2_trans', 'ldmatrix_x4_trans',
@@ -16,6 +16,6 @@ _FUNCTIONS = [
     'ptx_stmatrix_x2_trans', 'ptx_stmatrix_x4_trans',
 ]
 
-globals().update(helpers(__name__, _FUNCTIONS))
+globals().update(provide(__name__, _FUNCTIONS, impl="ldsm"))
 
 __all__ = [*_FUNCTIONS]

@@ -1,12 +1,12 @@
 """mma.sync and sparse mma.sp on register fragments, per shape and type.
 
-CuTe DSL device helpers of the reference TileLang; here stand-ins that raise
-`CuTeDSLHelperUnavailable` explaining what is missing (see `tilelang_cuda.contrib.cutedsl`).
+CuTe DSL device helpers of the reference TileLang: real where the CuTe DSL is installed (implemented in
+``_dsl/ptx_mma.py``), otherwise stand-ins that raise `CuTeDSLHelperUnavailable` naming what to install.
 """
 
 from __future__ import annotations
 
-from tilelang_cuda.contrib.cutedsl._unavailable import helpers
+from tilelang_cuda.contrib.cutedsl._unavailable import provide
 
 _FUNCTIONS = [
     'ptx_mma_m16n8k16_f16_f16_f32', 'ptx_mma_m16n8k16_f16_f16_f16', 'ptx_mma_m16n8k16_bf16_bf16_f32',
@@ -19,6 +19,6 @@ _FUNCTIONS = [
     'ptx_mma_sp_m16n8k32_s8_s8_s32', 'ptx_mma_sp_m16n8k16_tf32_tf32_f32', 'ptx_mma_sp_m16n8k8_tf32_tf32_f32',
 ]
 
-globals().update(helpers(__name__, _FUNCTIONS))
+globals().update(provide(__name__, _FUNCTIONS, impl="ptx_mma"))
 
 __all__ = [*_FUNCTIONS]

@@ -1,12 +1,12 @@
 """Block and warp reductions, cumulative sums / maxima, and named barriers.
 
-CuTe DSL device helpers of the reference TileLang; here stand-ins that raise
-`CuTeDSLHelperUnavailable` explaining what is missing (see `tilelang_cuda.contrib.cutedsl`).
+CuTe DSL device helpers of the reference TileLang: real where the CuTe DSL is installed (implemented in
+``_dsl/reduce.py``), otherwise stand-ins that raise `CuTeDSLHelperUnavailable` naming what to install.
 """
 
 from __future__ import annotations
 
-from tilelang_cuda.contrib.cutedsl._unavailable import helpers
+from tilelang_cuda.contrib.cutedsl._unavailable import provide
 
 _FUNCTIONS = [
     'min', 'max', 'bar_sync', 'bar_sync_ptx',
@@ -16,6 +16,6 @@ _CLASSES = [
     'NamedBarrier', 'AllReduce',
 ]
 
-globals().update(helpers(__name__, _FUNCTIONS, _CLASSES))
+globals().update(provide(__name__, _FUNCTIONS, _CLASSES, impl="reduce"))
 
 __all__ = [*_FUNCTIONS, *_CLASSES]

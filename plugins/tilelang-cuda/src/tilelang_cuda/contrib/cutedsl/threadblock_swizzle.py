@@ -1,14 +1,15 @@
 """Block-index swizzles (rasterizations) that walk the grid in panels for better L2 reuse.
 
-CuTe DSL device helpers of the reference TileLang; here stand-ins that raise
-`CuTeDSLHelperUnavailable` explaining what is missing (see `tilelang_cuda.contrib.cutedsl`). `dim3` is a plain value.
+CuTe DSL device helpers of the reference TileLang: real where the CuTe DSL is installed (implemented in
+``_dsl/threadblock_swizzle.py``), otherwise stand-ins that raise `CuTeDSLHelperUnavailable` naming what to install.
+`dim3` is a plain value.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tilelang_cuda.contrib.cutedsl._unavailable import helpers
+from tilelang_cuda.contrib.cutedsl._unavailable import provide
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,6 @@ _FUNCTIONS = [
     'rasterization2DRowWithCluster', 'rasterization2DColumnWithCluster',
 ]
 
-globals().update(helpers(__name__, _FUNCTIONS))
+globals().update(provide(__name__, _FUNCTIONS, impl="threadblock_swizzle"))
 
 __all__ = ['dim3', *_FUNCTIONS]

@@ -1,12 +1,12 @@
 """Warp shuffles, votes, population count and warp-wide reductions.
 
-CuTe DSL device helpers of the reference TileLang; here stand-ins that raise
-`CuTeDSLHelperUnavailable` explaining what is missing (see `tilelang_cuda.contrib.cutedsl`).
+CuTe DSL device helpers of the reference TileLang: real where the CuTe DSL is installed (implemented in
+``_dsl/warp.py``), otherwise stand-ins that raise `CuTeDSLHelperUnavailable` naming what to install.
 """
 
 from __future__ import annotations
 
-from tilelang_cuda.contrib.cutedsl._unavailable import helpers
+from tilelang_cuda.contrib.cutedsl._unavailable import provide
 
 FULL_MASK = 0xFFFFFFFF
 WARP_SIZE = 32
@@ -16,6 +16,6 @@ _FUNCTIONS = [
     '__popc', 'warp_reduce_sum', 'warp_reduce_max', 'warp_reduce_min', 'warp_reduce_bitand', 'warp_reduce_bitor',
 ]
 
-globals().update(helpers(__name__, _FUNCTIONS))
+globals().update(provide(__name__, _FUNCTIONS, impl="warp"))
 
 __all__ = ['FULL_MASK', 'WARP_SIZE', *_FUNCTIONS]
