@@ -382,3 +382,18 @@ def test_a_nest_without_fragments_stays_cyclic_where_no_vector_is_provable(optio
     loops = _copy_out_loops(_lower_laid_out(_staged_copy(offset, swizzle)))
     assert loops and not any(lp.kind == tvm.tirx.ForKind.VECTORIZED for lp in loops)
     assert not any(str(lp.loop_var.name) == "v" for lp in loops)  # the one-element-a-thread distribution kept
+
+
+def test_a_nest_without_fragments_whose_lanes_may_cross_the_edge_stays_cyclic(options):
+    # columns bx * 256 + j of a 320-wide tensor: the second block's runs cross the edge, tested lane by lane --
+    # which the vectoriser would run one lane at a time in each thread (uncoalesced), so no runs are formed
+    @T.prim_func
+    def edge(A: T.Tensor((64, 512), "float16"), B: T.Tensor((64, 320), "float16")):
+        with T.Kernel(2, threads=128) as bx:
+            S = T.alloc_shared((64, 256), "float16")
+            T.copy(A[0, bx * 256], S)
+            T.copy(S, B[0, bx * 256])
+
+    options({"has_threads": True, "fragment_vector_bits": 128})
+    loops = _copy_out_loops(lower(edge))
+    assert loops and not any(str(lp.loop_var.name) == "v" for lp in loops)

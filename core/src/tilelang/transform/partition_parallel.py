@@ -164,6 +164,15 @@ def _plain_accesses(body: Any, laid_out: list[Any]) -> bool:
     return all(tvm.DataType(str(b.ty.dtype)).bits >= 8 and not any(b.same_as(x) for x in laid_out) for b in bufs)
 
 
+def _lane_conditional(loop: Any) -> bool:
+    """Whether a condition inside `loop` depends on its variable (an ``if`` or ``if_then_else`` per lane)."""
+    lane = [loop.loop_var]
+    ifs = C.collect(loop.body, tirx.IfThenElse, lambda s: C.uses_var(s.condition, lane))
+    selects = C.collect(loop.body, tvm.ir.Call, lambda c: isinstance(c.op, tvm.ir.Op)
+                        and c.op.name == "tirx.if_then_else" and C.uses_var(c.args[0], lane))
+    return bool(ifs or selects)
+
+
 def _element_bits(body: Any) -> int:
     """The widest element type (in bits) that `body` loads or stores."""
     dtypes = [st.buffer.ty.dtype for st in C.collect(body, tirx.BufferStore)]
@@ -261,7 +270,10 @@ def PartitionParallel(target: Any = None) -> tvm.transform.Pass:
                 width = fragment_vector_lanes(extents, threads, max(1, bits // _element_bits(body)))
                 if width > 1:
                     nest = vector_nest(loops, body, extents, total, width)
-                    if C.collect(nest, tirx.For, lambda lp: lp.kind == tirx.ForKind.VECTORIZED):
+                    vectors = C.collect(nest, tirx.For, lambda lp: lp.kind == tirx.ForKind.VECTORIZED)
+                    # a bounds test on the lane (an edge the analyzer cannot rule out) makes the vectoriser run
+                    # every lane alone: then one element a thread, coalesced, stays better
+                    if vectors and not any(_lane_conditional(lp) for lp in vectors):
                         return nest
             k = tirx.Var("k", "int32")
             fused = k * threads + tid
