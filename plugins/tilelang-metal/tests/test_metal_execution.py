@@ -226,3 +226,42 @@ def test_scalars_and_dynamic_rows_run(backend):
         if device == "mps":
             torch.mps.synchronize()
         torch.testing.assert_close(c.cpu(), a * 2.5 - 3)
+
+
+# ---------------------------------------------------------------------------------------------- the reference's adapter
+def _adapter(name):
+    from tilelang.jit.adapter import MetalKernelAdapter
+
+    kernel = CORPUS[name]()
+    return MetalKernelAdapter(None, kernel.out_idx, kernel.prim_func())
+
+
+def test_reference_adapter_compiles_through_this_plugin():
+    adapter = _adapter("elementwise_add")
+    assert f"kernel void {adapter.kernel_name}(" in adapter.get_kernel_source()
+    assert adapter.get_kernel_source().startswith("kernel void ")
+    assert adapter.grid_info == [8, 8, 1] and adapter.block_info[0] * adapter.block_info[1] > 1
+    assert [p.name for p in adapter.params] == [p.name for p in artifact_of("elementwise_add").params]
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="the Linux/Windows messages")
+def test_reference_adapter_launches_through_the_torch_backend():
+    adapter = _adapter("elementwise_add")
+    with pytest.raises(ExecutionBackendUnavailable, match="'torch' cannot run here: running Metal kernels needs macOS"):
+        adapter(None, None, None)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(sys.platform != "darwin", reason="needs macOS with MPS")
+def test_reference_adapter_runs_on_mps():
+    _require(TorchMPSBackend())
+
+    class Launch:  # the adapter as a backend: its callable takes every argument, outputs included
+        def __init__(self, adapter):
+            self.adapter = adapter
+
+        def load(self, artifact):
+            return self.adapter
+
+    adapter = _adapter("elementwise_add")
+    _run(Launch(adapter), "elementwise_add", "mps")
