@@ -741,6 +741,112 @@ _MATH = {
 }
 
 
+def _waits_on_mbarriers(stmt: Any) -> bool:
+    import tvm
+
+    from tilelang.transform import utils as C
+
+    def waits(call: Any) -> bool:
+        return str(getattr(call.op, "name", "")) == "tirx.call_extern" and bool(call.args) and \
+            str(getattr(call.args[0], "value", "")) == "tl_mbarrier_wait_parity"
+
+    return bool(C.collect(stmt, tvm.ir.Call, waits))
+
+
+class _Aborted(BaseException):
+    """Unwinds a role whose kernel failed in another role."""
+
+
+class _Roles:
+    """Divergent branches of a block that hand data to each other through mbarriers, run as coroutines (one Python
+    thread each, one running at a time, in the block's lock step within each branch). A role whose mbarrier wait
+    cannot return yet (`wait_until`) lets the next role run; when every role still running waits and no phase
+    completes, the kernel deadlocks. On a GPU the warps of both branches run concurrently; any interleaving the
+    mbarrier protocol allows is one the hardware may pick, so the result is checked on this one."""
+
+    def __init__(self, emu: Emulator, parts: list[tuple[np.ndarray, Callable]]):
+        import threading
+
+        self.emu, self.parts = emu, parts
+        self.cv = threading.Condition()
+        self.turn = 0
+        self.done = [False] * len(parts)
+        self.blocked: list[int | None] = [None] * len(parts)
+        self.abort = False
+        self.error: BaseException | None = None
+
+    def _phases(self) -> int:
+        return self.emu.stats.get("mbarrier_phases", 0)
+
+    def _wait_turn(self, i: int) -> None:
+        while self.turn != i and not self.abort:
+            self.cv.wait()
+        if self.abort:
+            raise _Aborted
+
+    def _next(self, i: int) -> int | None:
+        """The role to run after role `i`: the next one still running that is not waiting on the current phase
+        count (a waiter rechecks once a phase completed)."""
+        n = len(self.parts)
+        for step in range(1, n + 1):
+            j = (i + step) % n
+            if not self.done[j] and self.blocked[j] != self._phases():
+                return j
+        return None
+
+    def _worker(self, i: int) -> None:
+        emu = self.emu
+        with self.cv:
+            try:
+                self._wait_turn(i)
+                emu.roles = self
+                emu.role = i
+                emu.mask = self.parts[i][0]
+                self.parts[i][1](emu)
+            except _Aborted:
+                return
+            except BaseException as exc:  # re-raised by `run`
+                self.error, self.abort = exc, True
+                self.cv.notify_all()
+                return
+            self.done[i] = True
+            nxt = self._next(i)
+            if nxt is None and not all(self.done):  # the others wait on phases nobody can complete
+                nxt = next(j for j, d in enumerate(self.done) if not d)
+            self.turn = -1 if nxt is None else nxt
+            self.cv.notify_all()
+
+    def wait_until(self, ready: Callable[[], bool]) -> bool:
+        """Let the other roles run until `ready()`; False when they all wait too (a deadlock)."""
+        i, emu = self.emu.role, self.emu
+        mask = emu.mask
+        while not ready():
+            self.blocked[i] = self._phases()
+            nxt = self._next(i)
+            if nxt is None:
+                return False
+            self.turn = nxt
+            self.cv.notify_all()
+            self._wait_turn(i)
+            emu.roles, emu.role, emu.mask = self, i, mask
+        self.blocked[i] = None
+        return True
+
+    def run(self) -> None:
+        import threading
+
+        emu = self.emu
+        outer = (getattr(emu, "roles", None), getattr(emu, "role", None))
+        threads = [threading.Thread(target=self._worker, args=(i,), daemon=True) for i in range(len(self.parts))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        emu.roles, emu.role = outer
+        if self.error is not None:
+            raise self.error
+
+
 class Emulator(DialectHelpers):
     """Runs one device PrimFunc over its grid. `args` maps parameter names to a global `Mem` (pointers) or a
     scalar; ``patch`` maps a helper name to ``fn(emu, args) -> value`` overriding it."""
@@ -956,6 +1062,10 @@ class Emulator(DialectHelpers):
         then = self.compile_stmt(s.then_case)
         other = self.compile_stmt(s.else_case) if s.else_case is not None else None
 
+        # warp roles handing stages to each other through mbarriers (a producer loop in one branch, the
+        # consumers' loop in the other) run concurrently (`_Roles`)
+        roles = other is not None and _waits_on_mbarriers(s.then_case) and _waits_on_mbarriers(s.else_case)
+
         def run(emu: Emulator) -> None:
             c = np.asarray(cond(emu))
             saved = emu.mask
@@ -964,6 +1074,10 @@ class Emulator(DialectHelpers):
                     then(emu)
                 elif other is not None:
                     other(emu)
+                return
+            if roles and (saved & c).any() and (saved & ~c).any():
+                _Roles(emu, [(saved & c, then), (saved & ~c, other)]).run()
+                emu.mask = saved
                 return
             for m, branch in ((saved & c, then), (saved & ~c, other)):
                 if branch is not None and m.any():

@@ -165,6 +165,9 @@ class DialectHelpers:
         parity = np.unique(np.broadcast_to(np.asarray(a[1], np.int64), (self.T,))[self.mask])
         if parity.size != 1:
             raise EmulationError("mbarrier.try_wait.parity: threads wait on different parities of one barrier")
+        roles = getattr(self, "roles", None)
+        if bar.phase % 2 == int(parity[0]) % 2 and roles is not None:  # another warp role may complete it
+            roles.wait_until(lambda: bar.phase % 2 != int(parity[0]) % 2)
         if bar.phase % 2 == int(parity[0]) % 2:
             raise EmulationError(f"mbarrier.try_wait.parity {int(parity[0])}: the barrier's phase {bar.phase} "
                                  f"(parity {bar.phase % 2}) has {bar.pending} of {bar.count} arrivals and "
@@ -379,6 +382,9 @@ class DialectHelpers:
                 from cuda_emulator import EmulationError
 
                 raise EmulationError(f"grid {self.block_dims} is not a whole number of clusters {self.cluster_dims}")
+
+    def _x_tl_keep_int(self, a: list, dt: Any, e: Any) -> np.ndarray:
+        return np.broadcast_to(np.asarray(a[0], np.int32), (self.T,)).copy()
 
     def _x_tl_cluster_ctarank(self, a: list, dt: Any, e: Any) -> np.ndarray:
         cx, cy, cz = self.cluster_dims

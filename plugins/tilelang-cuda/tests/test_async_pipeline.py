@@ -350,7 +350,8 @@ def test_runtime_k_wgmma_guards_are_uniform_and_checked():
 
 
 @needs_nvcc
-@pytest.mark.parametrize("configs", [NO_TMA, {"tl.cuda.enable_tma": True}], ids=["cp_async", "tma"])
+@pytest.mark.parametrize("configs", [NO_TMA, {"tl.cuda.enable_tma": True, "tl.disable_warp_specialized": True}],
+                         ids=["cp_async", "tma"])
 def test_runtime_k_wgmma_gemm_compiles_to_cubin(configs):
     from tilelang_cuda.compiler import compile_artifact
 
@@ -562,7 +563,8 @@ def _steady_loop(src: str) -> str:
     raise AssertionError("no K loop")
 
 
-@pytest.mark.parametrize("configs", [NO_SS, {"tl.cuda.enable_tma": True}], ids=["cp_async", "tma"])
+@pytest.mark.parametrize("configs", [NO_SS, {"tl.cuda.enable_tma": True, "tl.disable_warp_specialized": True}],
+                         ids=["cp_async", "tma"])
 def test_wgmma_b_copy_loop_has_no_block_barriers(configs):
     # b_core lives in static shared memory, so TVM's ThreadSync("shared.dyn") no longer sees the copy loop's
     # b_core writes clash with the next iteration's B-tile reads (it put a barrier in every iteration)

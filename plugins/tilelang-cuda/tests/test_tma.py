@@ -23,6 +23,9 @@ from tvm import tirx
 from tilelang.testing import corpus
 from tilelang_cuda.tma import ENABLE_KEY as ENABLE
 
+# these tests check tl.copy's own TMA lowering: the warp-specialised rewrite (test_warp_specialize.py) is off
+WS_OFF = {"tl.disable_warp_specialized": True}
+
 
 class _TmaSim(_Sim):
     """`_Sim` with mbarriers: one thread's phase bits, each barrier's completed phases and copies in flight."""
@@ -156,7 +159,7 @@ def test_dynamic_trip_count_kernel_compiles():
 
 
 def _lower_tma(kernel, capture=None, **configs):
-    configs = {ENABLE: True, **configs}
+    configs = {ENABLE: True, **WS_OFF, **configs}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if capture is None:
@@ -270,7 +273,7 @@ def _copy_kernel(shape, tile):
                                             ((256, 1024), (16, 512), False), ((256, 512), (64, 4), False)])
 def test_copies_tma_cannot_serve_fall_back(shape, tile, tma):
     # 3-D tensors, boxes over 256 elements and rows under 16 bytes keep the cp.async / plain lowering
-    src = _lower(_copy_kernel(shape, tile), arch="sm_90a", configs={ENABLE: True}).kernel_source
+    src = _lower(_copy_kernel(shape, tile), arch="sm_90a", configs={ENABLE: True, **WS_OFF}).kernel_source
     assert ("tl_tma_load_2d(tl_tmap_A" in src) == tma
     assert ("tl_tma_wait(0)" in src) == tma  # a copy outside a pipeline waits at once
 
@@ -476,7 +479,8 @@ def test_tma_gemm_matches_torch_on_the_gpu(num_stages):
     if detect()["arch"] != "sm_90a":
         pytest.skip("TMA needs sm_90a")
     kernel = corpus.gemm(M=512, N=384, K=544, block_M=128, block_N=128, block_K=32, num_stages=num_stages)
-    jit = tilelang.compile(kernel.prim_func(), target={"kind": "cuda", "arch": "sm_90a"}, pass_configs={ENABLE: True})
+    jit = tilelang.compile(kernel.prim_func(), target={"kind": "cuda", "arch": "sm_90a"},
+                           pass_configs={ENABLE: True, **WS_OFF})
     assert "tl_tma_load_2d(tl_tmap_" in jit.artifact.kernel_source
     inputs = kernel.make_inputs(device="cuda")
     outputs = kernel.make_outputs(device="cuda")
@@ -489,11 +493,13 @@ def test_tma_gemm_matches_torch_on_the_gpu(num_stages):
 
 
 def test_tma_is_opt_in_until_validated_on_a_gpu():
-    """sm_90a keeps cp.async unless ``tl.cuda.enable_tma`` asks for TMA."""
+    """Outside warp specialisation sm_90a keeps cp.async unless ``tl.cuda.enable_tma`` asks for TMA (a pipelined
+    GEMM is warp-specialised by default: its producer issues TMA, test_warp_specialize.py)."""
     import tilelang
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        default = tilelang.lower(_readme_gemm(3, 4).prim_func(), target={"kind": "cuda", "arch": "sm_90a"})
+        default = tilelang.lower(_readme_gemm(3, 4).prim_func(), target={"kind": "cuda", "arch": "sm_90a"},
+                                 pass_configs=WS_OFF)
     assert "tl_tma_load_2d(tl_tmap_" not in default.kernel_source and "tl_cp_async_commit();" in default.kernel_source
     assert "tl_tma_load_2d(tl_tmap_" in _lower_tma(_readme_gemm(3, 4)).kernel_source

@@ -1,4 +1,5 @@
-"""sm_90a SS wgmma GEMMs keep one wgmma batch in flight across K stages (``tl.cuda.wgmma_async_depth``).
+"""sm_90a SS wgmma GEMMs on the cp.async pipeline (``tl.disable_warp_specialized``) keep one wgmma batch in flight
+across K stages (``tl.cuda.wgmma_async_depth``).
 
 Per steady iteration: wait cp.async(k) -> barrier -> proxy fence -> wgmma.fence -> wgmmas(k) -> commit ->
 ``wgmma.wait_group 1`` (retires batch k - 1) -> barrier -> cp.async(k + S - 1) into the version batch k - 1
@@ -14,12 +15,20 @@ import pytest
 import tvm
 import tvm_ffi
 from cuda_helpers import needs_nvcc, wrapped_pass
-from test_async_pipeline import _lower, _Sim
+from test_async_pipeline import _lower as _lower_any
+from test_async_pipeline import _Sim
 from tvm import tirx
 
 from tilelang.testing import corpus
 
 SERIAL = {"tl.cuda.wgmma_async_depth": 0}  # every batch awaited at once (the previous lowering)
+# the cp.async pipeline this module checks; a pipelined GEMM on sm_90a is warp-specialised by default
+# (test_warp_specialize.py)
+WS_OFF = {"tl.disable_warp_specialized": True}
+
+
+def _lower(kernel, arch: str = "sm_80", capture: list | None = None, configs: dict | None = None):
+    return _lower_any(kernel, arch=arch, capture=capture, configs={**WS_OFF, **(configs or {})})
 
 
 def _gemm(num_stages: int = 3, k_tiles: int = 8, **kwargs):

@@ -407,7 +407,7 @@ def test_flash_attention_reads_its_shared_operands_through_swizzled_descriptors(
 
 def test_tma_kernels_stay_on_the_relayout_path():
     kernel = corpus.gemm(M=256, N=256, K=256, block_M=128, block_N=256, block_K=64, threads=256, num_stages=3)
-    src = _src(kernel, {"tl.cuda.enable_tma": True})
+    src = _src(kernel, {"tl.cuda.enable_tma": True, "tl.disable_warp_specialized": True})
     assert "tl_tma_load_2d" in src and "tl_wgmma_ss_" not in src and "b_core" in src
 
 
@@ -560,4 +560,4 @@ def test_a_descriptor_tile_the_pass_cannot_rewrite_is_a_lowering_error(monkeypat
     monkeypatch.setattr(gemm_impl, "tma_enabled", lambda target: False)
     kernel = corpus.gemm(M=256, N=256, K=256, block_M=128, block_N=256, block_K=64, threads=256, num_stages=3)
     with pytest.raises(LoweringError, match="swizzled descriptor"):
-        _lower(kernel, configs={"tl.cuda.enable_tma": True})
+        _lower(kernel, configs={"tl.cuda.enable_tma": True, "tl.disable_warp_specialized": True})

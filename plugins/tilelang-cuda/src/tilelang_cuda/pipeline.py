@@ -61,6 +61,12 @@ def _dialect_scopes(target: Any) -> Any:
     return DialectScopes(target)
 
 
+def _warp_specialize(target: Any) -> Any:
+    from tilelang_cuda.passes.warp_specialize import WarpSpecialize
+
+    return WarpSpecialize(target)
+
+
 def _float8_e4m3_as_fn(target: Any) -> Any:
     from tilelang_cuda.passes.float8_e4m3 import Float8E4M3AsFn
 
@@ -92,6 +98,7 @@ def _named_barriers(target: Any) -> Any:
 
 
 PASSES = (
+    PipelinePass("cuda.warp_specialize", "pre_layout", _warp_specialize),
     PipelinePass("cuda.float8_e4m3_as_fn", "pre_layout", _float8_e4m3_as_fn),
     PipelinePass("cuda.barrier_allocations", "pre_layout", _barrier_allocations),
     PipelinePass("cuda.wgmma_gemm_as_gemm", "pre_layout", _wgmma_gemm_as_gemm),

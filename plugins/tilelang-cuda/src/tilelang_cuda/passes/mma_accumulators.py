@@ -188,12 +188,46 @@ def blockscaled_layout(call: Any, target: Any, threads: int) -> AccumulatorLayou
     return choose(mn[0], mn[1], threads // 32, C.as_int(args[7]) or 0, n_unit=16)
 
 
+def _role_threads(func: Any, fragments: set[Any], threads: int) -> dict[Any, int]:
+    """Fragments used only by the first `count` threads of the block (the consumer warpgroups of a
+    warp-specialised kernel, ``with T.ws(0, 1)``: a branch on the thread index, `thread_range`): `count`. Their
+    layout spreads over those threads only; a fragment also used elsewhere, or by a slice not starting at thread 0,
+    keeps the whole block."""
+    from tilelang.transform.thread_range import single_thread_var, walk_ranges
+
+    tid = single_thread_var(func)
+    if tid is None:
+        return {}
+    seen: dict[Any, set[Any]] = {}
+
+    def touched(node: Any) -> set[Any]:
+        found = {ld.source for ld in C.collect(node, tvm.ir.TensorLoad)}
+        found |= {st.buffer for st in C.collect(node, tirx.BufferStore)}
+        found |= {r.source for r in C.collect(node, tvm.ir.TensorRegion)}
+        return found & fragments
+
+    def visit(node: Any, m: Any, span: Any) -> Any:
+        for buf in touched(node):
+            seen.setdefault(buf, set()).add(span)
+        return node
+
+    walk_ranges(func.body, tid, threads, visit, (tirx.Evaluate, tirx.BufferStore))
+    out = {}
+    for buf, spans in seen.items():
+        if len(spans) == 1:
+            span = next(iter(spans))
+            if span is not None and span[0] == 0 and span[1] < threads and span[1] % 128 == 0:
+                out[buf] = span[1]
+    return out
+
+
 class _Plan:
     """Per candidate fragment: its layout, then whether every use is understood."""
 
     def __init__(self, func: Any, target: Any):
         self.threads = C.block_threads(func)
         self.fragments = {a.buffer for a in C.allocations(func.body) if C.scope_of(a.buffer) == FRAGMENT}
+        self.role_threads = _role_threads(func, self.fragments, self.threads)
         self.layouts: dict[Any, AccumulatorLayout] = {}
         self.n_units: dict[Any, int] = {}  # mma.sync accumulators: columns of a warp's B load unit
         self.bad: set[Any] = set()
@@ -203,17 +237,22 @@ class _Plan:
         c = call.args[3 if sparse else 2]
         if not isinstance(c, tvm.ir.TensorRegion) or c.source not in self.fragments:
             return
+        threads = self.threads_of(c.source)
         if sparse:
-            layout = gemm_sp_layout(call, self.target, self.threads)
+            layout = gemm_sp_layout(call, self.target, threads)
         elif call.op.name == BLOCK_SCALED:
-            layout = blockscaled_layout(call, self.target, self.threads)
+            layout = blockscaled_layout(call, self.target, threads)
         else:
-            layout = gemm_layout(call, self.target, self.threads)
+            layout = gemm_layout(call, self.target, threads)
             self.n_units[c.source] = 8 if str(call.args[0].source.ty.dtype) == "float32" else 16
         if layout is None or self.layouts.get(c.source, layout) != layout:
             self.bad.add(c.source)
         else:
             self.layouts[c.source] = layout
+
+    def threads_of(self, buf: Any) -> int:
+        """The threads `buf` is spread over: the block's, or those of the warp role that alone uses it."""
+        return self.role_threads.get(buf, self.threads)
 
     def check_tile_op(self, name: str, call: Any) -> None:
         args = list(call.args)
@@ -287,7 +326,9 @@ class _Plan:
         for bufs in groups.values():
             if len({self.layouts[b].wm for b in bufs}) < 2 or not any(b in reduced for b in bufs):
                 continue
-            warps = self.threads // 32
+            if len({self.threads_of(b) for b in bufs}) > 1:
+                continue
+            warps = self.threads_of(bufs[0]) // 32
             biggest = sorted(bufs, key=lambda b: -self.layouts[b].n)
             for wm in dict.fromkeys(self.layouts[b].wm for b in biggest):
                 grids = [regrid(self.layouts[b], wm, warps, self.n_units[b]) for b in bufs]

@@ -276,9 +276,19 @@ class _Gemm:
         # precedes the wgmma in causality order. The trailing barrier keeps a later copy from overwriting a tile
         # another warpgroup's wgmma still reads (wait_group 0 covers only the own warpgroup's reads). In a
         # pipelined loop AsyncCopyPipeline may relax the SS form's wait to wait_group 1 (`deferrable_wgmma`).
-        return C.seq([*self.pre, _sync(), _extern("tl_fence_proxy_async"), *extra, *self.clear_stmt(),
-                      _extern("tl_wgmma_fence"), _unroll(self.k // self.k_atom, "ks", issue),
-                      _extern("tl_wgmma_commit"), _extern("tl_wgmma_wait"), _sync()])
+        # Operands only TMA writes (the warp-specialised consumer, `tilelang_cuda.passes.warp_specialize`) are
+        # published by the mbarrier the consumer waited on and recycled through another after this wait: no block
+        # barrier, no proxy fence.
+        tma_fed = not self.pre and self._tma_written(self.a.buf) and self._tma_written(self.b.buf)
+        return C.seq([*self.pre, *([] if tma_fed else [_sync(), _extern("tl_fence_proxy_async")]), *extra,
+                      *self.clear_stmt(), _extern("tl_wgmma_fence"), _unroll(self.k // self.k_atom, "ks", issue),
+                      _extern("tl_wgmma_commit"), _extern("tl_wgmma_wait"), *([] if tma_fed else [_sync()])])
+
+    def _tma_written(self, buf: Any) -> bool:
+        from tilelang_cuda.passes.warp_specialize import ASYNC_TILE
+
+        alloc = next((a for a in C.allocations(self.ctx.func.body) if a.buffer.same_as(buf)), None)
+        return alloc is not None and bool((alloc.annotations or {}).get(ASYNC_TILE, False))
 
     def wgmma_ss(self, a_tile: SwizzledTile, b_tile: SwizzledTile) -> Any:
         """SS form: A and B both through descriptors (no ldmatrix, no relayout)."""

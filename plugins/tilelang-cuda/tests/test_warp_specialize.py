@@ -1,0 +1,180 @@
+"""Warp specialisation on sm_90a (`tilelang_cuda.passes.warp_specialize`): a plain pipelined GEMM becomes a TMA
+producer warpgroup and consumer warpgroups handing stages through mbarriers, by default.
+
+Checked without a GPU: the rewritten program (roles, thread count, stage versions, barriers); the SIMT emulator
+running the lowered kernels (the producer's and the consumers' loops as concurrent warp roles, TMA boxes in the
+128-byte swizzle the wgmma descriptors read, the mbarrier phases) against torch; nvcc builds whose PTX issues
+``cp.async.bulk.tensor`` and ``setmaxnreg`` and no ``cp.async``; and the kernels the pass must leave alone.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import tvm
+from cuda_emulator import EmulationError, emulate
+from cuda_helpers import needs_nvcc
+
+import tilelang
+import tilelang.language as T
+from tilelang.transform import utils as C
+
+HOPPER = {"kind": "cuda", "arch": "sm_90a"}
+TORCH = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float8_e4m3fn": torch.float8_e4m3fn}
+
+
+def gemm(M, N, K, block_M=128, block_N=256, block_K=64, stages=3, threads=256, dtype="float16", out="float16",
+         swizzle=True, trans_b=True):
+    """The reference's Hopper GEMM as users write it: C = A @ B^T (or A @ B), rasterised blocks."""
+    b_shape = (N, K) if trans_b else (K, N)
+    b_tile = (block_N, block_K) if trans_b else (block_K, block_N)
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor(b_shape, dtype), C: T.Tensor((M, N), out)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            A_s = T.alloc_shared((block_M, block_K), dtype)
+            B_s = T.alloc_shared(b_tile, dtype)
+            C_f = T.alloc_fragment((block_M, block_N), "float32")
+            if swizzle:
+                T.use_swizzle(panel_size=4)
+            T.clear(C_f)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=stages):
+                T.copy(A[by * block_M, k * block_K], A_s)
+                if trans_b:
+                    T.copy(B[bx * block_N, k * block_K], B_s)
+                else:
+                    T.copy(B[k * block_K, bx * block_N], B_s)
+                T.gemm(A_s, B_s, C_f, transpose_B=trans_b)
+            T.copy(C_f, C[by * block_M, bx * block_N])
+
+    return main
+
+
+def _specialised(func, target=HOPPER, configs=None):
+    """The program after the pass (run in the CUDA pipeline's context)."""
+    from tilelang_cuda.passes.warp_specialize import WarpSpecialize
+
+    with tvm.transform.PassContext(config=configs or {}), tvm.target.Target(target):
+        return WarpSpecialize(tvm.target.Target(target))(tvm.IRModule({"main": func}))["main"]
+
+
+def _calls(node, name):
+    return C.collect(node, tvm.ir.Call, lambda c: str(getattr(c.op, "name", "")) == name)
+
+
+# ----------------------------------------------------------------------------------------- the rewrite
+def test_pipelined_gemm_becomes_a_producer_and_two_consumer_warpgroups():
+    func = _specialised(gemm(512, 512, 512))
+    assert C.block_threads(func) == 384
+    roles = C.collect(func.body, tvm.tirx.AttrStmt, lambda a: str(a.attr_key) == "tl.cuda.warp_group")
+    assert sorted(str(r.node.value) for r in roles) == ["0,1", "2"]
+    assert len(_calls(func.body, "tl.tma_copy")) == 2 and len(_calls(func.body, "tl.copy")) == 1
+    assert [int(c.args[0].value) for c in _calls(func.body, "tl.set_max_nreg")] == [24, 240]
+    barriers = [a for a in C.allocations(func.body) if C.scope_of(a.buffer) == "shared.barrier"]
+    assert sorted([int(x) for x in a.annotations["tl.barrier_init"]] for a in barriers) == [[1, 1, 1], [256] * 3]
+    versions = {a.buffer.name: [int(d) for d in a.buffer.ty.shape] for a in C.allocations(func.body)
+                if a.annotations and "tl.cuda.async_written" in a.annotations}
+    assert versions == {"A_s": [3, 128, 64], "B_s": [3, 256, 64]}
+    # the rest of the kernel (clear, epilogue) runs on the consumers: one copy left, in their role
+    consumer = next(r for r in roles if str(r.node.value) == "0,1")
+    assert len(_calls(consumer.body, "tl.copy")) == 1 and len(_calls(consumer.body, "tl.fill")) == 1
+
+
+@pytest.mark.parametrize("configs, target", [
+    ({"tl.disable_warp_specialized": True}, HOPPER),
+    ({"tl.disable_tma_lower": True}, HOPPER),
+    ({}, {"kind": "cuda", "arch": "sm_90"}),  # no wgmma without the "a" features
+    ({}, {"kind": "cuda", "arch": "sm_80"}),
+])
+def test_switched_off_or_not_hopper_keeps_the_cp_async_pipeline(configs, target):
+    func = gemm(512, 512, 512)
+    assert _specialised(func, target, configs).same_as(func)
+
+
+def _softmax_in_loop():
+    @T.prim_func
+    def main(A: T.Tensor((256, 256), "float16"), B: T.Tensor((256, 256), "float16"),
+             C: T.Tensor((256, 256), "float16")):
+        with T.Kernel(2, 2, threads=128) as (bx, by):
+            A_s = T.alloc_shared((128, 64), "float16")
+            B_s = T.alloc_shared((128, 64), "float16")
+            C_f = T.alloc_fragment((128, 128), "float32")
+            T.clear(C_f)
+            for k in T.Pipelined(4, num_stages=2):
+                T.copy(A[by * 128, k * 64], A_s)
+                T.copy(B[bx * 128, k * 64], B_s)
+                T.gemm(A_s, B_s, C_f, transpose_B=True)
+                for i, j in T.Parallel(128, 128):
+                    C_f[i, j] = C_f[i, j] * 0.5
+            T.copy(C_f, C[by * 128, bx * 128])
+
+    return main
+
+
+def _no_stages():
+    return gemm(512, 512, 512, stages=0)
+
+
+def _unaligned_rows():
+    return gemm(512, 520, 260, block_N=128, block_K=64, threads=128)  # K = 260 halves: rows of 520 bytes
+
+
+@pytest.mark.parametrize("make", [_softmax_in_loop, _no_stages, _unaligned_rows])
+def test_loops_it_does_not_handle_stay_as_written(make):
+    func = make()
+    assert _specialised(func).same_as(func)
+
+
+# ----------------------------------------------------------------------------------------- emulated
+@pytest.mark.parametrize("M, N, K, dtype, out, config", [
+    (512, 512, 512, "float16", "float16", dict()),  # two consumer warpgroups, 3 stages, 8 K steps
+    (320, 192, 448, "bfloat16", "bfloat16", dict(block_N=128, stages=2, threads=128)),  # ragged M, N: TMA zeros
+    (256, 256, 256, "float8_e4m3fn", "float16", dict(block_N=128, stages=3, threads=128)),
+    (256, 512, 192, "float16", "float32", dict(stages=4, swizzle=False, trans_b=False)),  # B MN-major
+])
+def test_warp_specialised_gemm_emulated(M, N, K, dtype, out, config):
+    art = tilelang.lower(gemm(M, N, K, dtype=dtype, out=out, **config), target=HOPPER)
+    src = art.kernel_source
+    assert "tl_tma_copy_load_2d" in src and "tl_set_max_nreg_dec(24)" in src and "tl_cp_async" not in src
+    torch.manual_seed(0)
+    a = torch.randn(M, K).to(TORCH[dtype])
+    b = torch.randn(N, K).to(TORCH[dtype]) if config.get("trans_b", True) else torch.randn(K, N).to(TORCH[dtype])
+    c = torch.zeros(M, N, dtype=getattr(torch, out))
+    stats = emulate(art, a, b, c)
+    ref = a.float() @ (b.float().T if config.get("trans_b", True) else b.float())
+    torch.testing.assert_close(c.float(), ref, atol=0.5, rtol=2e-2)
+    blocks = -(-M // 128) * -(-N // config.get("block_N", 256))
+    steps = -(-K // 64)
+    # every K step: the producer's stage (one TMA copy an operand, more for a swizzled tile wider than 128 bytes)
+    # completes `full`, the consumers' release completes `empty`; each role sets its registers once a block
+    assert stats["tma"] >= 2 * blocks * steps and stats["mbarrier_phases"] == 2 * blocks * steps
+    assert stats["setmaxnreg"] == 2 * blocks
+
+
+def test_a_consumer_that_never_frees_a_stage_deadlocks_in_the_emulator():
+    """The emulator runs the roles concurrently and still sees a broken hand-over: consumers that never arrive on
+    the `empty` barrier leave the producer waiting once it has filled every stage."""
+    art = tilelang.lower(gemm(256, 256, 512), target=HOPPER)
+    calls = {"n": 0}
+
+    def skip_empty_arrivals(emu, args):
+        calls["n"] += 1
+        if int(emu.role) == 1:  # the consumers' role: their arrivals are lost
+            return None
+        return emu.call_default("tl_mbarrier_arrive", args)
+
+    a, b = torch.randn(256, 512).half(), torch.randn(256, 512).half()
+    with pytest.raises(EmulationError, match="deadlock"):
+        emulate(art, a, b, torch.zeros(256, 256).half(), patch={"tl_mbarrier_arrive": skip_empty_arrivals})
+    assert calls["n"] > 0
+
+
+# ----------------------------------------------------------------------------------------- built
+@needs_nvcc
+def test_hopper_build_issues_tma_and_gives_the_producer_registers_away():
+    kernel = tilelang.compile(gemm(4096, 4096, 4096), target=HOPPER)
+    ptx = kernel.export_ptx()
+    assert "cp.async.bulk.tensor.2d.shared::cluster.global" in ptx
+    assert "setmaxnreg.dec.sync.aligned.u32 24" in ptx and "setmaxnreg.inc.sync.aligned.u32 240" in ptx
+    assert "cp.async.cg" not in ptx and "wgmma.mma_async" in ptx
+    assert kernel.artifact.launch_plan.kernels[0].block[0] == 384
