@@ -802,7 +802,8 @@ class _Roles:
                 emu.roles = self
                 emu.role = i
                 emu.mask = self.parts[i][0]
-                self.parts[i][1](emu)
+                with np.errstate(all="ignore"):  # numpy's error state is per thread (as `Emulator.run` sets it)
+                    self.parts[i][1](emu)
             except _Aborted:
                 return
             except BaseException as exc:  # re-raised by `run`
@@ -1798,7 +1799,9 @@ class Emulator(DialectHelpers):
         if (mem.w_epoch[b] < 0).any():
             raise EmulationError(f"wgmma {what}: reads {mem.name} (shared) bytes no thread of the block wrote")
         lo, hi = wg * 128, wg * 128 + 127
-        racy = (mem.w_epoch[b] == self.epoch) & ((mem.w_tid[b] < lo) | (mem.w_tid[b] > hi))
+        # a named barrier of threads covering the warpgroup orders the write before it (warp-specialised consumers)
+        named = mem.w_ord[b] & (mem.w_lo[b] <= lo) & (hi <= mem.w_hi[b])
+        racy = (mem.w_epoch[b] == self.epoch) & ((mem.w_tid[b] < lo) | (mem.w_tid[b] > hi)) & ~named
         if racy.any():
             k = int(np.argmax(racy))
             raise EmulationError(f"wgmma {what}: shared race on {mem.name} byte {int(b[k])}: warpgroup {wg} reads "

@@ -14,13 +14,20 @@ import pytest
 import tvm
 import tvm_ffi
 from cuda_helpers import needs_nvcc
-from test_async_pipeline import _lower, _Sim
+from test_async_pipeline import _lower as _lower_any
+from test_async_pipeline import _Sim
 from tvm import tirx
 
 from tilelang.testing import corpus
 
 SEQ, BLOCK = 256, 64
 TRIPS = SEQ // BLOCK
+
+
+def _lower(kernel, arch: str = "sm_80", capture: list | None = None):
+    """The cp.async pipeline this module checks (on sm_90a warp specialisation, the default, is switched off:
+    its attention is emulated in test_cuda_emulated_sm90.py and test_warp_specialize.py)."""
+    return _lower_any(kernel, arch=arch, capture=capture, configs={"tl.disable_warp_specialized": True})
 
 
 def _attention(is_causal: bool, num_stages: int = 2, seq_len: int = SEQ):

@@ -91,10 +91,31 @@ def test_switched_off_or_not_hopper_keeps_the_cp_async_pipeline(configs, target)
     assert _specialised(func, target, configs).same_as(func)
 
 
-def _softmax_in_loop():
+def _scaled_each_step(M=256, N=256, K=256):
+    """A loop whose body does more than copy and multiply: the consumers run the rest in order."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((N, K), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(N // 128, M // 128, threads=128) as (bx, by):
+            A_s = T.alloc_shared((128, 64), "float16")
+            B_s = T.alloc_shared((128, 64), "float16")
+            C_f = T.alloc_fragment((128, 128), "float32")
+            T.clear(C_f)
+            for k in T.Pipelined(K // 64, num_stages=2):
+                for i, j in T.Parallel(128, 128):
+                    C_f[i, j] = C_f[i, j] * 0.5
+                T.copy(A[by * 128, k * 64], A_s)
+                T.copy(B[bx * 128, k * 64], B_s)
+                T.gemm(A_s, B_s, C_f, transpose_B=True)
+            T.copy(C_f, C[by * 128, bx * 128])
+
+    return main
+
+
+def _tile_written_in_loop():
     @T.prim_func
     def main(A: T.Tensor((256, 256), "float16"), B: T.Tensor((256, 256), "float16"),
-             C: T.Tensor((256, 256), "float16")):
+             C: T.Tensor((256, 256), "float32")):
         with T.Kernel(2, 2, threads=128) as (bx, by):
             A_s = T.alloc_shared((128, 64), "float16")
             B_s = T.alloc_shared((128, 64), "float16")
@@ -103,9 +124,9 @@ def _softmax_in_loop():
             for k in T.Pipelined(4, num_stages=2):
                 T.copy(A[by * 128, k * 64], A_s)
                 T.copy(B[bx * 128, k * 64], B_s)
+                for i, j in T.Parallel(128, 64):
+                    A_s[i, j] = A_s[i, j] * 2.0
                 T.gemm(A_s, B_s, C_f, transpose_B=True)
-                for i, j in T.Parallel(128, 128):
-                    C_f[i, j] = C_f[i, j] * 0.5
             T.copy(C_f, C[by * 128, bx * 128])
 
     return main
@@ -119,7 +140,7 @@ def _unaligned_rows():
     return gemm(512, 520, 260, block_N=128, block_K=64, threads=128)  # K = 260 halves: rows of 520 bytes
 
 
-@pytest.mark.parametrize("make", [_softmax_in_loop, _no_stages, _unaligned_rows])
+@pytest.mark.parametrize("make", [_tile_written_in_loop, _no_stages, _unaligned_rows])
 def test_loops_it_does_not_handle_stay_as_written(make):
     func = make()
     assert _specialised(func).same_as(func)
@@ -149,6 +170,55 @@ def test_warp_specialised_gemm_emulated(M, N, K, dtype, out, config):
     # completes `full`, the consumers' release completes `empty`; each role sets its registers once a block
     assert stats["tma"] >= 2 * blocks * steps and stats["mbarrier_phases"] == 2 * blocks * steps
     assert stats["setmaxnreg"] == 2 * blocks
+
+
+def test_the_rest_of_the_loop_runs_on_the_consumers_in_order():
+    art = tilelang.lower(_scaled_each_step(), target=HOPPER)
+    assert "tl_tma_copy_load_2d" in art.kernel_source
+    torch.manual_seed(0)
+    a, b = torch.randn(256, 256).half(), torch.randn(256, 256).half()
+    c = torch.zeros(256, 256)
+    emulate(art, a, b, c)
+    ref = torch.zeros(256, 256)
+    for k in range(4):
+        ref = ref * 0.5 + a[:, k * 64:(k + 1) * 64].float() @ b[:, k * 64:(k + 1) * 64].float().T
+    torch.testing.assert_close(c, ref, atol=1e-2, rtol=1e-3)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_flash_attention_producer_loads_k_and_v(causal):
+    """The reference's attention program: K and V by TMA in the producer, the softmax and both GEMMs on the
+    consumers (Q, loaded before the loop, stays theirs)."""
+    from tilelang.testing import corpus
+
+    ck = corpus.flash_attention(batch=1, heads=2, seq_len=256, dim=64, is_causal=causal, block_M=64, block_N=64,
+                                num_stages=2, threads=128)
+    art = tilelang.lower(ck.prim_func(), target=HOPPER)
+    src = art.kernel_source
+    assert src.count("tl_tma_copy_load_4d(") == 2 and "tl_set_max_nreg_inc(240)" in src
+    assert art.launch_plan.kernels[0].block[0] == 256
+    inputs = ck.make_inputs(seed=0)
+    outputs = ck.make_outputs()
+    emulate(art, *ck.call_args(inputs, outputs))
+    want = ck.ref(*inputs)
+    got = outputs if isinstance(outputs, (list, tuple)) else [outputs]
+    want = want if isinstance(want, (list, tuple)) else [want]
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g.float(), w.float(), atol=ck.atol, rtol=ck.rtol)
+
+
+def test_a_missing_consumer_barrier_is_a_race_in_the_emulator():
+    """The consumers synchronise among themselves with named barriers (the producer is not there): dropping them
+    lets a warpgroup's wgmma read a tile the other warpgroup is still writing."""
+    from tilelang.testing import corpus
+
+    ck = corpus.flash_attention(batch=1, heads=1, seq_len=128, dim=64, is_causal=False, block_M=128, block_N=64,
+                                num_stages=2, threads=256)
+    art = tilelang.lower(ck.prim_func(), target=HOPPER)
+    assert "tl_named_barrier_sync(" in art.kernel_source
+    inputs = ck.make_inputs(seed=0)
+    with pytest.raises(EmulationError, match="race|no thread of the block wrote"):
+        emulate(art, *ck.call_args(inputs, ck.make_outputs()), patch={"tl_named_barrier_sync": lambda emu, a: None})
 
 
 def test_a_consumer_that_never_frees_a_stage_deadlocks_in_the_emulator():

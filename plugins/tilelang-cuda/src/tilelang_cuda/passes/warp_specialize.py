@@ -86,30 +86,52 @@ class _Unsupported(Exception):
 
 
 class _Loop:
-    """The pipelined loop's copies and GEMMs, when the loop has the supported form."""
+    """The pipelined loop split into the TMA copies its producer takes over (global -> shared tiles, each one box
+    into a tile nothing else in the loop writes) and the rest, which the consumers run in order; supported when
+    every global -> shared copy of the loop is such a box and a GEMM consumes them."""
 
     def __init__(self, loop: Any):
         self.loop = loop
         self.copies: list[tuple[Any, Any]] = []
-        self.gemms: list[Any] = []
+        self.rest: list[Any] = []
         stmts = list(loop.body.seq) if isinstance(loop.body, tirx.SeqStmt) else [loop.body]
-        self.ok = bool(stmts)
+        self.ok = True
         for s in stmts:
             found = C.tile_op_of(s)
-            if found is None:
-                self.ok = False
-            elif found[0] == "tl.copy" and not self.gemms:
+            if found is not None and found[0] == "tl.copy" and _loads_global_to_shared(found[1]):
                 pair = _box_copy(found[1])
-                self.ok = self.ok and pair is not None
-                if pair is not None:
+                if pair is None:
+                    self.ok = False
+                else:
                     self.copies.append(pair)
-            elif found[0] == "tl.gemm":
-                self.gemms.append(found[1])
             else:
-                self.ok = False
+                self.rest.append(s)
         tiles = [dst.source for _, dst in self.copies]
-        self.ok = self.ok and bool(self.copies) and bool(self.gemms) and len(set(tiles)) == len(tiles)
+        written = {st.buffer for st in C.collect(C.seq(self.rest), tirx.BufferStore)} if self.rest else set()
+        gemms = [c for c in C.collect(C.seq(self.rest), tvm.ir.Call)
+                 if str(getattr(c.op, "name", "")) == "tl.gemm"] if self.rest else []
+        self.ok = self.ok and bool(self.copies) and bool(gemms) and len(set(tiles)) == len(tiles)
+        self.ok = self.ok and not any(t.same_as(w) for t in tiles for w in written)
+        self.ok = self.ok and not any(_writes_region(c, t) for c in C.collect(C.seq(self.rest), tvm.ir.Call)
+                                      for t in tiles) if self.rest else self.ok
         self.tiles = tiles
+
+
+def _loads_global_to_shared(call: Any) -> bool:
+    args = list(call.args)
+    return (len(args) >= 2 and all(isinstance(a, tvm.ir.TensorRegion) for a in args[:2])
+            and C.scope_of(args[0].source) == "global" and C.scope_of(args[1].source) in ("shared", "shared.dyn"))
+
+
+def _writes_region(call: Any, tile: Any) -> bool:
+    """Whether tile op `call` may write `tile`: it is an operand other than a GEMM's A / B or a copy's source."""
+    name = str(getattr(call.op, "name", ""))
+    regions = [(i, a) for i, a in enumerate(call.args) if isinstance(a, tvm.ir.TensorRegion) and a.source.same_as(tile)]
+    if name == "tl.gemm":
+        return any(i not in (0, 1) for i, _ in regions)
+    if name == "tl.copy":
+        return any(i != 0 for i, _ in regions)
+    return bool(regions)
 
 
 def _find_loop(body: Any) -> Any:
@@ -145,6 +167,10 @@ def _already_specialised(body: Any) -> bool:
     calls = [c for c in C.collect(body, tvm.ir.Call) if isinstance(c.op, tvm.ir.Op) and str(c.op.name) in (
         "tl.tma_copy", "tl.mbarrier_wait_parity", "tl.mbarrier_arrive", "tl.wgmma_gemm", "tl.tma_load")]
     return bool(attrs or barriers or calls)
+
+
+def _calls_op(body: Any, name: str) -> bool:
+    return bool(C.collect(body, tvm.ir.Call, lambda c: str(getattr(c.op, "name", "")) == name))
 
 
 def _call(name: str, args: list[Any]) -> Any:
@@ -189,9 +215,14 @@ def _specialise(func: Any) -> Any:
                                              i32(0)]))
     produce.append(_call("tl.mbarrier_arrive", [tirx.BufferLoad(full, [slot])]))
     consume = [_call("tl.mbarrier_wait_parity", [tirx.BufferLoad(full, [slot]), phase])]
-    for g in found.gemms:
-        args = [versioned(a) if isinstance(a, tvm.ir.TensorRegion) else a for a in g.args]
-        consume.append(tirx.Evaluate(tvm.ir.Call(g.op, args, ret_ty=g.ty)))
+
+    def on_load(ld: Any, m: Any) -> Any:
+        new = versions.get(ld.source)
+        ld = m.default_mutate(ld)
+        return ld if new is None else tirx.BufferLoad(new, [slot, *ld.indices])
+
+    consume += [tvm_ffi.structural_mutate(x, [(tvm.ir.TensorRegion, lambda r, m: versioned(r)),
+                                              (tvm.ir.TensorLoad, on_load)]) for x in found.rest]
     consume.append(_call("tl.mbarrier_arrive", [tirx.BufferLoad(empty, [slot])]))
     consumers = list(range(threads // WARP_GROUP))
     producer = [threads // WARP_GROUP]
@@ -271,6 +302,10 @@ def _specialise(func: Any) -> Any:
     body = tvm_ffi.structural_mutate(body, [(tirx.AllocBuffer, on_alloc)])
     allocs = [tirx.AllocBuffer(full, {"tl.barrier_init": [1] * stages}),
               tirx.AllocBuffer(empty, {"tl.barrier_init": [threads] * stages})]
+    # one block an SM, as ptxas needs to honour ``setmaxnreg`` (else it keeps every warp at the launch bound's
+    # count: `__launch_bounds__(threads, 1)`), unless the kernel asks for more blocks itself
+    if not _calls_op(func.body, "tl.min_blocks_per_sm"):
+        allocs.append(_call("tl.min_blocks_per_sm", [i32(1)]))
     body = _inside_launch(body, tid, allocs)
     return C.with_body(func, body)
 

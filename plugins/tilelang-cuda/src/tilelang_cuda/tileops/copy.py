@@ -63,8 +63,9 @@ def lower_copy(ctx: Any) -> Any:
     total = 1
     for e in vec_ext:
         total *= e
-    threads = ctx.num_threads
-    tid = C.linear_thread(ctx.func)
+    # inside a warp role only its threads [begin, begin + count) copy (a warp-specialised kernel's consumers)
+    begin, threads = ctx.thread_range or (0, ctx.num_threads)
+    tid = C.linear_thread(ctx.func) - begin if begin else C.linear_thread(ctx.func)
     k = tirx.Var("k", "int32")
     flat = k * threads + tid
     pos = unravel(flat, vec_ext)

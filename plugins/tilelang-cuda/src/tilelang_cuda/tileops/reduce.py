@@ -37,8 +37,14 @@ WARP_FN = {"sum": "tl_warp_sum", "abssum": "tl_warp_sum", "max": "tl_warp_max", 
            "min": "tl_warp_min"}
 
 
+def _threads(ctx: Any) -> tuple[int, int]:
+    """``(first, count)`` of the threads running the call: a warp role's (a warp-specialised kernel's consumers,
+    whose fragments layout inference spreads over them), else the block's."""
+    return ctx.thread_range or (0, ctx.num_threads)
+
+
 def _applies(ctx: Any) -> bool:
-    if len(ctx.args) < 4 or ctx.num_threads % 32 or ctx.str_arg(2) not in WARP_FN:
+    if len(ctx.args) < 4 or _threads(ctx)[1] % 32 or ctx.str_arg(2) not in WARP_FN:
         return False
     src, dst = ctx.region(0), ctx.region(1)
     ok_types = str(src.source.ty.dtype) == "float32" and str(dst.source.ty.dtype) == "float32"
@@ -52,8 +58,9 @@ def lower_reduce(ctx: Any) -> Any:
     dst = ctx.region(1)
     keep = 1 - dim
     rows, length = C.as_int(src.region[keep].extent), C.as_int(src.region[dim].extent)
-    warps = ctx.num_threads // 32
-    tid = C.linear_thread(ctx.func)
+    begin, count = _threads(ctx)
+    warps = count // 32
+    tid = C.linear_thread(ctx.func) - begin if begin else C.linear_thread(ctx.func)
     lane, warp = tid % 32, tid // 32
     partial = tirx.decl_buffer((rows,), "float32", name="red_buf", scope="shared.dyn")
     acc = tirx.decl_buffer((1,), "float32", name="red_acc", scope="local")
@@ -120,7 +127,7 @@ def _full(region: Any) -> list[int] | None:
 
 def _register_plan(ctx: Any) -> tuple[Any, Any, list[int], int, int, int] | None:
     """``(src, dst, dst shape, rows, n, width)`` when `REGISTER_REDUCE` serves the call."""
-    if len(ctx.args) < 4 or ctx.num_threads % 32 or ctx.str_arg(2) not in WARP_FN or ctx.func is None:
+    if len(ctx.args) < 4 or _threads(ctx)[1] % 32 or ctx.str_arg(2) not in WARP_FN or ctx.func is None:
         return None
     src, dst = ctx.region(0), ctx.region(1)
     sbuf, dbuf = src.source, dst.source
@@ -141,7 +148,7 @@ def _register_plan(ctx: Any) -> tuple[Any, Any, list[int], int, int, int] | None
         return None
     rows, n = math.prod(sshape[:-1]), sshape[-1]
     lanes = ctx.fragments[sbuf].vector_lanes
-    threads = ctx.num_threads
+    threads = _threads(ctx)[1]
     if n % lanes:
         return None
     runs = n // lanes
@@ -167,11 +174,11 @@ def lower_register_reduce(ctx: Any) -> Any:
     src, dst, dshape, rows, _, width = _register_plan(ctx)  # type: ignore[misc]
     kind, clear = ctx.str_arg(2), bool(ctx.int_arg(4, 1))
     tree = _TREE_KIND.get(kind, kind)
-    threads = ctx.num_threads
+    begin, threads = _threads(ctx)
     dtype = str(dst.source.ty.dtype)
     group = threads // width  # rows one pass of the threads covers
     own = (rows + group - 1) // group  # partial rows per thread
-    tid = C.linear_thread(ctx.func)
+    tid = C.linear_thread(ctx.func) - begin if begin else C.linear_thread(ctx.func)
     name = str(dst.source.name)
     part = tirx.decl_buffer((own,), dtype, name=f"{name}_part", scope="local")
     stmts: list[Any] = [tirx.AllocBuffer(part)]
