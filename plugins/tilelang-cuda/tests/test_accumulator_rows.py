@@ -183,7 +183,8 @@ def test_flash_attention_keeps_its_row_state_in_registers(arch, causal):
     ptxas = art.metadata["ptxas"]
     # before: 255 (sm_80) / 247 (sm_90a) registers and an 816-byte stack frame (the replicated row vectors)
     assert ptxas["stack_bytes"] == 0 and ptxas["spill_stores"] == 0
-    assert ptxas["registers"] <= 168
+    # a warp-specialised kernel (sm_90a) reports its consumers' setmaxnreg budget
+    assert ptxas["registers"] <= (240 if "tl_set_max_nreg_inc(240)" in src else 168)
 
 
 def _two_accumulators():
