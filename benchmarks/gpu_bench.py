@@ -60,9 +60,12 @@ def softmax_kernel(rows: int, cols: int) -> Any:
     return corpus.softmax(M=rows, N=cols, block_M=16)
 
 
-# sm_90a variants timed beside the default (SS wgmma on swizzled tiles, cp.async): the opt-in TMA copies and the
-# previous RS wgmma + B relayout path (a fallback if the default ever misbehaves on a GPU)
-VARIANTS = {"TMA, opt-in": {"tl.cuda.enable_tma": True}, "RS + B relayout": {"tl.cuda.enable_wgmma_ss": False}}
+# sm_90a variants timed beside the default (warp-specialised: a TMA producer warpgroup, SS wgmma consumers): the
+# cp.async pipeline without warp specialisation and the previous RS wgmma + B relayout path (fallbacks if the
+# default ever misbehaves on a GPU)
+WS_OFF = {"tl.disable_warp_specialized": True}
+VARIANTS = {"cp.async, no warp specialisation": WS_OFF,
+            "RS + B relayout": {**WS_OFF, "tl.cuda.enable_wgmma_ss": False}}
 
 
 def gemm_case(arch: str, n: int, configs: dict | None = None

@@ -17,7 +17,7 @@ its HGMMA / HMMA) of the less unrolled side's body, and a producer loop's are di
 (``SYNCS.PHASECHK``). The instruction mix is that of the loop bodies as they are.
 
     python benchmarks/sass_compare.py --reference-python /work/refvenv/bin/python [--kernels a,b] [--archs sm_80]
-        [--json out.json] [--out DIR [--reuse]] [--ours-pass-config tl.cuda.enable_tma=true]
+        [--json out.json] [--out DIR [--reuse]] [--ours-pass-config tl.disable_warp_specialized=true]
 
 Exit status 0 when the comparison ran (whatever it shows); 2 when nvcc, cuobjdump or the reference is missing.
 """
