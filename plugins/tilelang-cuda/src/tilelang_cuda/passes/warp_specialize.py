@@ -107,13 +107,12 @@ class _Loop:
             else:
                 self.rest.append(s)
         tiles = [dst.source for _, dst in self.copies]
-        written = {st.buffer for st in C.collect(C.seq(self.rest), tirx.BufferStore)} if self.rest else set()
-        gemms = [c for c in C.collect(C.seq(self.rest), tvm.ir.Call)
-                 if str(getattr(c.op, "name", "")) == "tl.gemm"] if self.rest else []
-        self.ok = self.ok and bool(self.copies) and bool(gemms) and len(set(tiles)) == len(tiles)
-        self.ok = self.ok and not any(t.same_as(w) for t in tiles for w in written)
-        self.ok = self.ok and not any(_writes_region(c, t) for c in C.collect(C.seq(self.rest), tvm.ir.Call)
-                                      for t in tiles) if self.rest else self.ok
+        rest = C.seq(self.rest) if self.rest else tirx.Evaluate(0)
+        calls = C.collect(rest, tvm.ir.Call)
+        gemms = [c for c in calls if str(getattr(c.op, "name", "")) == "tl.gemm"]
+        nested = [c for c in calls if str(getattr(c.op, "name", "")) == "tl.copy" and _loads_global_to_shared(c)]
+        self.ok = self.ok and bool(self.copies) and bool(gemms) and not nested and len(set(tiles)) == len(tiles)
+        self.ok = self.ok and all(_gemm_operand_only(rest, calls, t) for t in tiles)
         self.tiles = tiles
 
 
@@ -123,15 +122,21 @@ def _loads_global_to_shared(call: Any) -> bool:
             and C.scope_of(args[0].source) == "global" and C.scope_of(args[1].source) in ("shared", "shared.dyn"))
 
 
-def _writes_region(call: Any, tile: Any) -> bool:
-    """Whether tile op `call` may write `tile`: it is an operand other than a GEMM's A / B or a copy's source."""
-    name = str(getattr(call.op, "name", ""))
-    regions = [(i, a) for i, a in enumerate(call.args) if isinstance(a, tvm.ir.TensorRegion) and a.source.same_as(tile)]
-    if name == "tl.gemm":
-        return any(i not in (0, 1) for i, _ in regions)
-    if name == "tl.copy":
-        return any(i != 0 for i, _ in regions)
-    return bool(regions)
+def _gemm_operand_only(rest: Any, calls: list[Any], tile: Any) -> bool:
+    """Whether the consumers use `tile` only as a GEMM's A or B (read through wgmma descriptors): the TMA box lands
+    in the swizzle the descriptors read, which generic loads and stores know nothing of (and a tile laid out for
+    them, e.g. a packed operand dequantised in the loop, is no TMA box)."""
+    if any(ld.source.same_as(tile) for ld in C.collect(rest, tvm.ir.TensorLoad)):
+        return False
+    if any(st.buffer.same_as(tile) for st in C.collect(rest, tirx.BufferStore)):
+        return False
+    for call in calls:
+        name = str(getattr(call.op, "name", ""))
+        for i, arg in enumerate(call.args):
+            if isinstance(arg, tvm.ir.TensorRegion) and arg.source.same_as(tile) and not (
+                    name == "tl.gemm" and i in (0, 1)):
+                return False
+    return True
 
 
 def _find_loop(body: Any) -> Any:
