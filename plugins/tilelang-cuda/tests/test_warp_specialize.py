@@ -155,6 +155,28 @@ def _tile_read_by_threads():
     return main
 
 
+def _box_from_a_register():
+    """A block-sparse kernel's shape: the K offset of each copy is a value the threads load into a register."""
+
+    @T.prim_func
+    def main(A: T.Tensor((256, 256), "float16"), B: T.Tensor((256, 256), "float16"),
+             Blocks: T.Tensor((4,), "int32"), C: T.Tensor((256, 256), "float32")):
+        with T.Kernel(2, 2, threads=128) as (bx, by):
+            A_s = T.alloc_shared((128, 64), "float16")
+            B_s = T.alloc_shared((128, 64), "float16")
+            C_f = T.alloc_fragment((128, 128), "float32")
+            blk = T.alloc_local((1,), "int32")
+            T.clear(C_f)
+            for k in T.Pipelined(4, num_stages=2):
+                blk[0] = Blocks[k]
+                T.copy(A[by * 128, blk[0] * 64], A_s)
+                T.copy(B[bx * 128, blk[0] * 64], B_s)
+                T.gemm(A_s, B_s, C_f, transpose_B=True)
+            T.copy(C_f, C[by * 128, bx * 128])
+
+    return main
+
+
 def _no_stages():
     return gemm(512, 512, 512, stages=0)
 
@@ -163,7 +185,8 @@ def _unaligned_rows():
     return gemm(512, 520, 260, block_N=128, block_K=64, threads=128)  # K = 260 halves: rows of 520 bytes
 
 
-@pytest.mark.parametrize("make", [_tile_written_in_loop, _tile_read_by_threads, _no_stages, _unaligned_rows])
+@pytest.mark.parametrize("make", [_tile_written_in_loop, _tile_read_by_threads, _box_from_a_register, _no_stages,
+                                  _unaligned_rows])
 def test_loops_it_does_not_handle_stay_as_written(make):
     func = make()
     assert _specialised(func).same_as(func)

@@ -174,6 +174,22 @@ def _already_specialised(body: Any) -> bool:
     return bool(attrs or barriers or calls)
 
 
+def _producer_can_address(func: Any, loop: Any, found: _Loop) -> bool:
+    """Whether the producer can compute every copy's box on its own: its coordinates read only the loop index,
+    the block index, the kernel's scalars and global tensors (not a value the consumers compute, e.g. a block
+    index a block-sparse kernel reads into a register)."""
+    inner = {b.var for b in C.collect(func.body, tirx.Bind)} | {lp.loop_var for lp in C.collect(func.body, tirx.For)}
+    inner.discard(loop.loop_var)
+    for src, _ in found.copies:
+        exprs = [e for r in src.region for e in (r.min, r.extent)]
+        for e in exprs:
+            if any(C.scope_of(ld.source) != "global" for ld in C.collect(e, tvm.ir.TensorLoad)):
+                return False
+            if C.uses_var(e, list(inner)):
+                return False
+    return True
+
+
 def _calls_op(body: Any, name: str) -> bool:
     return bool(C.collect(body, tvm.ir.Call, lambda c: str(getattr(c.op, "name", "")) == name))
 
@@ -189,14 +205,18 @@ def _specialise(func: Any) -> Any:
     from tilelang.transform.thread_range import single_thread_var
 
     tid = single_thread_var(func)
+    launches = C.collect(func.body, tirx.AttrStmt, lambda a: str(a.attr_key) == "thread_extent"
+                         and str(a.node.thread_tag) == "threadIdx.x")
+    if tid is None or len(launches) != 1:  # one launch of a 1-D block
+        return func
     threads = C.block_threads(func)
-    if tid is None or threads % WARP_GROUP or threads + WARP_GROUP > 1024 or _already_specialised(func.body):
+    if threads % WARP_GROUP or threads + WARP_GROUP > 1024 or _already_specialised(func.body):
         return func
     loop = _find_loop(func.body)
     if loop is None:
         return func
     found = _Loop(loop)
-    if not found.ok or _uses_outside(func.body, loop, found.tiles):
+    if not found.ok or _uses_outside(func.body, loop, found.tiles) or not _producer_can_address(func, loop, found):
         return func
     stages = int(C.as_int(loop.annotations[C.PIPELINE_KEYS[0]]))
     k = loop.loop_var
