@@ -74,13 +74,17 @@ def test_operand_loads_follow_the_load_layout(matrix, transposed):
         for (tx, reg), src in _stores(em, lambda ki=ki: load(local, shared, ki)).items():
             loaded[tx, ki * tiles + reg] = src
     layout = em.load_layout(tirx.decl_buffer(shape, "float16", scope="local.fragment"), matrix)
-    # A's copies sit in the warps of the other block columns; B's are checked in the first copy only (its
-    # replicas go to new thread ranges, as the reference's layout has them)
+    # A's copies sit in the warps of the other block columns, B's in those of the other block rows: every replica
+    # is a thread of the block that loads exactly that element there
+    seen = set()
     for idx in itertools.product(*(range(s) for s in shape)):
         (reg,) = layout.map_forward_index(list(idx))
-        for rep in range(2 if is_a else 1):
-            assert loaded[int(layout.map_forward_thread(list(idx), rep)), int(reg)] == idx
+        for rep in range(2):
+            thread = int(layout.map_forward_thread(list(idx), rep))
+            assert 0 <= thread < 16 and loaded[thread, int(reg)] == idx
+            seen.add((thread, int(reg)))
     assert len(loaded) == 16 * 2 * tiles  # every thread's registers, each K step
+    assert seen == set(loaded)  # the layout places an element in every register a thread loads
 
 
 def test_stmatrix_writes_each_element_once_where_the_store_layout_says():

@@ -315,17 +315,21 @@ class WarpMatrixEmitter:
         micro = self.micro_size_x if is_a else self.micro_size_y
         tiles = self.warp_rows if is_a else self.warp_cols
 
-        def forward(i: Any, j: Any) -> tuple[Any, Any]:
+        # warp w = warp_m + warp_n * block_row_warps: A's atoms along M sit on warp_m and every warp_n holds a
+        # copy (replica `rep` = warp_n); B's along N on warp_n, a copy in every warp_m (replica `rep` = warp_m)
+        def forward(i: Any, j: Any, rep: Any = 0) -> tuple[Any, Any]:
             s, r = (i, j) if mn_first else (j, i)
             lane, v = lane_of(s % micro, r % micro_k)
             atom = (s // micro) % tiles
             warp = (s // micro) // tiles
-            thread = warp * self.WARP_SIZE + lane if is_a else warp * self.WARP_SIZE * self.block_row_warps + lane
+            if is_a:
+                thread = (warp + rep * self.block_row_warps) * self.WARP_SIZE + lane
+            else:
+                thread = (rep + warp * self.block_row_warps) * self.WARP_SIZE + lane
             return thread, (r // micro_k) * tiles * per_tile + atom * per_tile + v
 
         replicate = self.block_col_warps if is_a else self.block_row_warps
-        frag = Fragment(R.buffer_shape(local_buf), forward_fn=forward)
-        return frag.replicate(replicate) if replicate > 1 and hasattr(frag, "replicate") else frag
+        return Fragment(R.buffer_shape(local_buf), forward_fn=forward, replicate=replicate)
 
     def _make_store_layout(self, local_buf: Any, lane_of: Callable[[Any, Any], tuple[Any, Any]]) -> Any:
         """The Fragment of the block's accumulator tile in the registers: element ``(i, j)`` of an atom sits at
