@@ -9,14 +9,15 @@ What is here, by concern (imported on first use: ``import tilelang.backend.sdk``
 
 - the manifest: `Backend`, `ToolStatus`, `hookimpl`;
 - target kinds: `TargetKind`, `register_target_kind`, `split_targets`, `TargetPair`, `tvm_target`, `kind_of`;
-- the pass pipeline's extension points: `PipelinePass`, `EXTENSION_POINTS`, `register_pass`,
-  `register_lazy_passes` (passes as import paths: a lazy factory), `host_launch_pass`, the passes registered at
-  a point (`passes_at`); core's target-neutral pipeline a backend's own runs (`lower_tile_program`) or its
-  stages with their extension points (`CORE_STAGES`), run on one ``T.Kernel`` launch at a time (`each_launch`: a
-  function of several launches); pass configs in effect (`current_tl_config`,
-  `current_tl_configs`); layout inference's result (`fragment_of`); the layouts ``T.annotate_layout`` attached
-  (the allocation annotation `LAYOUT_ANN`, read back by `rebuild_layout`); shared-memory sizes (`dtype_bytes`);
-  dtype rewriting (`retype`; `Float8E4M3AsFn` / `e4m3_as_fn` for a backend whose ``float8_e4m3`` is the fn format);
+- the pass pipeline's extension points: `PipelinePass`, `EXTENSION_POINTS`, `register_pass`, `register_lazy_passes`
+  (passes as import paths: a lazy factory), `host_launch_pass`, the passes registered at a point (`passes_at`); core's
+  target-neutral pipeline a backend's own runs (`lower_tile_program`) or its stages with their extension points
+  (`CORE_STAGES`), run on one ``T.Kernel`` launch at a time (`each_launch`: a function of several launches); the
+  threads a statement runs on in a warp-specialised block (`single_thread_var`, `thread_range`, `walk_ranges`: the
+  slice of a branch on the thread index); pass configs in effect (`current_tl_config`, `current_tl_configs`); layout
+  inference's result (`fragment_of`); the layouts ``T.annotate_layout`` attached (the allocation annotation
+  `LAYOUT_ANN`, read back by `rebuild_layout`); shared-memory sizes (`dtype_bytes`); dtype rewriting (`retype`;
+  `Float8E4M3AsFn` / `e4m3_as_fn` for a backend whose ``float8_e4m3`` is the fn format);
 - host-code kernels (core's launch lowering, `tilelang.transform.lower_launch_to_host`): `LowerLaunchToHost`,
   `emulate_threads`, `per_thread_buffers`, `stream_rows`;
 - tile-op lowering: `TileOpImpl`, `TileOpContext` (what ``lower(ctx)`` receives), `register_tile_op_impl`,
@@ -55,7 +56,7 @@ import importlib
 import re
 from typing import Any
 
-SDK_VERSION = "1.2"  # 1.1: each_launch; 1.2: the warp-level matrix emitter
+SDK_VERSION = "1.3"  # 1.1: each_launch; 1.2: the warp-level matrix emitter; 1.3: warp-role thread ranges
 
 # name -> the module that defines it
 _EXPORTS = {
@@ -67,6 +68,7 @@ _EXPORTS = {
                      "host_launch_pass", "passes_at"), "tilelang.backend.passes"),
     **dict.fromkeys(("lower_tile_program", "CORE_STAGES"), "tilelang.transform.pipeline"),
     "each_launch": "tilelang.transform.launches",
+    **dict.fromkeys(("thread_range", "walk_ranges", "single_thread_var"), "tilelang.transform.thread_range"),
     **dict.fromkeys(("current_tl_config", "current_tl_configs"), "tilelang.transform.config"),
     "fragment_of": "tilelang.transform.layout_inference",
     "dtype_bytes": "tilelang.transform.plan_shared_memory",

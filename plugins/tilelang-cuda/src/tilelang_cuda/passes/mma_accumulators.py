@@ -193,7 +193,7 @@ def _role_threads(func: Any, fragments: set[Any], threads: int) -> dict[Any, int
     warp-specialised kernel, ``with T.ws(0, 1)``: a branch on the thread index, `thread_range`): `count`. Their
     layout spreads over those threads only; a fragment also used elsewhere, or by a slice not starting at thread 0,
     keeps the whole block."""
-    from tilelang.transform.thread_range import single_thread_var, walk_ranges
+    from tilelang.backend.sdk import single_thread_var, walk_ranges
 
     tid = single_thread_var(func)
     if tid is None:

@@ -202,7 +202,7 @@ def _call(name: str, args: list[Any]) -> Any:
 
 
 def _specialise(func: Any) -> Any:
-    from tilelang.transform.thread_range import single_thread_var
+    from tilelang.backend.sdk import single_thread_var
 
     tid = single_thread_var(func)
     launches = C.collect(func.body, tirx.AttrStmt, lambda a: str(a.attr_key) == "thread_extent"
