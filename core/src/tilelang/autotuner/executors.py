@@ -77,10 +77,21 @@ class CompileTask:
     payload: bytes
     args: tuple
     kwargs: dict
+    pass_configs: dict | None = None  # this configuration's own, over the job's
 
     def resolve(self) -> Any:
         job = _FORKED_JOBS.get(self.token)
-        return job if job is not None else unpack_job(self.payload)
+        job = job if job is not None else unpack_job(self.payload)
+        if not self.pass_configs:
+            return job
+        from dataclasses import replace
+
+        from tilelang.jit.decorator import JITImpl
+
+        own = JITImpl(job.fn, replace(job.options, pass_configs={**dict(job.options.pass_configs),
+                                                                  **self.pass_configs}))
+        own.mode = job.mode
+        return own
 
 
 def pack_job(jit_impl: Any, target: dict[str, Any]) -> bytes:

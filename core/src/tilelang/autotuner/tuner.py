@@ -32,6 +32,10 @@ __all__ = ["AutoTuner", "AutoTuneResult", "autotune", "TimeoutException"]
 
 logger = logging.getLogger("tilelang.autotuner")
 RECORDS = "autotune"
+# the reference's `AutoTuner.run` keywords (not kernel arguments unless the factory has a parameter so named)
+RUN_OPTIONS = ("warmup", "rep", "timeout", "use_pipeline", "enable_grouped_compile", "group_compile_size",
+               "benchmark_devices", "benchmark_multi_gpu", "early_stop", "early_stop_factor")
+PASS_CONFIGS = "pass_configs"  # reserved configuration key: that configuration's own pass configs (the reference's)
 
 
 class TimeoutException(Exception):
@@ -155,7 +159,7 @@ class AutoTuner:
         """The configurations' parameters that the call itself gives (by keyword or by position)."""
         names = list(inspect.signature(self.jit_impl.fn).parameters)
         by_position = set(names[:len(args)])
-        return [k for k in configs[0] if k in kwargs or k in by_position]
+        return [k for k in _kernel_args(configs[0]) if k in kwargs or k in by_position]
 
     def _call_spelling(self, args: tuple, kwargs: dict) -> Any:
         """The call's canonical spelling: its values (lazy), tensors by shape and dtype (eager)."""
@@ -181,6 +185,7 @@ class AutoTuner:
         Lazy factories are called with compile-time values and benchmarked on supplied inputs; eager kernels are
         called with tensors, compiled for their shapes and dtypes, and benchmarked on those tensors.
         """
+        kwargs = self._take_run_options(kwargs)
         configs = self._configs(args, kwargs)
         given = self._given_tunables(args, kwargs, configs)
         if given:  # the reference's rule: a call that sets a tuned parameter itself is compiled as it is, untuned
@@ -191,7 +196,8 @@ class AutoTuner:
         if record_key is not None:
             record = kernel_cache.get_record(RECORDS, record_key)
             if isinstance(record, dict) and record.get("config") is not None:
-                kernel = self.jit_impl.compile(*args, **{**kwargs, **record["config"]})
+                kernel = self._with_pass_configs(record["config"]).compile(
+                    *args, **{**kwargs, **_kernel_args(record["config"])})
                 kernel.config, kernel.latency = record["config"], record["latency"]
                 kernel.ref_latency = record.get("ref_latency")
                 return AutoTuneResult(record["config"], record["latency"], kernel, record.get("ref_latency"),
@@ -211,6 +217,20 @@ class AutoTuner:
                 "trials": result.trials})
         return result
 
+    def _take_run_options(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Apply the reference's ``AutoTuner.run`` options given by keyword (``warmup``, ``rep``, ``timeout``,
+        ``early_stop``, ``early_stop_factor``; the grouping and multi-GPU ones are accepted: compiles already run
+        in parallel here) unless the kernel factory has a parameter of that name; the call's other arguments."""
+        params = inspect.signature(self.jit_impl.fn).parameters
+        options = {k: kwargs[k] for k in RUN_OPTIONS if k in kwargs and k not in params}
+        for name in ("warmup", "rep", "timeout"):
+            if name in options:
+                self.set_profile_args(**{name: options[name]})
+        for name in ("early_stop", "early_stop_factor"):
+            if name in options:
+                setattr(self, name, options[name])
+        return {k: v for k, v in kwargs.items() if k not in options}
+
     def _compile_all(self, args: tuple, kwargs: dict, configs: list[dict[str, Any]]
                      ) -> tuple[list[JITKernel | None], list[dict[str, Any]], list[dict[str, Any] | None]]:
         from tqdm.auto import tqdm
@@ -221,7 +241,8 @@ class AutoTuner:
         call_args, call_kwargs = args, kwargs
         if self.jit_impl.mode == "eager":  # workers need shapes and dtypes, not the tensors' data
             args, kwargs = _stand_ins(args), dict(zip(kwargs, _stand_ins(tuple(kwargs.values()))))
-        tasks = [executors.CompileTask(token, payload, args, {**kwargs, **c}) for c in configs]
+        tasks = [executors.CompileTask(token, payload, args, {**kwargs, **_kernel_args(c)}, c.get(PASS_CONFIGS))
+                 for c in configs]
         trials: list[dict[str, Any]] = [{"config": c, "latency": None, "error": None} for c in configs]
         kernels: list[JITKernel | None] = [None] * len(configs)
         compiled: list[dict[str, Any] | None] = [None] * len(configs)
@@ -245,7 +266,8 @@ class AutoTuner:
                     logger.debug("config %s failed to compile:\n%s", configs[i], traceback.format_exc())
                     continue
                 try:
-                    self._land(kernels[i], call_args, {**call_kwargs, **configs[i]}, target)
+                    self._land(kernels[i], call_args, {**call_kwargs, **_kernel_args(configs[i])}, target,
+                               remember=PASS_CONFIGS not in configs[i])
                 except Exception as exc:  # the candidate still runs; only the caller's cache misses it
                     logger.warning("config %s: its kernel was not stored in this process's cache: %r", configs[i], exc)
         except BaseException:  # Ctrl-C or an error of ours: stop compiling now, leave no worker behind
@@ -266,9 +288,23 @@ class AutoTuner:
     def _rebuild(self, payload: dict[str, Any]) -> JITKernel:
         options = self.jit_impl.options
         return benchmark.rebuild_kernel({**payload, "out_idx": payload.get("out_idx", options.out_idx)},
-                                        options.execution_backend, options.pass_configs, options.compile_flags)
+                                        options.execution_backend, payload.get("pass_configs", options.pass_configs),
+                                        options.compile_flags)
 
-    def _land(self, kernel: JITKernel, args: tuple, kwargs: dict, target: dict[str, Any]) -> None:
+    def _with_pass_configs(self, config: dict[str, Any]) -> JITImpl:
+        """The jit function compiling `config`: its own ``pass_configs`` (if any) over the tuner's."""
+        own = config.get(PASS_CONFIGS)
+        if not own:
+            return self.jit_impl
+        from dataclasses import replace
+
+        options = self.jit_impl.options
+        job = JITImpl(self.jit_impl.fn, replace(options, pass_configs={**dict(options.pass_configs), **own}))
+        job.mode = self.jit_impl.mode
+        return job
+
+    def _land(self, kernel: JITKernel, args: tuple, kwargs: dict, target: dict[str, Any],
+              remember: bool = True) -> None:
         """Put a candidate compiled elsewhere into this process's kernel cache: its artifact on disk (unless a
         worker sharing the cache directory stored it already), the kernel in memory, and for lazy factories the
         record mapping the call to it, so that calling the factory with a tuned configuration loads, not compiles.
@@ -281,7 +317,7 @@ class AutoTuner:
         if not kernel_cache.store().entry_dir(key).is_dir():
             kernel_cache.save_artifact(key, kernel.artifact, kernel._backend)
         kernel_cache.put_kernel((key, _out_key(kernel.out_idx), getattr(kernel._backend, "name", None)), kernel)
-        if self.jit_impl.mode == "lazy":
+        if self.jit_impl.mode == "lazy" and remember:  # a call of the factory compiles without a config's pass_configs
             try:
                 call = canonical([list(args), kwargs])
             except Unkeyable:
@@ -358,7 +394,8 @@ class AutoTuner:
             if payload is None or kernels[i] is None:
                 continue
             task = benchmark.BenchmarkTask({**payload, "out_idx": payload.get("out_idx", options.out_idx)},
-                                           profile, options.execution_backend, options.pass_configs,
+                                           profile, options.execution_backend,
+                                           payload.get("pass_configs", options.pass_configs),
                                            options.compile_flags, time_ref=first)
             first = False
             futures[executor.submit_benchmark(benchmark.benchmark_task, task, target=payload["target"])] = i
@@ -394,6 +431,11 @@ class AutoTuner:
     def _supply(self, profiler: Profiler, kernel: JITKernel) -> list[Any]:
         """Inputs for `kernel`: ``supply_prog(params)`` when given, else the profiler's supply type."""
         return benchmark.supply_inputs(self.profile, profiler, kernel)
+
+
+def _kernel_args(config: dict[str, Any]) -> dict[str, Any]:
+    """A configuration's keyword arguments for the kernel factory: all but the reserved ``pass_configs``."""
+    return {k: v for k, v in config.items() if k != PASS_CONFIGS}
 
 
 def _args_spelling(args: Any) -> Any:
