@@ -383,6 +383,8 @@ def sass(session: nox.Session) -> None:
     _install(session, "./core", "./plugins/tilelang-cuda")
     if shutil.which("cuobjdump") is None:
         session.install("nvidia-cuda-cuobjdump")
+    if shutil.which("nvdisasm") is None:  # cuobjdump -sass runs it
+        session.install("nvidia-cuda-nvdisasm")
     out = os.path.join(session.create_tmp(), "sass")
     session.run("python", "benchmarks/sass_compare.py", "--reference-python", reference, "--out", out,
                 "--json", os.path.join(out, "sass_compare.json"), *session.posargs, env=_env(session))

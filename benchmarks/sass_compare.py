@@ -290,7 +290,11 @@ def find_tool(name: str) -> str | None:
 
 
 def _run(cmd: list[str]) -> str:
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    env = dict(os.environ)
+    nvdisasm = find_tool("nvdisasm")  # cuobjdump -sass runs it: from PATH or NVDISASM_PATH only
+    if nvdisasm and not shutil.which("nvdisasm"):
+        env["NVDISASM_PATH"] = str(Path(nvdisasm).parent)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed: {proc.stderr.strip()[-500:]}")
     return proc.stdout

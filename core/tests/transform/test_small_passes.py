@@ -202,3 +202,49 @@ def test_no_second_barrier_where_one_separates_the_tiles(options):
     options({"has_threads": False})
     mod = BarrierBeforeSharedReuse({"kind": "llvm"})(as_module(_reuse_kernel("float32", "float16", separated=False)))
     assert not _syncs(mod)
+
+
+def _roles_kernel(marked: bool):
+    """A producer role streaming into tile ``p`` and a consumer role reading it in a loop, then writing an
+    epilogue tile ``e`` (the warp-specialised shape), the if/else marked as warp roles or not."""
+    from tilelang.transform.plan_shared_memory import WARP_ROLES_ATTR
+
+    tx = tvm.tirx.Var("tx", "int32")
+    A = tvm.tirx.decl_buffer((64,), "float32", name="A")
+    p = tvm.tirx.decl_buffer((64,), "float32", name="p", scope="shared.dyn")
+    e = tvm.tirx.decl_buffer((64,), "float32", name="e", scope="shared.dyn")
+    k = tvm.tirx.Var("k", "int32")
+    produce = tvm.tirx.For(k, 0, 4, tvm.tirx.ForKind.SERIAL, tvm.tirx.BufferStore(p, tvm.tirx.BufferLoad(A, [k]), [k]))
+    k2 = tvm.tirx.Var("k2", "int32")
+    consume = C.seq([
+        tvm.tirx.For(k2, 0, 4, tvm.tirx.ForKind.SERIAL,
+                     tvm.tirx.BufferStore(A, tvm.tirx.BufferLoad(p, [k2]), [k2])),
+        tvm.tirx.BufferStore(e, tvm.tirx.BufferLoad(A, [tx]), [tx]),
+        tvm.tirx.BufferStore(A, tvm.tirx.BufferLoad(e, [tx]), [tx]),
+    ])
+    roles = tvm.tirx.IfThenElse(tx == 32, produce, consume)
+    if marked:
+        zero = tvm.tirx.IntImm("int32", 0)
+        roles = tvm.tirx.AttrStmt(zero, WARP_ROLES_ATTR, zero, roles)
+    iv = tvm.tirx.IterVar(tvm.ir.Range(0, 64), tx, 1, "threadIdx.x")
+    body = tvm.tirx.AttrStmt(iv, "thread_extent", 64, C.seq([tvm.tirx.AllocBuffer(p), tvm.tirx.AllocBuffer(e),
+                                                             roles]))
+    func = tvm.tirx.PrimFunc([A.data], body, buffer_map={A.data: A}).with_attr("global_symbol", "main")
+    return as_module(func)
+
+
+@pytest.mark.parametrize("marked", [True, False])
+def test_warp_roles_are_planned_in_order(marked):
+    """A warp-role if/else (`WARP_ROLES_ATTR`) is planned as its branches' statements, in order: the epilogue tile
+    takes the bytes of the tile both roles streamed through; an unmarked if is one statement (no reuse). The
+    if/else comes back as it was."""
+    from tilelang.transform import FlattenBuffer, MergeSharedMemoryAllocations
+
+    mod = MergeSharedMemoryAllocations()(FlattenBuffer()(_roles_kernel(marked)))
+    pools = [a for a in C.allocations(mod["main"].body) if C.scope_of(a.buffer) == "shared.dyn"]
+    assert len(pools) == 1
+    assert int(pools[0].buffer.ty.shape[0]) == (256 if marked else 512)
+    ifs = C.collect(mod["main"].body, tvm.tirx.IfThenElse)
+    assert len(ifs) == 1 and ifs[0].else_case is not None
+    attrs = C.collect(mod["main"].body, tvm.tirx.AttrStmt, lambda a: "warp_roles" in str(a.attr_key))
+    assert [str(a.attr_key) for a in attrs] == (["tl.warp_roles"] if marked else [])

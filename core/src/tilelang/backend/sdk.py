@@ -16,7 +16,8 @@ What is here, by concern (imported on first use: ``import tilelang.backend.sdk``
   threads a statement runs on in a warp-specialised block (`single_thread_var`, `thread_range`, `walk_ranges`: the
   slice of a branch on the thread index); pass configs in effect (`current_tl_config`, `current_tl_configs`); layout
   inference's result (`fragment_of`); the layouts ``T.annotate_layout`` attached (the allocation annotation
-  `LAYOUT_ANN`, read back by `rebuild_layout`); shared-memory sizes (`dtype_bytes`); dtype rewriting (`retype`;
+  `LAYOUT_ANN`, read back by `rebuild_layout`); shared-memory sizes (`dtype_bytes`); warp-role branches that
+  shared-memory planning sees in order (`WARP_ROLES_ATTR`); dtype rewriting (`retype`;
   `Float8E4M3AsFn` / `e4m3_as_fn` for a backend whose ``float8_e4m3`` is the fn format);
 - host-code kernels (core's launch lowering, `tilelang.transform.lower_launch_to_host`): `LowerLaunchToHost`,
   `emulate_threads`, `per_thread_buffers`, `stream_rows`;
@@ -56,7 +57,8 @@ import importlib
 import re
 from typing import Any
 
-SDK_VERSION = "1.3"  # 1.1: each_launch; 1.2: the warp-level matrix emitter; 1.3: warp-role thread ranges
+SDK_VERSION = "1.4"  # 1.1: each_launch; 1.2: the warp-level matrix emitter; 1.3: warp-role thread ranges;
+# 1.4: WARP_ROLES_ATTR
 
 # name -> the module that defines it
 _EXPORTS = {
@@ -71,7 +73,7 @@ _EXPORTS = {
     **dict.fromkeys(("thread_range", "walk_ranges", "single_thread_var"), "tilelang.transform.thread_range"),
     **dict.fromkeys(("current_tl_config", "current_tl_configs"), "tilelang.transform.config"),
     "fragment_of": "tilelang.transform.layout_inference",
-    "dtype_bytes": "tilelang.transform.plan_shared_memory",
+    **dict.fromkeys(("dtype_bytes", "WARP_ROLES_ATTR"), "tilelang.transform.plan_shared_memory"),
     **dict.fromkeys(("retype", "Float8E4M3AsFn", "e4m3_as_fn"), "tilelang.transform.retype"),
     "LAYOUT_ANN": "tilelang.transform.apply_layouts",
     "rebuild_layout": ("tilelang.transform.apply_layouts", "rebuild"),

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 import tvm
+import tvm_ffi
 from tvm import tirx
 
 from tilelang.transform import utils as C
@@ -71,6 +72,14 @@ def PlanSharedMemory(target: Any = None) -> tvm.transform.Pass:
 
 _SHARED = ("shared", "shared.dyn")
 _HOISTED = "tl.merge_hoisted_allocations"
+# ``AttrStmt(0, WARP_ROLES_ATTR, 0, IfThenElse(cond, then, else))``: the branches are warp roles running at once on
+# disjoint threads (a producer and its consumers). Shared-memory planning sees their statements as the kernel's
+# own, the then-branch's first (so a tile the consumers use only after their main loop, e.g. an epilogue's, can
+# take the bytes of the tiles the loop streamed through). The backend setting it promises that every shared tile
+# the then-branch touches is touched by the else-branch at or after the point where the then-branch's last access
+# is complete (the consumers' wait for the last stage a producer wrote), so the tiles stay live while both run.
+WARP_ROLES_ATTR = "tl.warp_roles"
+_ROLE_THEN, _ROLE_ELSE = "tl.warp_roles.then", "tl.warp_roles.else"
 
 
 def _is_launch(stmt: Any) -> bool:
@@ -237,7 +246,8 @@ def MergeSharedMemoryAllocations(target: Any = None) -> tvm.transform.Pass:
     T.alloc_var(...)``; ``m = v * 2``) failed its "Load memory in places other than store" check, though local
     buffers play no part in the merge. While the pass runs those allocations stand just outside the kernel's
     outermost launch; afterwards they are back at the top of its body. A top-level value bound from a shared tile
-    (``x = S[0]``) failed the same check: it is stored into a local cell and bound from there."""
+    (``x = S[0]``) failed the same check: it is stored into a local cell and bound from there. Warp-role branches
+    (`WARP_ROLES_ATTR`) are planned as the kernel's own statements, in order."""
     from tvm import s_tir
 
     @C.prim_func_pass("tl.HoistLocalAllocations")
@@ -287,6 +297,41 @@ def MergeSharedMemoryAllocations(target: Any = None) -> tvm.transform.Pass:
 
         return C.with_body(func, visit(func.body)).without_attr(_HOISTED)
 
+    @C.prim_func_pass("tl.LineariseWarpRoles")
+    def linearise(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
+        def on_attr(s: Any, m: Any) -> Any:
+            s = m.default_mutate(s)
+            body = s.body
+            if str(s.attr_key) != WARP_ROLES_ATTR or not isinstance(body, tirx.IfThenElse) or body.else_case is None:
+                return s
+            zero = tirx.IntImm("int32", 0)
+            return C.seq([tirx.AttrStmt(zero, _ROLE_THEN, body.condition, body.then_case),
+                          tirx.AttrStmt(zero, _ROLE_ELSE, body.condition, body.else_case)])
+
+        return C.with_body(func, tvm_ffi.structural_mutate(func.body, [(tirx.AttrStmt, on_attr)]))
+
+    @C.prim_func_pass("tl.RestoreWarpRoles")
+    def restore_roles(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
+        def role(s: Any, key: str) -> bool:
+            return isinstance(s, tirx.AttrStmt) and str(s.attr_key) == key
+
+        def on_seq(s: Any, m: Any) -> Any:
+            parts = [m.mutate(x) for x in s.seq]
+            out: list[Any] = []
+            for x in parts:
+                if role(x, _ROLE_ELSE) and out and role(out[-1], _ROLE_THEN):
+                    then = out.pop()
+                    roles = tirx.IfThenElse(then.value, then.body, x.body)
+                    x = tirx.AttrStmt(tirx.IntImm("int32", 0), WARP_ROLES_ATTR, tirx.IntImm("int32", 0), roles)
+                out.append(x)
+            return C.seq(out)
+
+        body = tvm_ffi.structural_mutate(func.body, [(tirx.SeqStmt, on_seq)])
+        left = C.collect(body, tirx.AttrStmt, lambda a: str(a.attr_key) in (_ROLE_THEN, _ROLE_ELSE))
+        if left:
+            raise C.lowering_error(func, "internal: a warp-role branch lost its partner in shared-memory planning")
+        return C.with_body(func, body)
+
     @C.prim_func_pass("tl.MarkSubByteSharedIndices")
     def mark(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
         return _mark_sub_byte(func)
@@ -295,5 +340,6 @@ def MergeSharedMemoryAllocations(target: Any = None) -> tvm.transform.Pass:
     def unmark(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
         return _unmark_sub_byte(func)
 
-    return tvm.transform.Sequential([hoist, mark, s_tir.transform.MergeSharedMemoryAllocations(), unmark, restore],
+    return tvm.transform.Sequential([hoist, linearise, mark, s_tir.transform.MergeSharedMemoryAllocations(), unmark,
+                                     restore_roles, restore],
                                     name="tl.MergeSharedMemoryAllocations")

@@ -272,6 +272,22 @@ def _rewrite(body: Any, bufs: dict[Any, tuple[int, int, int]], hw: dict[Any, Swi
                                             (tvm.ir.Call, on_call)])
 
 
+def check_boxes(func: Any) -> None:
+    """Refuse a TMA box still wider than the hardware's 256 elements: a whole-tile box of rows wider than that is
+    only valid once split into the column blocks of a swizzled tile (`_rewrite`), and this tile was not swizzled."""
+    from tilelang_cuda.tileops.dialect.tma import MAX_BOX
+
+    for call in C.collect(func.body, tvm.ir.Call, lambda c: TMA_COPY.fullmatch((_call_name(c) or "")[7:]) is not None):
+        _, tensor, box, _ = str(call.args[1].value).split(":")
+        dims = [int(b) for b in box.split("x")]
+        if max(dims) > MAX_BOX:
+            buf = _ptr_buffer(call.args[2])
+            raise C.lowering_error(func, f"a TMA box of {tensor} is {dims} elements: wider than {MAX_BOX}, and "
+                                   f"shared tile {getattr(buf, 'name', '?')} is not read through swizzled wgmma "
+                                   "descriptors, whose column blocks would split it; copy narrower tiles or pass "
+                                   "tl.disable_warp_specialized")
+
+
 def _pad_pool(body: Any) -> Any:
     """Every ``shared.dyn`` tile grown (its first dim) to a multiple of `POOL_ALIGN` bytes: TVM packs the tiles
     into one pool at offsets that sum tile sizes, so each tile then starts on a swizzle repeat (the pool itself is
@@ -314,8 +330,11 @@ def SwizzleSharedOperands(target: Any = None) -> tvm.transform.Pass:
             if params is not None and _rewritable(func.body, buf, params, analyzer):
                 chosen[buf] = params
         if not chosen and not hw:
+            check_boxes(func)
             return func
         body = _rewrite(func.body, chosen, hw)
-        return C.with_body(func, _pad_pool(body) if hw else body)
+        func = C.with_body(func, _pad_pool(body) if hw else body)
+        check_boxes(func)
+        return func
 
     return swizzle

@@ -32,7 +32,7 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
-from tilelang.backend.sdk import dtype_bytes
+from tilelang.backend.sdk import WARP_ROLES_ATTR, dtype_bytes
 from tilelang.transform import utils as C
 
 DISABLE_KEY = "tl.disable_warp_specialized"
@@ -72,13 +72,25 @@ def _box_copy(call: Any) -> tuple[Any, Any] | None:
     if None in gshape or None in box or None in dshape or len(dshape) != 2 or not 2 <= len(gshape) <= 5:
         return None
     elem = dtype_bytes(dtype)
-    if (gshape[-1] * elem) % 16 or (box[-1] * elem) % 16 or not all(1 <= b <= MAX_BOX for b in box):
+    if (gshape[-1] * elem) % 16 or (box[-1] * elem) % 16 or not all(1 <= b <= MAX_BOX for b in box[:-1]):
+        return None
+    if box[-1] > MAX_BOX and not _split_by_swizzle(dshape, elem):
         return None
     if [b for b in box if b != 1] != dshape or box[-1] == 1:
         return None
     if [C.as_int(r.extent) for r in dst.region] != dshape or not all(C.is_const(r.min, 0) for r in dst.region):
         return None
     return src, dst
+
+
+def _split_by_swizzle(shape: list[int], elem: int) -> bool:
+    """Whether a tile with rows wider than one TMA box takes wgmma's 128-byte swizzle, whose column blocks (64
+    16-bit elements) the box is split into (`passes.swizzle_shared_operands`): the only wide tiles the pass takes
+    (MLA's 512-wide latent rows)."""
+    from tilelang_cuda.wgmma_layout import tile_layout
+
+    tile = tile_layout(shape, elem)
+    return tile is not None and tile.width == 128 and tile.block <= MAX_BOX
 
 
 class _Unsupported(Exception):
@@ -285,8 +297,12 @@ def _specialise(func: Any) -> Any:
         set_regs = "tl.set_max_nreg"
         producer_role = ws(producer, [_call(set_regs, [i32(PRODUCER_REGS), i32(0)]), produce_loop])
         consumer_role = ws(consumers, [_call(set_regs, [i32(CONSUMER_REGS), i32(1)]), *work])
-        return C.seq([*head, tirx.IfThenElse(tirx.floordiv(tid, WARP_GROUP) == producer[0], producer_role,
-                                             consumer_role)])
+        roles = tirx.IfThenElse(tirx.floordiv(tid, WARP_GROUP) == producer[0], producer_role, consumer_role)
+        # shared-memory planning sees both branches' statements as the kernel's own, in order (else the if is one
+        # statement using every tile, and no tile reuses another's bytes, e.g. an epilogue tile the stage
+        # buffers'): as WARP_ROLES_ATTR requires, the producer touches only the copied tiles, which the consumers
+        # use until their loop has waited for the last TMA write
+        return C.seq([*head, tirx.AttrStmt(i32(0), WARP_ROLES_ATTR, i32(0), roles)])
 
     def rebuild(node: Any) -> Any:
         """The launch body down to the loop rebuilt: only attributes and sequences whose other statements declare

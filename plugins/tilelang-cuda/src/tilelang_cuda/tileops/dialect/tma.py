@@ -93,7 +93,9 @@ def _plan(ctx: Any, g: Any, s: Any, _is_store: bool = False) -> list[tuple[list[
     if not 1 <= rank <= MAX_RANK:
         raise ctx.error(f"TMA tensors have 1 to {MAX_RANK} dims, {gbuf.name} has {rank}")
     box = _static([r.extent for r in g.region], "the TMA box", ctx)
-    if not all(1 <= b <= MAX_BOX for b in box):
+    # rows wider than a box stay whole here: a tile wgmma reads through swizzled descriptors is split into column
+    # blocks by `passes.swizzle_shared_operands`, which refuses a box still too wide after it (`check_boxes`)
+    if not all(1 <= b <= MAX_BOX for b in box[:-1]) or box[-1] < 1:
         raise ctx.error(f"TMA box {box} has a dim outside 1..{MAX_BOX}")
     elem = dtype_bytes(str(gbuf.ty.dtype))
     if (box[-1] * elem) % 16:
@@ -120,6 +122,9 @@ def _plan(ctx: Any, g: Any, s: Any, _is_store: bool = False) -> list[tuple[list[
 
     total = _count(box)
     if not swizzle:
+        if box[-1] > MAX_BOX and sext[-2:] != sshape[-2:]:
+            raise ctx.error(f"TMA box {box} is wider than {MAX_BOX}: only a whole tile's box may be (split into the "
+                            "column blocks of its swizzle)")
         return [(box, 0, pointer(base, total), coords)]
     width = {3: 128, 2: 64, 1: 32}[swizzle] // elem
     if box[-1] % width:
