@@ -13,8 +13,10 @@ instructions, the innermost on a tie; where warp specialisation splits it (the M
 loop, outside it, loads the tiles) that producer loop is added to it. A kernel without tensor-core instructions
 counts as a whole ("main loop" = the kernel). Unrolling differs between the two compilers, so the loops are
 compared per pipeline iteration: the MMA loop's instructions are scaled to the tensor-core work (sum of m*n*k of
-its HGMMA / HMMA) of the less unrolled side's body, and a producer loop's are divided by its stage waits
-(``SYNCS.PHASECHK``). The instruction mix is that of the loop bodies as they are.
+its HGMMA / HMMA) of the less unrolled side's body, and a producer loop's are divided by the iterations one pass
+of its body covers: the step of its loop counter (the register its closing compare tests), else its stage waits
+(``SYNCS.PHASECHK``; a producer may wait several times an iteration, one barrier a copy group, as the reference's
+MLA decode does). The instruction mix is that of the loop bodies as they are.
 
     python benchmarks/sass_compare.py --reference-python /work/refvenv/bin/python [--kernels a,b] [--archs sm_80]
         [--json out.json] [--out DIR [--reuse]] [--ours-pass-config tl.disable_warp_specialized=true]
@@ -192,7 +194,8 @@ def mma_work(ins: Instr) -> int:
 def main_loop(instrs: list[Instr]) -> dict:
     """The main loop of one function (see the module doc): ``kind``, ``spans``, summed ``counts``, the MMA
     loop's ``mma_total`` instructions and tensor-core ``work`` (sum of m*n*k), and a producer loop's ``producer_total``
-    and ``producer_unroll`` (its barrier waits, ``SYNCS.PHASECHK``: one a pipeline stage)."""
+    and ``producer_unroll`` (the iterations one pass covers: its counter's step, `counter_step`, else its barrier
+    waits, ``SYNCS.PHASECHK``)."""
     candidates = [(span, classify(body(instrs, span))) for span in loops(instrs)]
     with_tc = [(span, c) for span, c in candidates if _tc(c)]
     if not with_tc:
@@ -210,11 +213,35 @@ def main_loop(instrs: list[Instr]) -> dict:
             most = max(_loads(c) for _, c in outside)
             pspan, pcounts = min(((s, c) for s, c in outside if _loads(c) == most),
                                  key=lambda sc: sc[0][1] - sc[0][0])
-            waits = sum(1 for i in body(instrs, pspan) if i.opcode.startswith("SYNCS.PHASECHK"))
+            unroll = counter_step(body(instrs, pspan))
+            if unroll is None:
+                unroll = sum(1 for i in body(instrs, pspan) if i.opcode.startswith("SYNCS.PHASECHK"))
             result.update(kind="mma loop + producer loop", producer_total=pcounts["total"],
-                          producer_unroll=max(1, waits), counts={k: counts[k] + pcounts[k] for k in counts})
+                          producer_unroll=max(1, unroll), counts={k: counts[k] + pcounts[k] for k in counts})
             result["spans"].append(list(pspan))
     return result
+
+
+_COMPARE = re.compile(r"^U?P\w+, U?PT, (U?R\d+), ")
+
+
+def counter_step(instrs: list[Instr]) -> int | None:
+    """Pipeline iterations one pass of a loop body covers: the step its counter (the register its closing
+    compare tests) is increased by, or None when that is not a plain constant add. A producer loop may wait on
+    several barriers an iteration (the reference waits once a copy group), so its waits do not count them."""
+    compare = next((i for i in reversed(instrs) if i.base in ("ISETP", "UISETP")), None)
+    m = _COMPARE.match(compare.operands) if compare is not None else None
+    if m is None:
+        return None
+    reg = m.group(1)
+    for i in instrs:
+        if i.base in ("IADD3", "UIADD3", "VIADD") and not i.pred:
+            ops = [o.strip() for o in i.operands.split(",")]
+            if len(ops) >= 3 and ops[0] == reg and ops[1] == reg and ops[2].startswith("0x") and \
+                    all(o in ("RZ", "URZ", "!PT", "!UPT") for o in ops[3:]):
+                step = int(ops[2], 16)
+                return step if 0 < step <= 64 else None
+    return None
 
 
 def per_iteration(loop: dict, unit: int) -> float:

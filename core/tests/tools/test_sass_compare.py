@@ -131,6 +131,20 @@ def test_warp_specialised_loop_adds_the_producer_loop_and_skips_wait_stubs(sc):
     assert whole["instructions"] == len(WARP_SPECIALIZED) - 1  # the NOP is not counted
 
 
+def test_a_producer_pass_counts_the_iterations_its_counter_steps_not_its_waits(sc):
+    """The reference's MLA decode producer waits twice an iteration (one barrier a copy group) and nvcc unrolled
+    it twice: four waits, two iterations, which its counter's step (2, compared with 0x81) says."""
+    lines = [(a, t) for a, t in WARP_SPECIALIZED if a < 0x130]
+    lines += [(0x130, "IADD3 R4, R4, 0x2, RZ"), (0x140, "ISETP.NE.AND P0, PT, R4, 0x81, PT"),
+              (0x150, "@P0 BRA 0xc0"), (0x160, "EXIT")]
+    body = [i for i in sc.parse_sass(_sass("main_kernel", lines))["main_kernel"] if 0xc0 <= i.addr <= 0x150]
+    assert sc.counter_step(body) == 2
+    loop = sc.main_loop(sc.parse_sass(_sass("main_kernel", lines))["main_kernel"])
+    assert (loop["producer_total"], loop["producer_unroll"]) == (10, 2)
+    # a counter that is not a constant add (or no compare at all) leaves the count to the waits
+    assert sc.counter_step([i for i in body if i.base != "IADD3"]) is None
+
+
 def test_kernel_without_tensor_cores_counts_as_a_whole(sc):
     lines = [(0x00, "LDG.E.128 R4, desc[UR4][R2.64]"), (0x10, "SHFL.BFLY PT, R3, R0, 0x10, 0x1f"),
              (0x20, "@P0 BRA 0x10"), (0x30, "STG.E.128 desc[UR4][R2.64], R4"), (0x40, "EXIT")]

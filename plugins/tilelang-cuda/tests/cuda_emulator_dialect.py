@@ -408,6 +408,11 @@ class DialectHelpers:
         return None
 
     # ---------------------------------------------------------------- warps
+    def _x_tl_elect_one(self, a: list, dt: Any, e: Any) -> np.ndarray:
+        """``elect.sync`` over a full warp: the lowest lane of each warp that runs it."""
+        self._full_warps("elect.sync")
+        return self.mask & (np.arange(self.T) % 32 == 0)
+
     def _x_tl_shuffle_elect_n(self, a: list, dt: Any, e: Any) -> np.ndarray:
         extent = int(np.asarray(a[0]).reshape(-1)[0])
         tid = np.broadcast_to(np.asarray(a[1], np.int64), (self.T,))

@@ -621,6 +621,29 @@ def test_wide_vector_loop_splits_into_16_byte_vectors():
     assert body_equal(_run(_legalize, before), expected)
 
 
+def test_vector_loop_with_swizzled_indices_keeps_int32x4_index_vectors():
+    """8 bf16 lanes (16 bytes) whose index XORs the loop variable (a swizzled tile) compute the index as a vector
+    of int32 lanes: split to 4 (TVM's CUDA C builds no 8-lane int32 vector: nvcc failed on make_longlong4 with 8
+    arguments, the reference's dequantising GEMMs); an affine index keeps its 8 lanes."""
+
+    @S.prim_func(check_well_formed=False)
+    def before(A: S.Buffer((64,), "bfloat16"), B: S.Buffer((64,), "bfloat16"), C: S.Buffer((64,), "bfloat16")):
+        for i in S.vectorized(8):
+            B[S.bitwise_xor(i, 3) + 8] = A[i]
+        for j in S.vectorized(8):
+            C[j + 8] = A[j]
+
+    @S.prim_func(check_well_formed=False)
+    def expected(A: S.Buffer((64,), "bfloat16"), B: S.Buffer((64,), "bfloat16"), C: S.Buffer((64,), "bfloat16")):
+        for i_o in range(2):
+            for i_v in S.vectorized(4):
+                B[S.bitwise_xor(i_o * 4 + i_v, 3) + 8] = A[i_o * 4 + i_v]
+        for j in S.vectorized(8):
+            C[j + 8] = A[j]
+
+    assert body_equal(_run(_legalize, before), expected)
+
+
 def test_wide_vector_loop_that_does_not_split_evenly_becomes_serial():
     @S.prim_func(check_well_formed=False)
     def before(A: S.Buffer((18,), "float32")):

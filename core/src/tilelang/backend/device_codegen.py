@@ -30,7 +30,9 @@ from tilelang.backend.target import kind_of
 DeviceCodegenFunc = Callable[[Any, Any], Any]
 SourceFunc = Callable[[str, Any], str]
 
-__all__ = ["DeviceBuild", "DeviceCodegen", "DeviceCodegenFunc", "register_device_codegen",
+IMPORT_SOURCE_ATTR = "tl.import_source"  # IRModule / PrimFunc attribute: the code T.import_source gave, in order
+
+__all__ = ["IMPORT_SOURCE_ATTR", "DeviceBuild", "DeviceCodegen", "DeviceCodegenFunc", "register_device_codegen",
            "register_lazy_device_codegen", "device_codegens_for", "resolve_device_codegen"]
 
 
@@ -63,6 +65,9 @@ class DeviceCodegen:
     build_without_compile: DeviceCodegenFunc | None = None  # source only (no device binary), when supported
     postprocess: SourceFunc | None = None  # (source, target) -> the source this target runs
     finalize: Callable[[str, Any], DeviceBuild] | None = None  # (final source, target) -> binaries and metadata
+    # whether `build` compiles the code of ``T.import_source`` with the kernels (the device module's attribute
+    # `IMPORT_SOURCE_ATTR`); a program importing source for a codegen that does not is refused, not run without it
+    imports_source: bool = False
 
     def matches(self, target: Any) -> bool:
         """Whether this codegen serves `target` (always, without a predicate)."""

@@ -31,7 +31,8 @@ What is here, by concern (imported on first use: ``import tilelang.backend.sdk``
 - hand-written GEMM emitters: the warp-level matrix emitter a backend's ``mma`` / MFMA / WMMA / simdgroup emitter
   subclasses (`WarpMatrixEmitter`, an operand's tiles `OperandTiles`) and its emission helpers (`emit`,
   `collecting`, `alloc_registers`, `operand_region`, `is_fragment`);
-- device builds: `DeviceCodegen`, `DeviceBuild`, `register_device_codegen`, `register_lazy_device_codegen`;
+- device builds: `DeviceCodegen`, `DeviceBuild`, `register_device_codegen`, `register_lazy_device_codegen`, the
+  code of ``T.import_source`` a codegen that declares ``imports_source`` compiles (`IMPORT_SOURCE_ATTR`);
   host code: `HostCodegen`, `register_host_codegen`; C libraries for host-code backends: `c_library_codegen`,
   `c_compiler`, `SharedLibraryBackend`, `build_c_source` (TVM's C codegen, made to compile);
 - execution: `ExecutionBackend`, `register_execution_backends`, `register_lazy_execution_backends`; the launch
@@ -58,7 +59,7 @@ import re
 from typing import Any
 
 SDK_VERSION = "1.4"  # 1.1: each_launch; 1.2: the warp-level matrix emitter; 1.3: warp-role thread ranges;
-# 1.4: WARP_ROLES_ATTR
+# 1.4: WARP_ROLES_ATTR; IMPORT_SOURCE_ATTR and DeviceCodegen.imports_source (T.import_source)
 
 # name -> the module that defines it
 _EXPORTS = {
@@ -90,8 +91,8 @@ _EXPORTS = {
     **dict.fromkeys(("dtype_bits", "buffer_info"), "tilelang.layout.buffers"),
     **dict.fromkeys(("WarpMatrixEmitter", "OperandTiles", "collecting", "emit", "alloc_registers", "operand_region",
                      "is_fragment"), "tilelang.intrinsics.warp_matrix"),
-    **dict.fromkeys(("DeviceCodegen", "DeviceBuild", "register_device_codegen", "register_lazy_device_codegen"),
-                    "tilelang.backend.device_codegen"),
+    **dict.fromkeys(("DeviceCodegen", "DeviceBuild", "register_device_codegen", "register_lazy_device_codegen",
+                     "IMPORT_SOURCE_ATTR"), "tilelang.backend.device_codegen"),
     **dict.fromkeys(("HostCodegen", "register_host_codegen", "register_lazy_host_codegen"),
                     "tilelang.backend.host_codegen"),
     **dict.fromkeys(("c_library_codegen", "c_compiler", "SharedLibraryBackend"), "tilelang.backend.c_library"),

@@ -140,6 +140,7 @@ def lower(func: Any, target: Any = None, target_host: Any = None,
                 host_mod, device_mod = pipeline.split(lowered, tgt)
             host_mod = apply_host_codegen_hooks(host_mod, th, tgt)
             host_mod = hooks.chain("tilelang_prepare_host_codegen", host_mod, target_host=th, target=tgt)
+            _check_imported_source(device_mod if device_mod is not None else host_mod, tgt, device_config.get("kind"))
             if device_mod is None:
                 codegen, built = _device_codegen(host_mod, tgt, compile_device=enable_device_compile)
                 rt_mod = built.rt_mod
@@ -194,6 +195,19 @@ def lower(func: Any, target: Any = None, target_host: Any = None,
     )
     hooks.plugin_manager().hook.tilelang_artifact_built(artifact=artifact)
     return artifact
+
+
+def _check_imported_source(mod: Any, target: Any, kind: Any) -> None:
+    """A program with ``T.import_source`` code needs a device codegen that compiles it (`DeviceCodegen`'s
+    ``imports_source``): without it the kernels would call functions that are not there."""
+    from tilelang.backend.device_codegen import IMPORT_SOURCE_ATTR, resolve_device_codegen
+
+    if mod.attrs is None or IMPORT_SOURCE_ATTR not in mod.attrs:
+        return
+    codegen = resolve_device_codegen(target)
+    if not codegen.imports_source:
+        raise LoweringError(f"T.import_source: the {kind!r} device codegen ({codegen.name}) does "
+                            "not compile imported source; call such helpers on a target whose backend does (cuda)")
 
 
 def _device_codegen(mod: Any, target: Any, *, compile_device: bool = True) -> tuple[Any, Any]:

@@ -8,6 +8,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from tilelang.backend.device_codegen import IMPORT_SOURCE_ATTR
 from tilelang.errors import KernelSyntaxError, KernelTypeError
 from tilelang.frontend import state as _state
 from tilelang.ir import region as R
@@ -15,7 +16,6 @@ from tilelang.language.utils import index_to_coordinates
 
 SAFE_VALUE_ATTR = "tl.safe_value_map"
 NON_RESTRICT_ATTR = "tl.non_restrict_params"
-IMPORT_SOURCE_ATTR = "tl.import_source"
 _MAX_FOLD = 4096  # elements T.any_of / T.all_of expand into one expression
 
 
@@ -69,8 +69,9 @@ def all_of(buffer: Any) -> Any:
 
 
 def import_source(source: str | None = None) -> None:
-    """Prepend C / CUDA source (helper functions a kernel calls with ``T.call_extern``) to the generated code of
-    the C-family backends that honour the ``tl.import_source`` function attribute."""
+    """Compile C / CUDA source (helper functions a kernel calls with ``T.call_extern``) with the kernel: it comes
+    before the kernels in the generated code of backends whose device codegen imports source (CUDA); elsewhere
+    lowering refuses the program (`tilelang.backend.DeviceCodegen.imports_source`)."""
     if source is None:
         return
     if not isinstance(source, str):

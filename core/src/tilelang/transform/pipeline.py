@@ -56,6 +56,7 @@ from tilelang.transform.legalize_tfloat32 import LegalizeTFloat32
 from tilelang.transform.lower_intrinsics import LowerIntrinsics
 from tilelang.transform.lower_tile_ops import LowerTileOps
 from tilelang.transform.partition_parallel import PartitionParallel
+from tilelang.backend.device_codegen import IMPORT_SOURCE_ATTR
 from tilelang.transform.plan_shared_memory import MergeSharedMemoryAllocations, PlanSharedMemory
 from tilelang.transform.rasterize_blocks import RasterizeBlocks
 from tilelang.transform.shared_reuse_barriers import BarrierBeforeSharedReuse
@@ -344,6 +345,7 @@ def split(mod: tvm.IRModule, target: Any) -> tuple[tvm.IRModule, tvm.IRModule | 
     from tvm.s_tir.pipeline import finalize_device_passes, finalize_host_passes
     from tvm.tirx.build import split_host_device_mods
 
+    imported = _imported_source(mod)
     host_mod, device_mods = split_host_device_mods(mod)
     device_mod = None
     nonempty = [m for m in device_mods.values() if len(m.functions)]
@@ -360,7 +362,22 @@ def split(mod: tvm.IRModule, target: Any) -> tuple[tvm.IRModule, tvm.IRModule | 
         host_mod = tirx.transform.BF16StorageLegalize()(host_mod)
     host_mod = _run(host_mod, passes_at("host_module", target))
     host_mod = finalize_host_passes()(host_mod)
+    if imported:  # for the module the device codegen builds (the host module where kernels run as host code)
+        if device_mod is not None:
+            device_mod = device_mod.with_attr(IMPORT_SOURCE_ATTR, imported)
+        else:
+            host_mod = host_mod.with_attr(IMPORT_SOURCE_ATTR, imported)
     return host_mod, device_mod
+
+
+def _imported_source(mod: tvm.IRModule) -> str:
+    """The code ``T.import_source`` gave the module's functions, in order, each text once."""
+    texts: list[str] = []
+    for func in mod.functions.values():
+        text = func.attrs.get(IMPORT_SOURCE_ATTR) if getattr(func, "attrs", None) is not None else None
+        if text is not None and str(text) not in texts:
+            texts.append(str(text))
+    return "".join(texts)
 
 
 @contextlib.contextmanager

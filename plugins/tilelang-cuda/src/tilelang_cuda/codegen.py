@@ -68,21 +68,22 @@ def _build_cuda(mod: Any, target: Any) -> Any:
     from tilelang_cuda.compiler import compile_source, compiler_available
 
     failure: list[BaseException] = []
+    imported = _imported(mod)
 
     def compile_for_tvm(code: str, tgt: Any) -> bytes:
         if not compiler_available():
             return b""
         try:
-            return bytes(compile_source(postprocess_cuda(code, target), _arch_of(target)).cubin)
+            return bytes(compile_source(postprocess_cuda(imported + code, target), _arch_of(target)).cubin)
         except BaseException as exc:  # re-raised below with its message intact
             failure.append(exc)
             return b""
 
     with _compile_callback(compile_for_tvm):
-        mod = tvm_ffi.get_global_func("target.build.cuda")(mod, target)
+        rt_mod = tvm_ffi.get_global_func("target.build.cuda")(mod, target)
     if failure:
         raise failure[0]
-    return mod
+    return _with_imported(rt_mod, imported)
 
 
 def _build_cuda_source_only(mod: Any, target: Any) -> Any:
@@ -90,7 +91,23 @@ def _build_cuda_source_only(mod: Any, target: Any) -> Any:
     import tvm_ffi
 
     with _compile_callback(lambda code, tgt: b""):
-        return tvm_ffi.get_global_func("target.build.cuda")(mod, target)
+        return _with_imported(tvm_ffi.get_global_func("target.build.cuda")(mod, target), _imported(mod))
+
+
+def _imported(mod: Any) -> str:
+    """The code of ``T.import_source`` (the module attribute core sets), or ""."""
+    from tilelang.backend.sdk import IMPORT_SOURCE_ATTR
+
+    text = mod.attrs.get(IMPORT_SOURCE_ATTR) if mod.attrs is not None else None
+    return "" if text is None else str(text) + "\n"
+
+
+def _with_imported(rt_mod: Any, imported: str) -> Any:
+    """The build, its source the imported code then TVM's kernels (postprocess puts the helper headers in front of
+    both, so the imported helpers may call them)."""
+    if not imported:
+        return rt_mod
+    return DeviceBuild(rt_mod=rt_mod, source=imported + rt_mod.inspect_source())
 
 
 def _arch_of(target: Any) -> str:
@@ -136,4 +153,4 @@ def finalize_cuda(source: str, target: Any) -> DeviceBuild:
 
 
 CUDA_CODEGEN = DeviceCodegen("cuda", build=_build_cuda, build_without_compile=_build_cuda_source_only,
-                             postprocess=postprocess_cuda, finalize=finalize_cuda)
+                             postprocess=postprocess_cuda, finalize=finalize_cuda, imports_source=True)

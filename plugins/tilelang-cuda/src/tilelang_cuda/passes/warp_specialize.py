@@ -38,6 +38,7 @@ from tilelang.transform import utils as C
 DISABLE_KEY = "tl.disable_warp_specialized"
 ASYNC_TILE = "tl.cuda.async_written"  # AllocBuffer annotation: only TMA writes this tile, mbarriers publish it
 WARP_GROUP = 128
+WARP = 32
 MAX_BOX = 256
 PRODUCER_REGS, CONSUMER_REGS = 24, 240
 
@@ -246,11 +247,13 @@ def _specialise(func: Any) -> Any:
             return region
         return tirx.BufferRegion(new, [tvm.ir.Range.from_min_extent(slot, 1), *region.region])
 
-    produce = [_call("tl.mbarrier_wait_parity", [tirx.BufferLoad(empty, [slot]), tirx.bitwise_xor(phase, 1)])]
-    for src, dst in found.copies:
-        produce.append(_call("tl.tma_copy", [src, versioned(dst), tirx.BufferLoad(full, [slot]), i32(-1), i32(0),
-                                             i32(0)]))
-    produce.append(_call("tl.mbarrier_arrive", [tirx.BufferLoad(full, [slot])]))
+    issue = [_call("tl.tma_copy", [src, versioned(dst), tirx.BufferLoad(full, [slot]), i32(-1), i32(0), i32(0)])
+             for src, dst in found.copies]
+    issue.append(_call("tl.mbarrier_arrive", [tirx.BufferLoad(full, [slot])]))
+    # the producer warp waits as a whole and one lane it elects (elect.sync) issues the stage: ptxas then knows one
+    # lane issues each TMA copy (a copy under a plain thread test is a loop over the lanes that may reach it)
+    produce = [_call("tl.mbarrier_wait_parity", [tirx.BufferLoad(empty, [slot]), tirx.bitwise_xor(phase, 1)]),
+               tirx.IfThenElse(tirx.call_extern("bool", "tl_elect_one"), C.seq(issue), None)]
     consume = [_call("tl.mbarrier_wait_parity", [tirx.BufferLoad(full, [slot]), phase])]
 
     def on_load(ld: Any, m: Any) -> Any:
@@ -268,8 +271,8 @@ def _specialise(func: Any) -> Any:
     k_p = tirx.Var(f"{k.name}_produce", k.ty)
     produce_loop = tirx.For(k_p, loop.min, loop.extent, tirx.ForKind.SERIAL, C.substitute(C.seq(produce), {k: k_p}),
                             None, ann or None)
-    # one thread of the producer warpgroup runs its loop (nothing in it is conditional, so the compiler hoists
-    # the block coordinates, divisions once block rasterisation remaps them, out of it)
+    # the first warp of the producer warpgroup runs its loop (the block coordinates, divisions once block
+    # rasterisation remaps them, are computed once before it).
     # The block coordinates are bound before it through an opaque identity (`tl_keep_int`): TVM inlines pure
     # bindings and ptxas rematerialises cheap-looking values, and block rasterisation makes them divisions.
     for tag in ("blockIdx.z", "blockIdx.y", "blockIdx.x"):
@@ -278,7 +281,7 @@ def _specialise(func: Any) -> Any:
             bound = tirx.Var(f"{var.name}_produce", var.ty)
             kept = tirx.call_extern(str(var.ty.dtype), "tl_keep_int", var)
             produce_loop = C.seq([tirx.Bind(bound, kept), C.substitute(produce_loop, {var: bound})])
-    produce_loop = tirx.IfThenElse(tid == threads, produce_loop, None)
+    produce_loop = tirx.IfThenElse(tirx.floordiv(tid, WARP) == threads // WARP, produce_loop, None)
     consume_loop = tirx.For(k, loop.min, loop.extent, tirx.ForKind.SERIAL, C.seq(consume), None, ann or None)
     extended = threads + WARP_GROUP
 

@@ -113,6 +113,7 @@ class _Gemm:
             self.k = ext[0] if self.ta else ext[1]
         self.vec = 16 // dtype_bytes(dtype)  # elements per 16 bytes
         tid = C.linear_thread(ctx.func)
+        self.tid, self.threads = tid, C.block_threads(ctx.func)
         self.lane, self.w_m, self.w_n = self.layout.warp_coords(tid)
 
     # ---------------------------------------------------------------- operand fragments
@@ -254,7 +255,40 @@ class _Gemm:
         origin = tirx.call_extern("uint64", "tl_wgmma_desc_sw", _read_ptr(op.buf, op.at(0, 0)), lbo,
                                   8 * tile.width, tile.mode)
         delta = (tile.offset(C.add(r0, dr), C.add(c0, dc)) - tile.offset(r0, c0)) * tile.elem
+        split = self._split_delta(tile, mn_major, mn0, ks, r0, c0)
+        if split is not None:
+            # the instruction's slice of MN (thread-dependent: its warpgroup's) and its K step apart: the slice's
+            # descriptor is one expression for every instruction (computed once) and each instruction adds its
+            # constant K step to it, not a sign-extended 64-bit sum of its own
+            mn_delta, k_delta = split
+            base = origin + tirx.Cast("uint64", tirx.floordiv(mn_delta * tile.elem, 16))
+            return base + tirx.Cast("uint64", tirx.floordiv(k_delta * tile.elem, 16))
         return origin + tirx.Cast("uint64", tirx.floordiv(delta, 16))
+
+    def _split_delta(self, tile: SwizzledTile, mn_major: bool, mn0: Any, ks: Any, r0: int, c0: int
+                     ) -> tuple[Any, Any] | None:
+        """``(MN part, K part)`` of a descriptor's element offset from the region's origin when it is their sum for
+        every warp's MN slice and every K step (checked on the integers: the swizzle is a XOR), else None."""
+        steps = self.k // self.k_atom
+        at = (lambda mn, k: (r0 + k, c0 + mn)) if mn_major else (lambda mn, k: (r0 + mn, c0 + k))
+        analyzer = tvm.sym.Analyzer()
+        slices = set()
+        for warp in range(0, max(1, self.threads), 32):
+            at_warp = mn0
+            if not isinstance(mn0, int) and isinstance(self.tid, tvm.ir.Var):
+                at_warp = analyzer.simplify(C.substitute(mn0, {self.tid: tirx.IntImm(str(self.tid.ty.dtype), warp)}))
+            value = C.as_int(at_warp)
+            if value is None:
+                return None
+            slices.add(value)
+        origin = tile.offset(r0, c0)
+        for mn in slices:
+            for step in range(steps):
+                k = step * self.k_atom
+                whole = tile.offset(*at(mn, k)) - origin
+                if whole != (tile.offset(*at(mn, 0)) - origin) + (tile.offset(*at(0, k)) - origin):
+                    return None
+        return (tile.offset(*at(mn0, 0)) - origin, tile.offset(*at(0, ks * self.k_atom)) - origin)
 
     @property
     def wg_n(self) -> int:
