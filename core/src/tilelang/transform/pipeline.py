@@ -38,6 +38,7 @@ from typing import Any
 
 import tvm
 
+from tilelang.backend.device_codegen import IMPORT_SOURCE_ATTR
 from tilelang.backend.passes import passes_at
 from tilelang.transform import utils as C
 from tilelang.transform.apply_layouts import ApplyLayouts, AttachLayouts
@@ -56,7 +57,6 @@ from tilelang.transform.legalize_tfloat32 import LegalizeTFloat32
 from tilelang.transform.lower_intrinsics import LowerIntrinsics
 from tilelang.transform.lower_tile_ops import LowerTileOps
 from tilelang.transform.partition_parallel import PartitionParallel
-from tilelang.backend.device_codegen import IMPORT_SOURCE_ATTR
 from tilelang.transform.plan_shared_memory import MergeSharedMemoryAllocations, PlanSharedMemory
 from tilelang.transform.rasterize_blocks import RasterizeBlocks
 from tilelang.transform.shared_reuse_barriers import BarrierBeforeSharedReuse
