@@ -248,3 +248,30 @@ def test_warp_roles_are_planned_in_order(marked):
     assert len(ifs) == 1 and ifs[0].else_case is not None
     attrs = C.collect(mod["main"].body, tvm.tirx.AttrStmt, lambda a: "warp_roles" in str(a.attr_key))
     assert [str(a.attr_key) for a in attrs] == (["tl.warp_roles"] if marked else [])
+
+
+@pytest.mark.parametrize("partial", [False, True])
+def test_a_condition_reading_a_shared_tile_is_read_by_a_statement(options, partial):
+    """``if k <= S[tx]:`` (the reference's topk selector): TVM's access analysis takes reads only from statements
+    and failed its ``allow_append_`` check on the condition. The condition is bound to a variable just before its
+    ``if``, and the barrier after the write to S comes before that read."""
+
+    @S.prim_func(check_well_formed=False)
+    def before(A: S.Buffer((64,), "int32"), B: S.Buffer((64,), "int32")):
+        S.launch_thread("blockIdx.x", 1)
+        tx = S.launch_thread("threadIdx.x", 64)
+        Sh = S.alloc_buffer((65,), "int32", scope="shared")
+        Sh[tx] = A[tx]
+        B[tx] = 0
+        if A[0] <= Sh[tx + 1]:
+            B[tx] = 1
+
+    options({"has_threads": True, "partial_barriers": partial})
+    mod = InsertBarriers({"kind": "cuda"})(as_module(before))
+    binds = C.collect(mod["main"].body, tvm.tirx.Bind)
+    assert len(binds) == 1 and C.collect(binds[0].value, tvm.ir.TensorLoad)
+    (branch,) = C.collect(mod["main"].body, tvm.tirx.IfThenElse)
+    assert isinstance(branch.condition, tvm.ir.Var) and branch.condition.same_as(binds[0].var)
+    seq = C.collect(mod["main"].body, tvm.tirx.SeqStmt)[-1].seq
+    kinds = [type(s).__name__ for s in seq]
+    assert len(_syncs(mod)) == 1 and kinds.index("Evaluate") < kinds.index("Bind"), kinds

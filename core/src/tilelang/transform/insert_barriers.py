@@ -14,7 +14,8 @@ contiguous, warp-aligned slice ``[begin, begin + count)`` of the block (`tilelan
 becomes ``tvm_storage_sync(scope, id, count)``, a named barrier (ids from 3 on, one per slice; 0 is
 ``__syncthreads``, 1 and 2 stay free as in the reference TileLang); otherwise lowering fails naming the branch.
 Without the option, or for a branch that reads memory through the thread index, TVM's rule stands: no barrier
-inside a thread-dependent condition.
+inside a thread-dependent condition. A condition reading a shared tile is evaluated into a variable just before its
+``if`` (TVM's analysis sees reads only in statements).
 """
 
 from __future__ import annotations
@@ -96,6 +97,27 @@ def _partial_syncs(func: Any, tid: Any, made: list[Any], warp: int) -> Any:
     return C.with_body(func, walk_ranges(body, tid, threads, visit, (tirx.Evaluate,)))
 
 
+def _reads_shared(expr: Any) -> bool:
+    return any(C.scope_of(ld.source) in _SCOPES for ld in C.collect(expr, tvm.ir.TensorLoad))
+
+
+def _hoist_shared_conditions(body: Any) -> Any:
+    """An ``if`` whose condition reads a shared tile evaluates it into a variable first (``c = <cond>; if c:``):
+    TVM's access analysis records reads only in statements, and a shared read in a condition failed its
+    ``allow_append_`` check (the reference's topk selector, ``if k <= s_histogram[tx]``). Same value, read at the
+    same point; the barriers then order that read like any other."""
+
+    def on_if(s: Any, m: Any) -> Any:
+        s = m.default_mutate(s)
+        cond = s.condition
+        if _is_call(cond, "tirx.tvm_thread_invariant") or not _reads_shared(cond):
+            return s
+        var = tirx.Var("cond", str(cond.ty.dtype))
+        return C.seq([tirx.Bind(var, cond), tirx.IfThenElse(var, s.then_case, s.else_case)])
+
+    return tvm_ffi.structural_mutate(body, [(tirx.IfThenElse, on_if)])
+
+
 def InsertBarriers(target: Any = None) -> tvm.transform.Pass:
     """Insert ``tvm_storage_sync`` barriers where shared-memory accesses conflict (see the module docstring)."""
     from tvm import s_tir
@@ -115,6 +137,9 @@ def InsertBarriers(target: Any = None) -> tvm.transform.Pass:
                     body, made = _mark_conditions(func.body, tid)
                     mod[gv] = C.with_body(func, body)
                     marked[gv.name_hint] = (tid, made)
+        for gv, func in list(mod.functions.items()):  # after the marks: a hoisted condition still reads memory
+            if isinstance(func, tirx.PrimFunc):
+                mod[gv] = C.with_body(func, _hoist_shared_conditions(func.body))
         for sync in syncs:
             mod = sync(mod)
         for gv, func in list(mod.functions.items()):
