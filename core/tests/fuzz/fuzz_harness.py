@@ -8,7 +8,7 @@ Every function raises (with the program's reproducer in the message) when the ba
 from __future__ import annotations
 
 import functools
-import importlib.util
+import importlib
 import shutil
 import sys
 import warnings
@@ -132,11 +132,9 @@ def run_cuda_gpu(program: Program) -> None:
 def _emulator() -> Any:
     if str(CUDA_TESTS) not in sys.path:  # the emulator imports its sibling modules
         sys.path.append(str(CUDA_TESTS))
-    spec = importlib.util.spec_from_file_location("tilelang_fuzz_cuda_emulator", CUDA_TESTS / "cuda_emulator.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    # under its own name: its sibling modules import `cuda_emulator`, and a second copy of it (another name) kept a
+    # second registry of shared buffers, which took TMA-written tiles read by loads for overlapping pool members
+    return importlib.import_module("cuda_emulator")
 
 
 def check_cuda(program: Program, arch: str, *, nvcc: bool, emulate: bool) -> None:
