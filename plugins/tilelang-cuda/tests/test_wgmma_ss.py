@@ -247,9 +247,9 @@ class _Block:
                 self.memory[(buf.name, offset + e)] = (ld.source.name, row, col + e)
 
     def descriptor(self, desc, tx: int) -> tuple[str, tuple[int, int, int, int]]:
-        step = 0  # the tile origin's descriptor plus the sub-matrix's offset in 16-byte units
-        if isinstance(desc, tirx.Add):
-            desc, step = desc.a, self.ev(desc.b, tx)
+        step = 0  # the tile origin's descriptor plus the sub-matrix's offset in 16-byte units (the warpgroup's
+        while isinstance(desc, tirx.Add):  # slice and the K step may be two additions)
+            desc, step = desc.a, step + self.ev(desc.b, tx)
         assert str(desc.args[0].value) == "tl_wgmma_desc_sw"
         ptr = desc.args[1]
         assert ptr.op.name == "tirx.tvm_access_ptr" and int(ptr.args[4]) == 1  # a read TVM's planner sees

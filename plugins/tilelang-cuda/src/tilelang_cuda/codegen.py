@@ -98,7 +98,8 @@ def _imported(mod: Any) -> str:
     """The code of ``T.import_source`` (the module attribute core sets), or ""."""
     from tilelang.backend.sdk import IMPORT_SOURCE_ATTR
 
-    text = mod.attrs.get(IMPORT_SOURCE_ATTR) if mod.attrs is not None else None
+    attrs = getattr(mod, "attrs", None)
+    text = attrs.get(IMPORT_SOURCE_ATTR) if attrs is not None else None
     return "" if text is None else str(text) + "\n"
 
 
