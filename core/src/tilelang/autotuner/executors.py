@@ -84,14 +84,18 @@ class CompileTask:
         job = job if job is not None else unpack_job(self.payload)
         if not self.pass_configs:
             return job
-        from dataclasses import replace
+        return with_options(job, pass_configs={**dict(job.options.pass_configs), **self.pass_configs})
 
-        from tilelang.jit.decorator import JITImpl
 
-        own = JITImpl(job.fn, replace(job.options, pass_configs={**dict(job.options.pass_configs),
-                                                                  **self.pass_configs}))
-        own.mode = job.mode
-        return own
+def with_options(jit_impl: Any, **changes: Any) -> Any:
+    """`jit_impl` (its function and mode) with some of its compile options replaced."""
+    from dataclasses import replace
+
+    from tilelang.jit.decorator import JITImpl
+
+    job = JITImpl(jit_impl.fn, replace(jit_impl.options, **changes))
+    job.mode = jit_impl.mode
+    return job
 
 
 def pack_job(jit_impl: Any, target: dict[str, Any]) -> bytes:
@@ -182,13 +186,7 @@ def register_job(jit_impl: Any, target: dict[str, Any] | None = None) -> int:
     """Make `jit_impl` (its target resolved to `target`) reachable by processes forked from now on; returns its
     token."""
     if target is not None:
-        from dataclasses import replace
-
-        from tilelang.jit.decorator import JITImpl
-
-        mode = jit_impl.mode
-        jit_impl = JITImpl(jit_impl.fn, replace(jit_impl.options, target=target))
-        jit_impl.mode = mode
+        jit_impl = with_options(jit_impl, target=target)
     token = id(jit_impl)
     _FORKED_JOBS[token] = jit_impl
     return token

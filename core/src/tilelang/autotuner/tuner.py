@@ -128,11 +128,7 @@ class AutoTuner:
     def set_compile_args(self, **options: Any) -> AutoTuner:
         """Override the jit options (out_idx, target, execution_backend, pass_configs, ...); checked as
         ``tilelang.jit``'s (`CompileOptions`)."""
-        from dataclasses import replace
-
-        mode = self.jit_impl.mode
-        self.jit_impl = JITImpl(self.jit_impl.fn, replace(self.jit_impl.options, **options))
-        self.jit_impl.mode = mode
+        self.jit_impl = executors.with_options(self.jit_impl, **options)
         return self
 
     def set_profile_args(self, **profile: Any) -> AutoTuner:
@@ -296,12 +292,7 @@ class AutoTuner:
         own = config.get(PASS_CONFIGS)
         if not own:
             return self.jit_impl
-        from dataclasses import replace
-
-        options = self.jit_impl.options
-        job = JITImpl(self.jit_impl.fn, replace(options, pass_configs={**dict(options.pass_configs), **own}))
-        job.mode = self.jit_impl.mode
-        return job
+        return executors.with_options(self.jit_impl, pass_configs={**dict(self.jit_impl.options.pass_configs), **own})
 
     def _land(self, kernel: JITKernel, args: tuple, kwargs: dict, target: dict[str, Any],
               remember: bool = True) -> None:
