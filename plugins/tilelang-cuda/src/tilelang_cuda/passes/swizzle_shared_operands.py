@@ -124,11 +124,16 @@ def _chunk_ramp(idx: Any, vec: int, analyzer: Any) -> bool:
             and C.as_int(idx.lanes) <= vec and analyzer.can_prove(tirx.floormod(idx.base, vec) == 0))
 
 
+def _is_tma_copy(call: Any) -> bool:
+    """A ``tl_tma_copy_{load,load_2sm,store}_Nd`` extern call."""
+    return TMA_COPY.fullmatch((_call_name(call) or "")[7:]) is not None
+
+
 def _tma_pointers(body: Any, buf: Any) -> list[Any]:
     """The pointers into `buf` that are the shared side of an unswizzled ``T.tma_copy`` box covering whole tiles."""
     out = []
     tile = C.as_int(buf.ty.shape[-1]) * C.as_int(buf.ty.shape[-2]) if len(buf.ty.shape) >= 2 else None
-    for call in C.collect(body, tvm.ir.Call, lambda c: TMA_COPY.fullmatch((_call_name(c) or "")[7:]) is not None):
+    for call in C.collect(body, tvm.ir.Call, _is_tma_copy):
         token = str(call.args[1].value)
         ptr = call.args[2]
         if _ptr_buffer(ptr) is None or not _ptr_buffer(ptr).same_as(buf) or not token.endswith(":0"):
@@ -277,7 +282,7 @@ def check_boxes(func: Any) -> None:
     only valid once split into the column blocks of a swizzled tile (`_rewrite`), and this tile was not swizzled."""
     from tilelang_cuda.tileops.dialect.tma import MAX_BOX
 
-    for call in C.collect(func.body, tvm.ir.Call, lambda c: TMA_COPY.fullmatch((_call_name(c) or "")[7:]) is not None):
+    for call in C.collect(func.body, tvm.ir.Call, _is_tma_copy):
         _, tensor, box, _ = str(call.args[1].value).split(":")
         dims = [int(b) for b in box.split("x")]
         if max(dims) > MAX_BOX:

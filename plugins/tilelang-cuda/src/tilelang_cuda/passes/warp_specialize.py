@@ -91,7 +91,7 @@ def _split_by_swizzle(shape: list[int], elem: int) -> bool:
     from tilelang_cuda.wgmma_layout import tile_layout
 
     tile = tile_layout(shape, elem)
-    return tile is not None and tile.width == 128 and tile.block <= MAX_BOX
+    return tile is not None and tile.width == 128
 
 
 class _Unsupported(Exception):

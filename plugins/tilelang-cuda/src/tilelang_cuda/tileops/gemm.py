@@ -254,7 +254,6 @@ class _Gemm:
                                     8 * tile.width, tile.mode)
         origin = tirx.call_extern("uint64", "tl_wgmma_desc_sw", _read_ptr(op.buf, op.at(0, 0)), lbo,
                                   8 * tile.width, tile.mode)
-        delta = (tile.offset(C.add(r0, dr), C.add(c0, dc)) - tile.offset(r0, c0)) * tile.elem
         split = self._split_delta(tile, mn_major, mn0, ks, r0, c0)
         if split is not None:
             # the instruction's slice of MN (thread-dependent: its warpgroup's) and its K step apart: the slice's
@@ -263,6 +262,7 @@ class _Gemm:
             mn_delta, k_delta = split
             base = origin + tirx.Cast("uint64", tirx.floordiv(mn_delta * tile.elem, 16))
             return base + tirx.Cast("uint64", tirx.floordiv(k_delta * tile.elem, 16))
+        delta = (tile.offset(C.add(r0, dr), C.add(c0, dc)) - tile.offset(r0, c0)) * tile.elem
         return origin + tirx.Cast("uint64", tirx.floordiv(delta, 16))
 
     def _split_delta(self, tile: SwizzledTile, mn_major: bool, mn0: Any, ks: Any, r0: int, c0: int
