@@ -35,7 +35,7 @@ def kernel(M, N, K, dtype, bm=64, bn=64, bk=64, runtime_clear=False):
             e_s = T.alloc_shared((bm, bk // ef), "int16" if ef == 16 else "int32")
             b_s = T.alloc_shared((bk, bn), dt)
             c_l = T.alloc_fragment((bm, bn), acc)
-            T.clear(c_l)
+            T.fill(c_l, 1e4 if runtime_clear else 0)  # a missed runtime clear would leave 1e4 in C
             for k in T.serial(T.ceildiv(K, bk)):
                 T.copy(A[by * bm, k * bk // 2], a_s)
                 T.copy(E[by * bm, k * bk // ef], e_s)
@@ -99,6 +99,16 @@ def test_wgmma_gemm_sp_checks_shapes():
                 T.wgmma_gemm_sp(A, E, B, c_l)
 
 
-def test_a_runtime_clear_accum_is_refused_not_dropped():
-    with pytest.raises(TileLangError, match="clear_accum must be a compile-time bool"):
-        kernel(64, 64, 128, torch.float16, runtime_clear=True)
+def test_a_runtime_clear_accum_zeroes_c_where_it_holds():
+    """``clear_accum=(k == 0)`` in the K loop: C is cleared in the first iteration (it was refused before)."""
+    M, N, K = 64, 64, 128
+    art = lower(kernel(M, N, K, torch.float16, runtime_clear=True))
+    gen = torch.Generator().manual_seed(1)
+    a, keep = semi_sparse(M, K, torch.float16, gen)
+    a_sp, e = compress(a, keep, torch.int16)
+    b = torch.randn(K, N, generator=gen).to(torch.float16)
+    c = torch.zeros(M, N)
+    emulate(art, a_sp, e, b, c)
+    torch.testing.assert_close(c.double(), a.double() @ b.double(), atol=1e-3, rtol=1e-3)
+
+

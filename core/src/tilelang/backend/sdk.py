@@ -48,7 +48,8 @@ What is here, by concern (imported on first use: ``import tilelang.backend.sdk``
   ``tilelang.language`` (`DIALECT_GROUP`), see `tilelang.language.dialects`; a dialect module made of the common
   surface (`common_language_dialect`); the attribute ``T.use_swizzle`` sets (`SWIZZLE_ATTR`); for a dialect's
   functions: the kernel being parsed (`require_build_state`), shapes as the language takes them
-  (`normalize_shape`), the argument checks of ``T.gemm_sp`` (`gemm_sp_args`);
+  (`normalize_shape`), the argument checks of ``T.gemm_sp`` (`gemm_sp_args`), a GEMM's ``clear_accum`` known
+  only at run time (`clear_flag`);
 - errors a backend raises: `BackendError`, `ToolchainMissing`, `LoweringError`, `TargetError`.
 """
 
@@ -58,8 +59,8 @@ import importlib
 import re
 from typing import Any
 
-SDK_VERSION = "1.4"  # 1.1: each_launch; 1.2: the warp-level matrix emitter; 1.3: warp-role thread ranges;
-# 1.4: WARP_ROLES_ATTR; IMPORT_SOURCE_ATTR and DeviceCodegen.imports_source (T.import_source)
+SDK_VERSION = "1.5"  # 1.1: each_launch; 1.2: the warp-level matrix emitter; 1.3: warp-role thread ranges;
+# 1.4: WARP_ROLES_ATTR; IMPORT_SOURCE_ATTR and DeviceCodegen.imports_source (T.import_source); 1.5: clear_flag
 
 # name -> the module that defines it
 _EXPORTS = {
@@ -120,7 +121,7 @@ _EXPORTS = {
     "SWIZZLE_ATTR": "tilelang.language.annotations",
     "require_build_state": ("tilelang.frontend.state", "require"),
     "normalize_shape": "tilelang.language.proxy",
-    "gemm_sp_args": "tilelang.language.tileops",
+    **dict.fromkeys(("gemm_sp_args", "clear_flag"), "tilelang.language.tileops"),
     **dict.fromkeys(("BackendError", "ToolchainMissing", "LoweringError", "TargetError"), "tilelang.errors"),
 }
 # name -> a helper module exported whole (its ``__all__`` is the SDK's promise)

@@ -136,7 +136,30 @@ def gemm(A: Any, B: Any, C: Any, transpose_A: bool = False, transpose_B: bool = 
     pol = int(policy.value if hasattr(policy, "value") else policy)
     if pol not in tuple(int(p) for p in GemmWarpPolicy):
         raise KernelTypeError(f"T.gemm: unknown policy {policy!r}; use T.GemmWarpPolicy.Square/FullRow/FullCol")
-    _emit("tl.gemm", [*regions, _i32(bool(transpose_A)), _i32(bool(transpose_B)), _i32(pol), _i32(bool(clear_accum))])
+    clear_now = clear_flag(regions[2], clear_accum, "T.gemm")
+    _emit("tl.gemm", [*regions, _i32(bool(transpose_A)), _i32(bool(transpose_B)), _i32(pol), _i32(clear_now)])
+
+
+def clear_flag(C: Any, clear_accum: Any, what: str) -> bool:
+    """The compile-time ``clear_accum`` of a GEMM-like op on accumulator `C`. A condition known only at run time
+    (``clear_accum=(j == 0)`` in a loop) emits ``if clear_accum: T.clear(C)`` in front of the op, which then
+    accumulates: the same result, on every backend."""
+    if isinstance(clear_accum, (bool, int)):
+        return bool(clear_accum)
+    if isinstance(getattr(clear_accum, "value", None), int):
+        return bool(clear_accum.value)
+    if hasattr(clear_accum, "asobject"):  # ``j == 0`` on a loop variable: TVM's deferred comparison
+        clear_accum = clear_accum.asobject()
+    from tvm import tirx
+
+    if not isinstance(clear_accum, tirx.PrimExpr) or not str(clear_accum.ty).startswith(("bool", "int", "uint")):
+        raise KernelTypeError(f"{what}: clear_accum must be a bool or a boolean expression, got {clear_accum!r}")
+    from tvm.script.ir_builder import tirx as B
+
+    with B.If(clear_accum):
+        with B.Then():
+            clear(C)
+    return False
 
 
 def _match(a: list[Any], b: list[Any]) -> bool:
@@ -325,9 +348,6 @@ def gemm_sp_args(A_sparse: Any, E: Any, B: Any, C: Any, transpose_A: bool, trans
                               f"{R.format_extents(be)}, C {R.format_extents(ce)}")
     if not R.buffer_dtype(e.source).startswith(("int", "uint")):
         raise KernelTypeError(f"{what}: the metadata E must be an integer tile, got {R.buffer_dtype(e.source)}")
-    if not isinstance(clear_accum, (bool, int)) and not isinstance(getattr(clear_accum, "value", None), int):
-        raise KernelTypeError(f"{what}: clear_accum must be a compile-time bool, got {clear_accum!r}; zero C with "
-                              "T.clear before the loop instead")
     pol = int(policy.value if hasattr(policy, "value") else policy)
     return [a, e, b, c, _i32(bool(transpose_A)), _i32(bool(transpose_E)), _i32(bool(transpose_B)), _i32(pol),
-            _i32(bool(clear_accum))]
+            _i32(clear_flag(c, clear_accum, what))]

@@ -63,7 +63,7 @@ def toolchain() -> list[ToolStatus]:
 
 
 BACKEND = Backend(name="cuda", target_kinds=("cuda",), register=register, toolchain=toolchain,
-                  sdk_version="1.4",
+                  sdk_version="1.5",
                   description="NVIDIA GPUs: CUDA C via TVM's CUDA codegen, nvcc/NVRTC to cubin.",
                   callbacks=tuple((name, f"tilelang_cuda.compiler:{name}") for name in CALLBACKS),
                   supports_target=is_plain_cuda_target)

@@ -217,9 +217,11 @@ def wgmma_gemm(A: Any, B: Any, C: Any, transpose_A: bool = False, transpose_B: b
     """``C (+)= op(A) @ op(B)`` on Hopper wgmma (sm_90a) without the wait: the warpgroups commit the batch and go
     on; ``T.wait_wgmma(0)`` (or ``T.warpgroup_wait``) retires it before C is read. Fails on targets or operands
     wgmma cannot serve instead of falling back."""
+    from tilelang.backend.sdk import clear_flag
+
     a, b, c = _gemm_regions(A, B, C, "T.wgmma_gemm")
     return call("wgmma_gemm", "handle", [a, b, c, bool(transpose_A), bool(transpose_B), int(policy),
-                                         bool(clear_accum)])
+                                         clear_flag(c, clear_accum, "T.wgmma_gemm")])
 
 
 @public

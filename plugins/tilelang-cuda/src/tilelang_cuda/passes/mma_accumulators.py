@@ -14,7 +14,9 @@ in that layout:
   register loops; a ``T.Parallel(M, N)`` nest that indexes C by its own loop variables (and writes no other
   fragment) runs over the thread's registers;
 - tile ops that read C across elements (reduce, copy into another fragment, gemm operands, atomics) read a
-  shared-memory copy staged from the registers.
+  shared-memory copy staged from the registers;
+- a fragment of C's shape that a nest writes element for element from C (``P[i, j] = S[i, j] * scale[i]``, then
+  copied to shared memory) follows C's layout, when its every use is one of the above (`_Plan.add_followers`).
 
 Any other use leaves the fragment to core's generic path (always correct, slower).
 """
@@ -311,6 +313,35 @@ class _Plan:
             if st.buffer in self.layouts:
                 self.bad.add(st.buffer)
 
+    def add_followers(self, body: Any) -> set[Any]:
+        """Fragments that are no gemm's accumulator but that a ``T.Parallel`` nest writes element for element
+        from an accumulator (``P[i, j] = S[i, j] * scale[i]``), used by the same threads: they take the
+        accumulator's layout, so the nest stays in registers (the checks then decide, as for accumulators)."""
+        found: dict[Any, AccumulatorLayout | None] = {}
+
+        def on_nest(loops: list[Any], inner: Any) -> None:
+            lvars = [lp.loop_var for lp in loops]
+            sources = [ld.source for ld in C.collect(inner, tvm.ir.TensorLoad) if ld.source in self.layouts
+                       and len(ld.indices) == 2 and all(x.same_as(v) for x, v in zip(ld.indices, lvars))]
+            for st in C.collect(inner, tirx.BufferStore):
+                buf = st.buffer
+                if buf not in self.fragments or buf in self.layouts or not sources or len(st.indices) != 2:
+                    continue
+                src = sources[0]
+                lay = self.layouts[src]
+                same = _static(list(buf.ty.shape)) == [lay.m, lay.n] and \
+                    self.threads_of(buf) == self.threads_of(src)
+                if not same or found.get(buf, lay) != lay:
+                    found[buf] = None
+                else:
+                    found[buf] = lay
+
+        scan_tile_program(body, on_nest, lambda name, call: None)
+        followers = {b for b, lay in found.items() if lay is not None}
+        for buf in followers:
+            self.layouts[buf] = found[buf]  # type: ignore[assignment]
+        return followers
+
     def final(self) -> dict[Any, AccumulatorLayout]:
         return {b: lay for b, lay in self.layouts.items() if b not in self.bad}
 
@@ -379,8 +410,17 @@ def _plan(func: Any, target: Any) -> tuple[dict[Any, AccumulatorLayout], dict[An
     if not plan.layouts:
         return {}, {}, {}
     plan.share_rows(reduced)
-
-    plan.check_rest(scan_tile_program(func.body, plan.check_nest, plan.check_tile_op))
+    followers = plan.add_followers(func.body)
+    settled = set(plan.bad)  # accumulators of gemms that disagree on their layout
+    while True:
+        plan.bad = set(settled)
+        plan.check_rest(scan_tile_program(func.body, plan.check_nest, plan.check_tile_op))
+        dropped = followers & plan.bad
+        if not dropped:  # a follower with a use the registers cannot serve stays a fragment; check again
+            break
+        followers -= dropped
+        for buf in dropped:
+            del plan.layouts[buf]
     final = plan.final()
     if final:
         plan.layouts = final

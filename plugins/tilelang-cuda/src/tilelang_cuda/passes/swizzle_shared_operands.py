@@ -35,6 +35,7 @@ from tvm import tirx
 
 from tilelang.backend.sdk import dtype_bytes
 from tilelang.transform import utils as C
+from tilelang_cuda.tileops.dialect.tma import COLUMN_BLOCKS, MAX_BOX
 from tilelang_cuda.wgmma_layout import SwizzledTile, tile_layout
 
 _SHARED = ("shared", "shared.dyn")
@@ -130,15 +131,17 @@ def _is_tma_copy(call: Any) -> bool:
 
 
 def _tma_pointers(body: Any, buf: Any) -> list[Any]:
-    """The pointers into `buf` that are the shared side of an unswizzled ``T.tma_copy`` box covering whole tiles."""
+    """The pointers into `buf` that are the shared side of an unswizzled ``T.tma_copy`` box covering whole tiles,
+    or whole column blocks of one (`tileops.dialect.tma.COLUMN_BLOCKS`, which `_plan` checked against this
+    pass's layout)."""
     out = []
     tile = C.as_int(buf.ty.shape[-1]) * C.as_int(buf.ty.shape[-2]) if len(buf.ty.shape) >= 2 else None
     for call in C.collect(body, tvm.ir.Call, _is_tma_copy):
-        token = str(call.args[1].value)
+        swizzle = int(str(call.args[1].value).rsplit(":", 1)[1])
         ptr = call.args[2]
-        if _ptr_buffer(ptr) is None or not _ptr_buffer(ptr).same_as(buf) or not token.endswith(":0"):
+        if _ptr_buffer(ptr) is None or not _ptr_buffer(ptr).same_as(buf):
             continue
-        if tile and C.as_int(ptr.args[3]) == tile:
+        if swizzle == COLUMN_BLOCKS or (swizzle == 0 and tile and C.as_int(ptr.args[3]) == tile):
             out.append(ptr)
     return out
 
@@ -264,7 +267,7 @@ def _rewrite(body: Any, bufs: dict[Any, tuple[int, int, int]], hw: dict[Any, Swi
         data = tirx.call_intrin("handle", "tirx.buffer_data", new_buf[buf]) if new_buf[buf] is not buf \
             else ptr.args[1]
         out = []
-        for b in range(tile.cols // tile.block):
+        for b in range(dims[-1] // tile.block):  # the whole row, or the column blocks `_plan` checked
             offset = tile.flat_offset(m.mutate(ptr.args[2]) + b * tile.block)
             p = tirx.call_intrin("handle", "tirx.tvm_access_ptr", ptr.args[0], data, offset,
                                  tile.rows * tile.block, ptr.args[4])
@@ -278,13 +281,19 @@ def _rewrite(body: Any, bufs: dict[Any, tuple[int, int, int]], hw: dict[Any, Swi
 
 
 def check_boxes(func: Any) -> None:
-    """Refuse a TMA box still wider than the hardware's 256 elements: a whole-tile box of rows wider than that is
-    only valid once split into the column blocks of a swizzled tile (`_rewrite`), and this tile was not swizzled."""
-    from tilelang_cuda.tileops.dialect.tma import MAX_BOX
+    """Refuse a TMA box still wider than the hardware's 256 elements (a whole-tile box of rows wider than that is
+    only valid once split into the column blocks of a swizzled tile, `_rewrite`) or still filling a column slice
+    of a tile: this tile was not swizzled."""
 
     for call in C.collect(func.body, tvm.ir.Call, _is_tma_copy):
-        _, tensor, box, _ = str(call.args[1].value).split(":")
+        _, tensor, box, swizzle = str(call.args[1].value).split(":")
         dims = [int(b) for b in box.split("x")]
+        if int(swizzle) == COLUMN_BLOCKS:
+            buf = _ptr_buffer(call.args[2])
+            raise C.lowering_error(func, f"a T.tma_copy of {tensor} fills a column slice of shared tile "
+                                   f"{getattr(buf, 'name', '?')}, whose rows are strided in its row-major layout: "
+                                   "only a tile wgmma reads through swizzled descriptors (or one annotated with a "
+                                   "bank swizzle) stores column blocks contiguously; copy whole rows of the tile")
         if max(dims) > MAX_BOX:
             buf = _ptr_buffer(call.args[2])
             raise C.lowering_error(func, f"a TMA box of {tensor} is {dims} elements: wider than {MAX_BOX}, and "

@@ -28,6 +28,9 @@ from tilelang_cuda.tileops.dialect.tensorcore import cluster_dims, is_rank0
 
 MAX_BOX = 256
 MAX_RANK = 5
+# the swizzle field of a map token whose box fills column blocks of a tile `passes.swizzle_shared_operands` must
+# lay out for wgmma (it rewrites the token to the tile's swizzle, or refuses the copy if the tile stays linear)
+COLUMN_BLOCKS = 9
 
 
 def map_token(tensor: str, box: list[int], swizzle: int = 0) -> Any:
@@ -84,8 +87,9 @@ def _tile_swizzle(ctx: Any, sbuf: Any) -> int:
 
 def _plan(ctx: Any, g: Any, s: Any, _is_store: bool = False) -> list[tuple[list[int], int, Any, list[Any]]]:
     """The boxes of a copy between global region `g` and shared region `s` (whose box must be whole trailing
-    modes of its tile): ``[(box, swizzle, shared pointer, coordinates innermost first)]`` -- one box, or one per
-    column block of a bank-swizzled tile (TMA swizzles rows of at most the swizzle's width)."""
+    modes of its tile, or whole column blocks of a swizzled one, `_column_blocks`): ``[(box, swizzle, shared
+    pointer, coordinates innermost first)]`` -- one box, or one per column block of a bank-swizzled tile (TMA
+    swizzles rows of at most the swizzle's width)."""
     gbuf, sbuf = g.source, s.source
     if str(gbuf.ty.dtype) != str(sbuf.ty.dtype):
         raise ctx.error(f"copies between {gbuf.ty.dtype} and {sbuf.ty.dtype}; TMA does not convert")
@@ -103,15 +107,7 @@ def _plan(ctx: Any, g: Any, s: Any, _is_store: bool = False) -> list[tuple[list[
     inner = [b for b in box if b != 1]
     sshape = _static(list(sbuf.ty.shape), "the shared tile's shape", ctx)
     sext = _static([r.extent for r in s.region], "the shared region", ctx)
-    k = len(inner)
-    if [e for e in sext if e != 1] != inner or (k and sshape[-k:] != inner) or \
-            any(not C.is_const(r.min, 0) for r in s.region[len(s.region) - k:]):
-        raise ctx.error(f"the shared side {sbuf.name}{sext} must be whole trailing modes of its tile matching the "
-                        f"TMA box {box} (one contiguous box)")
-    swizzle = _tile_swizzle(ctx, sbuf)
     base = linearize([r.min for r in s.region], list(sbuf.ty.shape))
-    coords = [tirx.Cast("int32", r.min) for r in reversed(list(g.region))]
-
     # A load's box lands through the async proxy and completes on an mbarrier: the pointer records no access
     # (rw mask 0), so no block barrier is planned for it (a warp-specialised producer runs alone); a store's
     # source is read by the issuing thread after the writes of others, so it stays a read.
@@ -120,13 +116,28 @@ def _plan(ctx: Any, g: Any, s: Any, _is_store: bool = False) -> list[tuple[list[
     def pointer(offset: Any, count: int) -> Any:
         return access_ptr(str(sbuf.ty.dtype), sbuf.data, offset, count, mask)
 
+    swizzle = _tile_swizzle(ctx, sbuf)
+    coords = coords_of(g)
     total = _count(box)
+    width = {3: 128, 2: 64, 1: 32, 0: 0}[swizzle] // elem
+    if _column_blocks(s, sshape, sext, inner, width or _wgmma_block(sshape, elem)):
+        if not swizzle:  # one box the swizzle pass splits into the tile's column blocks (or refuses)
+            return [(box, COLUMN_BLOCKS, pointer(base, total), coords)]
+        # an annotated bank swizzle stores column blocks block-major: the slice's first block starts here
+        lead = linearize([r.min for r in s.region[:-2]], sshape[:-2]) if len(sshape) > 2 else 0
+        base = lead * sshape[-2] * sshape[-1] + tirx.floordiv(s.region[-1].min, width) * sshape[-2] * width
+    else:
+        k = len(inner)
+        if [e for e in sext if e != 1] != inner or (k and sshape[-k:] != inner) or \
+                any(not C.is_const(r.min, 0) for r in s.region[len(s.region) - k:]):
+            raise ctx.error(f"the shared side {sbuf.name}{sext} must be whole trailing modes of its tile matching "
+                            f"the TMA box {box} (one contiguous box), or whole column blocks of a bank-swizzled "
+                            "tile or of a tile wgmma reads through swizzled descriptors")
     if not swizzle:
         if box[-1] > MAX_BOX and sext[-2:] != sshape[-2:]:
             raise ctx.error(f"TMA box {box} is wider than {MAX_BOX}: only a whole tile's box may be (split into the "
                             "column blocks of its swizzle)")
         return [(box, 0, pointer(base, total), coords)]
-    width = {3: 128, 2: 64, 1: 32}[swizzle] // elem
     if box[-1] % width:
         raise ctx.error(f"a {width * elem}-byte swizzled tile is copied in boxes {width} elements wide; the box "
                         f"{box} is not a multiple")
@@ -138,6 +149,33 @@ def _plan(ctx: Any, g: Any, s: Any, _is_store: bool = False) -> list[tuple[list[
         bcoords = [coords[0] + b * width, *coords[1:]]
         out.append((bbox, swizzle, pointer(base + b * per_block, per_block), bcoords))
     return out
+
+
+def coords_of(g: Any) -> list[Any]:
+    """The box origin of global region `g`, innermost dim first (the order the copy instructions take)."""
+    return [tirx.Cast("int32", r.min) for r in reversed(list(g.region))]
+
+
+def _wgmma_block(sshape: list[int], elem: int) -> int:
+    """Elements per column block of the layout `passes.swizzle_shared_operands` gives a wgmma operand of
+    `sshape` (0 where wgmma cannot read it through a swizzled descriptor)."""
+    from tilelang_cuda.wgmma_layout import tile_layout
+
+    tile = tile_layout(sshape, elem) if len(sshape) >= 2 else None
+    return 0 if tile is None else tile.block
+
+
+def _column_blocks(s: Any, sshape: list[int], sext: list[int], inner: list[int], block: int) -> bool:
+    """Whether shared region `s` is whole column blocks (`block` elements wide) of one tile: every row of the
+    last two dims, columns ``[c0, c0 + w)`` on block boundaries, but not the whole row. Row-major such a slice is
+    strided; in a bank-swizzled layout each block is one contiguous run (``T.tma_copy(KV[...],
+    KV_s[:, j * 64:(j + 1) * 64])`` into a 256-wide wgmma operand)."""
+    if not block or len(sshape) < 2 or sext[-1] == sshape[-1] or sext[-2] != sshape[-2]:
+        return False
+    if any(e != 1 for e in sext[:-2]) or [e for e in sext if e != 1] != inner or sext[-1] % block:
+        return False
+    return C.is_const(s.region[-2].min, 0) and bool(
+        tvm.sym.Analyzer().can_prove(tirx.floormod(s.region[-1].min, block) == 0))
 
 
 def _load_issue(ctx: Any, src: Any, dst: Any, bar: Any, cluster_mask: int | None, paired: bool) -> list[Any]:
