@@ -61,6 +61,28 @@ def test_thread_allreduce_sums_over_the_named_thread_index():
     torch.testing.assert_close(c, b @ a, rtol=1e-5, atol=1e-5)
 
 
+def test_thread_allreduce_over_a_thread_binding_loop():
+    # example_dequant_gemv_fp16xint4: the reduced index is a ``T.thread_binding`` loop over the launch's threads
+    @T.prim_func
+    def sums(A: T.Tensor((8, 32), T.float32), C: T.Tensor((8,), T.float32)):
+        with T.Kernel(4, threads=(32, 2)) as bx:
+            acc = T.alloc_local((1,), T.float32)
+            red = T.alloc_local((1,), T.float32)
+            kr = T.thread_binding(0, 32, thread="threadIdx.x")
+            ni = T.thread_binding(0, 2, thread="threadIdx.y")
+            acc[0] = A[bx * 2 + ni, kr] * 2.0
+            with T.attr(T.comm_reducer(lambda x, y: x + y, [T.float32(0)]), "reduce_scope",
+                        T.reinterpret(T.uint64(0), dtype="handle")):
+                T.evaluate(T.tvm_thread_allreduce(T.uint32(1), acc[0], True, red[0], kr, dtype="handle"))
+            if kr == 0:
+                C[bx * 2 + ni] = red[0]
+
+    kernel = tilelang.compile(sums, target="cpu")
+    a, c = torch.randn(8, 32), torch.zeros(8)
+    kernel(a, c)
+    torch.testing.assert_close(c, 2 * a.sum(dim=1), rtol=1e-5, atol=1e-5)
+
+
 def test_fp8_values_convert_and_compute_as_floats():
     # example_tilelang_gemm_fp8: fp8 tiles are read as floats (not as their byte's integer value) and written back
     @T.prim_func

@@ -854,8 +854,9 @@ class Emulator(DialectHelpers):
 
     def __init__(self, func: tirx.PrimFunc, args: dict[str, Any], patch: dict[str, Callable] | None = None,
                  deferred_cp_async: bool = True, check_proxy: bool = True,
-                 tensors: dict[str, tuple[Mem, tuple[int, ...], int]] | None = None):
+                 tensors: dict[str, tuple[Mem, tuple[int, ...], int]] | None = None, poison_locals: bool = False):
         self.func = func
+        self.poison_locals = poison_locals
         self.tensors = tensors or {}  # name -> (bytes, shape, element size): what a TMA tensor map describes
         self.check_proxy = check_proxy
         self.patch = patch or {}
@@ -1307,6 +1308,15 @@ class Emulator(DialectHelpers):
             return lambda emu: emu._barrier()
         if name in ("likely",):
             return self.compile(e.args[0])
+        if name == "cuda.__activemask":  # the lanes of each thread's warp that execute here, as bits
+            return lambda emu: emu.active_mask()
+        shuffles = {"tvm_warp_shuffle": "idx", "tvm_warp_shuffle_down": "down", "tvm_warp_shuffle_up": "up",
+                    "cuda.__shfl_sync": "idx", "cuda.__shfl_down_sync": "down", "cuda.__shfl_up_sync": "up"}
+        if name in shuffles:
+            # (mask, value, lane or delta, width[, warp size]): __shfl_sync / _down / _up and TVM's forms of them
+            value, lane, width = self.compile(e.args[1]), self.compile(e.args[2]), self.compile(e.args[3])
+            kind = shuffles[name]
+            return lambda emu: _cast(emu.shuffle(kind, value(emu), lane(emu), width(emu)), dt)
         if name in _MATH:
             args = [self.compile(a) for a in e.args]
             f = _MATH[name]
@@ -1355,6 +1365,10 @@ class Emulator(DialectHelpers):
         """Bytes at (..., T, n) byte indices; shared reads are race-checked for active threads."""
         if mem.scope == "local":
             rows = np.broadcast_to(self.tid[:, None], b.shape)
+            if self.poison_locals and not mem.init[rows[m], b[m]].all():
+                # opted in: a register read before any write gives all-ones bytes (NaN for floats), so a kernel
+                # whose lanes compute on unset registers they then discard runs, and a use of one still shows
+                return np.where(mem.init[rows, b], mem.data[rows, b], np.uint8(0xFF))
             if not mem.init[rows[m], b[m]].all():
                 raise EmulationError(f"{what}: reads {mem.name} (local) bytes this thread never wrote")
             if self.wg_inflight and (mem.inflight[rows[m], b[m]] == 2).any():
@@ -1486,6 +1500,36 @@ class Emulator(DialectHelpers):
         w = self.mask.reshape(-1, 32)
         if (w.any(1) & ~w.all(1)).any():
             raise EmulationError(f"{what} executed by a partial warp (.sync.aligned needs all 32 lanes)")
+
+    def active_mask(self) -> np.ndarray:
+        """``__activemask()`` of every thread: the bits of its warp's lanes that execute this point."""
+        self._full_warps_only("__activemask")
+        bits = (self.mask.reshape(-1, 32).astype(np.uint64) << np.arange(32, dtype=np.uint64)).sum(1)
+        return np.repeat(bits.astype(np.uint32), 32)
+
+    def shuffle(self, kind: str, v: Any, lane: Any, width: Any) -> np.ndarray:
+        """``__shfl_sync`` (`kind` idx: from lane `lane` of the thread's `width`-lane segment), ``_down`` / ``_up``
+        (from `lane` lanes above / below, the thread's own value past its segment's end) over active full warps."""
+        self._full_warps("shfl.sync")
+        v = np.broadcast_to(np.asarray(v), (self.T,))
+        lane = np.broadcast_to(np.asarray(lane, np.int64), (self.T,))
+        width = np.broadcast_to(np.asarray(width, np.int64), (self.T,))
+        tid = np.arange(self.T)
+        start = tid - (tid % 32) % width
+        pos = tid - start
+        if kind == "idx":
+            src = start + lane % width
+        elif kind == "down":
+            src = np.where(pos + lane < width, tid + lane, tid)
+        else:
+            src = np.where(pos - lane >= 0, tid - lane, tid)
+        if not self.mask[src[self.mask]].all():
+            raise EmulationError("a shuffle reads a lane that does not execute it")
+        return v[src]
+
+    def _full_warps_only(self, what: str) -> None:
+        if self.T % 32:
+            raise NotImplementedError(f"{what} with a block of {self.T} threads (not whole warps)")
 
     def shfl_xor(self, v: np.ndarray, lane_mask: int) -> np.ndarray:
         self._full_warps("shfl.sync")
@@ -2089,11 +2133,14 @@ def _workspaces(artifact: Any) -> dict[str, Mem]:
 
 
 def emulate(artifact: Any, *tensors: Any, patch: dict[str, Callable] | None = None,
-            deferred_cp_async: bool = True, check_proxy: bool = True) -> dict[str, int]:
+            deferred_cp_async: bool = True, check_proxy: bool = True, poison_locals: bool = False
+            ) -> dict[str, int]:
     """Run `artifact`'s device kernels on `tensors` (torch CPU tensors / scalars in the kernel's parameter
     order), in place; the host's workspaces (``T.alloc_global``) are zero-filled scratch shared by the launches.
     Returns counters (barriers, mma ops, ...) for tests. ``check_proxy=False`` skips the
-    fence.proxy.async check of wgmma shared operands (to check the numerics of a kernel that lacks one)."""
+    fence.proxy.async check of wgmma shared operands (to check the numerics of a kernel that lacks one);
+    ``poison_locals=True`` lets a thread read registers it never wrote (as all-ones bytes, NaN for floats) instead of
+    failing: code whose idle lanes compute on unset registers and discard the result (TVM's allreduce)."""
     params = artifact.params() if callable(artifact.params) else artifact.params
     if len(params) != len(tensors):
         raise ValueError(f"expected {len(params)} arguments ({[p.name for p in params]}), got {len(tensors)}")
@@ -2126,7 +2173,7 @@ def emulate(artifact: Any, *tensors: Any, patch: dict[str, Callable] | None = No
             else:
                 raise NotImplementedError(f"device parameter {nm} of {fname}: no matching kernel argument")
         emu = Emulator(func, args, patch=patch, deferred_cp_async=deferred_cp_async, check_proxy=check_proxy,
-                       tensors=maps)
+                       tensors=maps, poison_locals=poison_locals)
         emu.run()
         for k, v in emu.stats.items():
             stats[k] = stats.get(k, 0) + v

@@ -25,6 +25,7 @@ _PASSES = {
     "FlattenBuffer": "tvm_lowering",
     "FinalizeTileIR": "finalize_tile_ir",
     "InsertBarriers": "insert_barriers",
+    "LowerThreadAllreduce": "lower_thread_allreduce",
     "BarrierBeforeSharedReuse": "shared_reuse_barriers",
     "HostChecks": "host_checks",
     "ThreadSync": "thread_sync",

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tilelang.errors import LoweringError
+from tilelang.transform.lower_thread_allreduce import bind_thread_loops
 
 
 def _is_barrier(stmt: Any) -> bool:
@@ -499,6 +500,7 @@ def LowerLaunchToHost(target: Any = None, *, name: str = "tl.lower_launch_to_hos
                          textents: list[int]) -> Any:
             atomics = bool(C.collect(body, tirx.AttrStmt, lambda s: str(s.attr_key) == ATOMIC_ATTR))
             body = tvm_ffi.structural_map(body, (tirx.AttrStmt, strip))
+            body = bind_thread_loops(body, {t: (v, C.as_int(e)) for t, (v, e) in ext.items() if t in C.THREAD_TAGS})
             body = lower_thread_allreduce(body, tvars, textents)
             body = spill_binds_across_barriers(body, tvars, per_thread_buffers(body))
             body = emulate_threads(body, tvars, textents, per_thread_buffers(body))

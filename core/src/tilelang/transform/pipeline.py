@@ -7,7 +7,7 @@ Order (``[point]`` = `tilelang.backend.passes` extension point where backends' p
     LowerTileOps LowerIntrinsics [post_tile_lowering] PartitionParallel LegalizeSafeMemoryAccess [post_parallel]
     ApplyLayouts [post_pipelining] PlanSharedMemory [post_storage]
     FinalizeTileIR ConfigIndexBitwidth (TVM: FlattenBuffer, VectorizeLoop, StorageRewrite, simplification)
-    InsertBarriers [post_barriers]
+    InsertBarriers LowerThreadAllreduce [post_barriers]
     HostChecks, MergeSharedMemoryAllocations (TVM's, locals out of its way), (TVM: SplitHostDevice, MakePackedAPI)
     CheckDynamicExtents
     split -> device module [device_module] + host module [host_module] -> TVM finalize passes
@@ -55,6 +55,7 @@ from tilelang.transform.layout_inference import LayoutInference
 from tilelang.transform.legalize_safe_memory_access import LegalizeSafeMemoryAccess
 from tilelang.transform.legalize_tfloat32 import LegalizeTFloat32
 from tilelang.transform.lower_intrinsics import LowerIntrinsics
+from tilelang.transform.lower_thread_allreduce import LowerThreadAllreduce
 from tilelang.transform.lower_tile_ops import LowerTileOps
 from tilelang.transform.partition_parallel import PartitionParallel
 from tilelang.transform.plan_shared_memory import MergeSharedMemoryAllocations, PlanSharedMemory
@@ -324,6 +325,7 @@ def _lower_tile_program(mod: tvm.IRModule, target: Any, target_host: Any) -> tvm
     mod = ConfigIndexBitwidth(target)(mod)
     mod = _run(mod, _tvm_legalize(target))
     mod = InsertBarriers(target)(mod)
+    mod = LowerThreadAllreduce(target)(mod)
     mod = _run(mod, passes_at("post_barriers", target))
     mod = HostChecks(target)(mod)
     tail = [
