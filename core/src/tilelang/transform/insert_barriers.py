@@ -16,6 +16,11 @@ becomes ``tvm_storage_sync(scope, id, count)``, a named barrier (ids from 3 on, 
 Without the option, or for a branch that reads memory through the thread index, TVM's rule stands: no barrier
 inside a thread-dependent condition. A condition reading a shared tile is evaluated into a variable just before its
 ``if`` (TVM's analysis sees reads only in statements).
+
+``tl.disable_thread_storage_sync`` (the program orders its shared-memory accesses with its own syncs): a barrier
+the analysis would need inside a branch on data or on the thread index, which fails lowering otherwise, is left
+out; the barriers it places elsewhere stay (they also order tile operators' internal staging, which the reference
+TileLang's templates synchronise themselves).
 """
 
 from __future__ import annotations
@@ -27,9 +32,11 @@ import tvm_ffi
 from tvm import tirx
 
 from tilelang.transform import utils as C
+from tilelang.transform.config import current_tl_config
 from tilelang.transform.thread_range import single_thread_var, walk_ranges
 
 PARTIAL_BARRIERS_OPTION = "partial_barriers"
+DISABLE_SYNC = "tl.disable_thread_storage_sync"
 FIRST_NAMED_BARRIER = 3
 NAMED_BARRIERS = 16
 _SCOPES = ("shared", "shared.dyn")
@@ -118,6 +125,56 @@ def _hoist_shared_conditions(body: Any) -> Any:
     return tvm_ffi.structural_mutate(body, [(tirx.IfThenElse, on_if)])
 
 
+def _run_syncs(syncs: list[Any], mod: tvm.IRModule) -> tvm.IRModule:
+    for sync in syncs:
+        mod = sync(mod)
+    return mod
+
+
+def _syncs_outside_branches(syncs: list[Any], mod: tvm.IRModule) -> tvm.IRModule:
+    """The barriers of `mod` except those its accesses would need inside a branch on data or on the thread index:
+    every remaining condition is marked for the analysis, and the barriers it places inside them are dropped
+    (``tl.disable_thread_storage_sync``: the program's own syncs order those accesses)."""
+    forced: list[Any] = []
+
+    def on_if(s: Any, m: Any) -> Any:
+        s = m.default_mutate(s)
+        if _is_call(s.condition, "tirx.tvm_thread_invariant"):
+            return s
+        wrapped = tirx.call_intrin("bool", "tirx.tvm_thread_invariant", s.condition)
+        forced.append(wrapped)
+        return tirx.IfThenElse(wrapped, s.then_case, s.else_case)
+
+    own: list[Any] = []  # the program's own barriers, kept wherever they are
+    for gv, func in list(mod.functions.items()):
+        if isinstance(func, tirx.PrimFunc):
+            own += C.collect(func.body, tvm.ir.Call, lambda c: _is_call(c, "tirx.tvm_storage_sync"))
+            mod[gv] = C.with_body(func, tvm_ffi.structural_mutate(func.body, [(tirx.IfThenElse, on_if)]))
+    mod = _run_syncs(syncs, mod)
+
+    def is_sync(ev: Any) -> bool:
+        call = ev.value
+        return _is_call(call, "tirx.tvm_storage_sync") and not any(call.same_as(c) for c in own)
+
+    def restore(s: Any, m: Any) -> Any:
+        s = m.default_mutate(s)
+        cond = s.condition
+        if not (_is_call(cond, "tirx.tvm_thread_invariant") and any(cond.same_as(w) for w in forced)):
+            return s
+
+        def drop(ev: Any) -> Any:
+            return tirx.Evaluate(0) if is_sync(ev) else ev
+
+        then_case = tvm_ffi.structural_map(s.then_case, (tirx.Evaluate, drop))
+        else_case = None if s.else_case is None else tvm_ffi.structural_map(s.else_case, (tirx.Evaluate, drop))
+        return tirx.IfThenElse(cond.args[0], then_case, else_case)
+
+    for gv, func in list(mod.functions.items()):
+        if isinstance(func, tirx.PrimFunc):
+            mod[gv] = C.with_body(func, tvm_ffi.structural_mutate(func.body, [(tirx.IfThenElse, restore)]))
+    return mod
+
+
 def InsertBarriers(target: Any = None) -> tvm.transform.Pass:
     """Insert ``tvm_storage_sync`` barriers where shared-memory accesses conflict (see the module docstring)."""
     from tvm import s_tir
@@ -140,8 +197,13 @@ def InsertBarriers(target: Any = None) -> tvm.transform.Pass:
         for gv, func in list(mod.functions.items()):  # after the marks: a hoisted condition still reads memory
             if isinstance(func, tirx.PrimFunc):
                 mod[gv] = C.with_body(func, _hoist_shared_conditions(func.body))
-        for sync in syncs:
-            mod = sync(mod)
+        try:
+            synced = _run_syncs(syncs, mod)
+        except Exception as exc:
+            if "Cannot insert syncs inside condition" not in str(exc) or not current_tl_config(DISABLE_SYNC, False):
+                raise
+            synced = _syncs_outside_branches(syncs, mod)
+        mod = synced
         for gv, func in list(mod.functions.items()):
             if gv.name_hint in marked:
                 tid, made = marked[gv.name_hint]
