@@ -148,3 +148,37 @@ def test_emulator_catches_the_race_without_the_named_barrier():
     a, b = torch.randn(64, 64), torch.zeros(64, 64, dtype=torch.float16)
     with pytest.raises(EmulationError, match="shared race"):
         emulate(art, a, b, patch={"tl_named_barrier_sync": lambda emu, args: None})
+
+
+def second_warpgroup_gemm(arch: str):
+    """D = A @ B^T computed by the second warpgroup alone (``if 128 <= tx < 256``), its accumulator its own: the
+    seesaw MLA kernel's consumer 1 (`deepseek_v32/sparse_mla_fwd_seesaw.py`)."""
+
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "float16"), B: T.Tensor((64, 64), "float16"), D: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=256):
+            A_s = T.alloc_shared((64, 64), "float16")
+            B_s = T.alloc_shared((64, 64), "float16")
+            acc = T.alloc_fragment((64, 64), "float32")
+            tx = T.get_thread_binding()
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            if 128 <= tx < 256:
+                T.gemm(A_s, B_s, acc, transpose_B=True, clear_accum=True)
+                T.copy(acc, D)
+
+    return tilelang.lower(k, target={"kind": "cuda", "arch": arch})
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_a_gemm_of_the_second_warpgroup_keeps_its_accumulator_in_registers(arch):
+    """The accumulator takes the tensor-core layout over the branch's 128 threads (the layout repeats every
+    four warps), not core's generic fragment path: 32 registers a thread, and the product is right."""
+    art = second_warpgroup_gemm(arch)
+    assert "acc_acc_ptr[32]" in art.kernel_source
+    assert ("tl_wgmma_" if arch == "sm_90a" else "tl_mma_f16_f32") in art.kernel_source
+    torch.manual_seed(0)
+    a, b = torch.randn(64, 64, dtype=torch.float16), torch.randn(64, 64, dtype=torch.float16)
+    d = torch.zeros(64, 64)
+    emulate(art, a, b, d)
+    torch.testing.assert_close(d, a.float() @ b.float().T, rtol=1e-2, atol=1e-2)

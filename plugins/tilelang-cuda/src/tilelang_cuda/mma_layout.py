@@ -50,9 +50,10 @@ class AccumulatorLayout:
         return self.mi * self.ni * 4
 
     def warp_coords(self, tid: Any) -> tuple[Any, Any, Any]:
-        """``(lane, w_m, w_n)`` of linear thread `tid`."""
+        """``(lane, w_m, w_n)`` of linear thread `tid`; the layout repeats every ``wm * wn`` warps, so a warp role
+        of that many warps starting on a multiple of them (``128 <= tx < 256``) holds the whole tile."""
         warp = tid // 32
-        return tid % 32, warp % self.wm, warp // self.wm
+        return tid % 32, warp % self.wm, (warp // self.wm) % self.wn
 
     def position(self, tid: Any, r: Any) -> tuple[Any, Any]:
         """``(row, col)`` in the tile of register `r` of thread `tid`."""

@@ -56,7 +56,7 @@ class RowLayout:
         return cls(acc.m, acc.wm, acc.wn)
 
     def warp_column(self, tid: Any) -> Any:
-        return (tid // 32) // self.wm
+        return ((tid // 32) // self.wm) % self.wn
 
     @property
     def slots(self) -> int:

@@ -191,10 +191,10 @@ def blockscaled_layout(call: Any, target: Any, threads: int) -> AccumulatorLayou
 
 
 def _role_threads(func: Any, fragments: set[Any], threads: int) -> dict[Any, int]:
-    """Fragments used only by the first `count` threads of the block (the consumer warpgroups of a
-    warp-specialised kernel, ``with T.ws(0, 1)``: a branch on the thread index, `thread_range`): `count`. Their
-    layout spreads over those threads only; a fragment also used elsewhere, or by a slice not starting at thread 0,
-    keeps the whole block."""
+    """Fragments used only by `count` threads of the block starting on a multiple of `count` (the consumer
+    warpgroups of a warp-specialised kernel, ``with T.ws(0, 1)``, or one of them, ``if 128 <= tx < 256``: a branch
+    on the thread index, `thread_range`): `count`. Their layout spreads over those threads only (layouts repeat
+    every `count` threads, `AccumulatorLayout.warp_coords`); a fragment also used elsewhere keeps the whole block."""
     from tilelang.backend.sdk import single_thread_var, walk_ranges
 
     tid = single_thread_var(func)
@@ -218,7 +218,7 @@ def _role_threads(func: Any, fragments: set[Any], threads: int) -> dict[Any, int
     for buf, spans in seen.items():
         if len(spans) == 1:
             span = next(iter(spans))
-            if span is not None and span[0] == 0 and span[1] < threads and span[1] % 128 == 0:
+            if span is not None and span[1] < threads and span[1] % 128 == 0 and span[0] % span[1] == 0:
                 out[buf] = span[1]
     return out
 
