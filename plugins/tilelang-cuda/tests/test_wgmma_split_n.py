@@ -10,6 +10,7 @@ import warnings
 import pytest
 import torch
 from cuda_emulator import emulate
+from cuda_helpers import mla_decode, mla_decode_reference
 
 import tilelang
 import tilelang.language as T
@@ -75,57 +76,23 @@ def test_split_n_gemm_emulated(M, N, K, trans_b, a_fragment, dtype):
 
 @pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
 def test_mla_decode_shaped_kernel_emulated(arch):
-    """MLA decode's structure at a small size: QK^T into a 64 x block_N score tile and P V into a 64 x dim output,
-    both split over two warpgroups along N (sm_90a), a row max / sum across both warpgroups' slices between them.
+    """MLA decode's structure at a small size (`cuda_helpers.mla_decode`): QK^T into a 64 x block_N score tile and
+    P V into a 64 x dim output, both split over two warpgroups along N (sm_90a), a row max / sum across both
+    warpgroups' slices between them.
     On sm_80 (mma.sync) FullCol would put the scores on 4 x 2 warps and the output on 1 x 8: both go to 4 x 2 so
     that the row vectors stay in registers (`MMAAccumulators.share_rows`)."""
-    heads, seq, dim, block_n = 64, 64, 128, 32
-    scale = dim ** -0.5 * 1.44269504
-
-    @T.prim_func
-    def mla(Q: T.Tensor((heads, dim), "float16"), KV: T.Tensor((seq, dim), "float16"),
-            Out: T.Tensor((heads, dim), "float16")):
-        with T.Kernel(1, threads=256):
-            Q_s = T.alloc_shared((heads, dim), "float16")
-            KV_s = T.alloc_shared((block_n, dim), "float16")
-            S_s = T.alloc_shared((heads, block_n), "float16")
-            s = T.alloc_fragment((heads, block_n), "float32")
-            acc = T.alloc_fragment((heads, dim), "float32")
-            m = T.alloc_fragment((heads,), "float32")
-            m_prev = T.alloc_fragment((heads,), "float32")
-            row_sum = T.alloc_fragment((heads,), "float32")
-            denom = T.alloc_fragment((heads,), "float32")
-            T.copy(Q, Q_s)
-            T.fill(acc, 0)
-            T.fill(denom, 0)
-            T.fill(m, -T.infinity("float32"))
-            for k in T.Pipelined(seq // block_n, num_stages=2):
-                T.copy(KV[k * block_n:(k + 1) * block_n, :], KV_s)
-                T.gemm(Q_s, KV_s, s, transpose_B=True, policy=T.GemmWarpPolicy.FullCol, clear_accum=True)
-                T.copy(m, m_prev)
-                T.reduce_max(s, m, dim=1, clear=False)
-                for i, j in T.Parallel(heads, block_n):
-                    s[i, j] = T.exp2(s[i, j] * scale - m[i] * scale)
-                T.reduce_sum(s, row_sum, dim=1)
-                T.copy(s, S_s)
-                for i in T.Parallel(heads):
-                    denom[i] = denom[i] * T.exp2(m_prev[i] * scale - m[i] * scale) + row_sum[i]
-                for i, j in T.Parallel(heads, dim):
-                    acc[i, j] *= T.exp2(m_prev[i] * scale - m[i] * scale)
-                T.gemm(S_s, KV_s, acc, policy=T.GemmWarpPolicy.FullCol)
-            for i, j in T.Parallel(heads, dim):
-                acc[i, j] /= denom[i]
-            T.copy(acc, Out)
+    heads, seq, dim, pe_dim = 64, 64, 128, 64
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        art = tilelang.lower(mla, target={"kind": "cuda", "arch": arch})
+        art = tilelang.lower(mla_decode(heads, seq, dim, pe_dim, staged_out=False),
+                             target={"kind": "cuda", "arch": arch})
     src = art.kernel_source
     if arch == "sm_90a":
         assert "m64n16k16" in src and "m64n64k16" in src  # both gemms on wgmma, each warpgroup half of N
     assert "m_rows_ptr" in src and "row_partials" in src  # row vectors in registers, warp columns combined
-    q, kv = torch.randn(heads, dim).half(), torch.randn(seq, dim).half()
+    q, q_pe = torch.randn(heads, dim).half(), torch.randn(heads, pe_dim).half()
+    kv, k_pe = torch.randn(seq, dim).half(), torch.randn(seq, pe_dim).half()
     out = torch.zeros(heads, dim).half()
-    emulate(art, q, kv, out)
-    ref = torch.softmax(q.float() @ kv.float().T * dim ** -0.5, dim=-1) @ kv.float()
-    torch.testing.assert_close(out.float(), ref, atol=2e-2, rtol=2e-2)
+    emulate(art, q, q_pe, kv, k_pe, out)
+    torch.testing.assert_close(out.float(), mla_decode_reference(q, q_pe, kv, k_pe), atol=2e-2, rtol=2e-2)
