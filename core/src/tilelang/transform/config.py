@@ -36,6 +36,9 @@ class PassConfigKey(str, enum.Enum):
     TL_DISABLE_PRELOWER_SEMANTIC_CHECK = "tl.disable_prelower_semantic_check"
     TL_DISABLE_WARP_SPECIALIZED = "tl.disable_warp_specialized"
     TL_ENABLE_FAST_MATH = "tl.enable_fast_math"
+    TL_ENABLE_AUTO_SCHEDULE = "tl.enable_auto_schedule"  # the reference's Ascend scheduler: no backend here reads it
+    TL_ENABLE_AUTO_WARP_SPECIALIZATION = "tl.enable_auto_warp_specialization"  # CUDA warp-specialises by default
+    TL_ENABLE_FP32X2_REDUCTION = "tl.enable_fp32x2_reduction"  # sm_100 packed fp32x2 sums: a hint, not read here
     TL_PTXAS_REGISTER_USAGE_LEVEL = "tl.ptxas_register_usage_level"
     TL_DEVICE_COMPILE_FLAGS = "tl.device_compile_flags"
     TL_EMIT_LINE_DIRECTIVES = "tl.emit_line_directives"

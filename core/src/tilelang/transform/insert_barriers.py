@@ -125,6 +125,22 @@ def _hoist_shared_conditions(body: Any) -> Any:
     return tvm_ffi.structural_mutate(body, [(tirx.IfThenElse, on_if)])
 
 
+def _drop_syncs_between_launches(body: Any) -> Any:
+    """`body` without the barriers the analysis put outside every launch's threads (between two ``T.Kernel``
+    launches of one function, whose shared-memory accesses it compares as if one block ran both): a kernel
+    boundary already orders them, and a barrier there would reach the host code."""
+
+    def on_attr(s: Any, m: Any) -> Any:
+        if str(s.attr_key) == "thread_extent" and str(s.node.thread_tag).startswith("threadIdx"):
+            return s  # inside a launch's threads: kept
+        return m.default_mutate(s)
+
+    def on_eval(ev: Any, m: Any) -> Any:
+        return tirx.Evaluate(0) if _is_call(ev.value, "tirx.tvm_storage_sync") else ev
+
+    return tvm_ffi.structural_mutate(body, [(tirx.AttrStmt, on_attr), (tirx.Evaluate, on_eval)])
+
+
 def _run_syncs(syncs: list[Any], mod: tvm.IRModule) -> tvm.IRModule:
     for sync in syncs:
         mod = sync(mod)
@@ -204,6 +220,9 @@ def InsertBarriers(target: Any = None) -> tvm.transform.Pass:
                 raise
             synced = _syncs_outside_branches(syncs, mod)
         mod = synced
+        for gv, func in list(mod.functions.items()):
+            if isinstance(func, tirx.PrimFunc):
+                mod[gv] = C.with_body(func, _drop_syncs_between_launches(func.body))
         for gv, func in list(mod.functions.items()):
             if gv.name_hint in marked:
                 tid, made = marked[gv.name_hint]
