@@ -36,3 +36,18 @@ def test_exports_on_the_gpu():
     kernel = corpus.CORPUS["gemm_nn"]()
     jit = tilelang.compile(kernel.func, out_idx=kernel.out_idx, target="cuda")
     assert "mma.sync.aligned" in jit.export_ptx() or "wgmma.mma_async" in jit.export_ptx()
+
+
+def test_sync_grid_orders_the_blocks_on_the_gpu():
+    """A cooperative launch (T.sync_grid): each block reads what the other block wrote before the barrier."""
+    import torch
+    from test_sync_grid import _rotate_after_doubling
+
+    import tilelang
+
+    kernel = tilelang.compile(_rotate_after_doubling(), target="cuda")
+    a = torch.randn(256, device="cuda")
+    b = torch.empty(256, device="cuda")
+    want = torch.roll(a * 2, -128)
+    kernel(a, b)
+    torch.testing.assert_close(b, want)

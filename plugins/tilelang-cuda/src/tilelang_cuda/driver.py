@@ -54,6 +54,8 @@ PROTOTYPES: dict[str, tuple[Any, list[Any]]] = {
     "cuFuncSetAttribute": (_c_int, [_c_void_p, _c_int, _c_int]),
     "cuLaunchKernel": (_c_int, [_c_void_p, _c_uint, _c_uint, _c_uint, _c_uint, _c_uint, _c_uint, _c_uint, _c_void_p,
                                 ctypes.POINTER(_c_void_p), ctypes.POINTER(_c_void_p)]),
+    "cuLaunchCooperativeKernel": (_c_int, [_c_void_p, _c_uint, _c_uint, _c_uint, _c_uint, _c_uint, _c_uint, _c_uint,
+                                           _c_void_p, ctypes.POINTER(_c_void_p)]),
     "cuTensorMapEncodeTiled": (_c_int, [ctypes.POINTER(TensorMap), _c_int, _c_uint32, _c_void_p,
                                         ctypes.POINTER(_c_uint64), ctypes.POINTER(_c_uint64),
                                         ctypes.POINTER(_c_uint32), ctypes.POINTER(_c_uint32), _c_int, _c_int, _c_int,
@@ -146,8 +148,9 @@ class CudaKernel:
     """One ``__global__`` function of a cubin, loaded once per (device, context) it runs in."""
 
     def __init__(self, cubin: bytes, name: str, dynamic_smem: int, ptx: str | bytes | None = None,
-                 arch: str | None = None):
+                 arch: str | None = None, cooperative: bool = False):
         self._image = ctypes.create_string_buffer(cubin)  # must outlive every module loaded from it
+        self.cooperative = cooperative  # launched with cuLaunchCooperativeKernel (T.sync_grid)
         # a GPU of a later architecture than the cubin's loads the PTX instead (the driver JIT-compiles it)
         self._ptx = ctypes.create_string_buffer(ptx.encode() if isinstance(ptx, str) else ptx) if ptx else None
         self.arch = arch
@@ -196,9 +199,12 @@ class CudaKernel:
         holders = [ctypes.c_void_p(a) if isinstance(a, int) else a for a in args]
         params = (ctypes.c_void_p * max(1, len(holders)))(*[ctypes.cast(ctypes.byref(h), ctypes.c_void_p)
                                                              for h in holders])
-        check(libcuda().cuLaunchKernel(func, *[ctypes.c_uint(g) for g in grid],
-                                       *[ctypes.c_uint(b) for b in block], ctypes.c_uint(self.dynamic_smem),
-                                       ctypes.c_void_p(stream), params, None), "cuLaunchKernel")
+        dims = [*[ctypes.c_uint(g) for g in grid], *[ctypes.c_uint(b) for b in block], ctypes.c_uint(self.dynamic_smem),
+                ctypes.c_void_p(stream), params]
+        if self.cooperative:  # every block resident at once, as a grid barrier needs (or the launch fails)
+            check(libcuda().cuLaunchCooperativeKernel(func, *dims), "cuLaunchCooperativeKernel")
+            return
+        check(libcuda().cuLaunchKernel(func, *dims, None), "cuLaunchKernel")
 
     @property
     def loaded_in(self) -> list[tuple[int, int]]:

@@ -60,6 +60,7 @@ class _Kernel:
     def __init__(self, artifact: Any, launch: Any, tma_maps: dict[str, Any], smem: int):
         from tilelang_cuda.compiler import CUBIN, PTX
         from tilelang_cuda.driver import CudaKernel
+        from tilelang_cuda.launch_markers import uses_grid_sync
 
         sig = device_signature(artifact.kernel_source, launch.name)
         self.name, self.device_params = sig[0][0], sig[1:]
@@ -76,7 +77,8 @@ class _Kernel:
             self.slots.append(("pointer" if launch.params[pos].is_pointer else "scalar", pos, ctype))
         # the merged dynamic pool may pad each buffer for alignment: leave room beyond the plain sum
         self.kernel = CudaKernel(artifact.files[CUBIN], self.name, smem + 1024 if smem else 0,
-                                 ptx=artifact.files.get(PTX), arch=artifact.target.get("arch"))
+                                 ptx=artifact.files.get(PTX), arch=artifact.target.get("arch"),
+                                 cooperative=uses_grid_sync(artifact.kernel_source, self.name))
 
     def values(self, bound: Any, by_name: dict[str, Any]) -> list[Any]:
         out = []

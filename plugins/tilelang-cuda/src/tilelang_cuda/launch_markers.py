@@ -3,7 +3,8 @@
 ``T.ClusterKernel`` and ``T.annotate_min_blocks_per_sm`` lower to marker calls at the start of the kernel body
 (``tl_cluster_dims_marker(x, y, z);``, ``tl_min_blocks_per_sm_marker(n);``); `apply` removes each marker and
 writes its attribute on that kernel's declaration: ``__cluster_dims__(x, y, z)`` (the cluster shape is part of
-the compiled kernel, so a plain launch forms the clusters) and ``__launch_bounds__(threads, n)``.
+the compiled kernel, so a plain launch forms the clusters) and ``__launch_bounds__(threads, n)``. A kernel calling
+``tl_sync_grid`` (``T.sync_grid``) is launched cooperatively (`uses_grid_sync`).
 """
 
 from __future__ import annotations
@@ -44,3 +45,14 @@ def apply(source: str) -> str:
                       lambda d, cl=cl, lb=lb, name=name: f'extern "C" __global__ void{cl}{lb} {name}({d.group(1)});',
                       text)
     return text
+
+
+def uses_grid_sync(source: str, name: str) -> bool:
+    """Whether kernel `name` of `source` calls ``tl_sync_grid``: its launch must be cooperative (every block
+    resident at once), or the grid barrier waits forever."""
+    kernels = list(_KERNEL.finditer(source))
+    for i, m in enumerate(kernels):
+        end = kernels[i + 1].start() if i + 1 < len(kernels) else len(source)
+        if m.group(2) == name and "tl_sync_grid(" in source[m.end():end]:
+            return True
+    return False

@@ -49,6 +49,9 @@ def _init_cluster_barriers(ctx: Any) -> Any:
 
 LOWER["tl.init_barriers"] = (MBARRIER, _init_barriers)
 LOWER["tl.init_cluster_barriers"] = (CLUSTER, _init_cluster_barriers)
+# a grid-wide barrier (cooperative groups); `tilelang_cuda.launch_markers.uses_grid_sync` makes its kernel's launch
+# cooperative
+simple("sync_grid", BASE, "tl_sync_grid")
 simple("mbarrier_wait_parity", MBARRIER, "tl_mbarrier_wait_parity", arg_fn=_bar_first)
 simple("ptx_arrive_barrier", MBARRIER, "tl_mbarrier_arrive", arg_fn=_bar_first)
 simple("mbarrier_expect_tx", ASYNC_TX, "tl_mbarrier_expect_tx", arg_fn=_bar_first)
