@@ -36,10 +36,16 @@ def cuda_impls() -> tuple[TileOpImpl, ...]:
     return tuple(_make_impl(op, req, fn) for op, (req, fn) in sorted(LOWER.items()))
 
 
+# constructs of core's common language this backend lowers (other backends may too): no CUDA-only refusal elsewhere
+COMMON = frozenset({"tl.sync_grid"})
+
+
 def elsewhere_impls() -> tuple[TileOpImpl, ...]:
     """For targets other than CUDA: a LoweringError naming the construct and the CUDA arch that has it."""
     out = []
     for op, (req, _) in sorted(LOWER.items()):
+        if op in COMMON:
+            continue
         def lower(ctx: Any, req: Requirement = req) -> Any:
             raise ctx.error(f"is a CUDA construct ({req.feature}, {req.arch} and newer); target kind "
                             f"{ctx.target_kind!r} does not have it", "use a CUDA target or the common language")
