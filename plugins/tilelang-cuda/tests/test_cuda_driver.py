@@ -107,6 +107,11 @@ class PrototypedDriver:
         self.launched = (func, (gx, gy, gz), (bx, by, bz), smem, stream, first)
         return 0
 
+    def _cuLaunchCooperativeKernel(self, func, gx, gy, gz, bx, by, bz, smem, stream, params):
+        first = ctypes.cast(params[0], ctypes.POINTER(ctypes.c_void_p))[0] if params[0] else None
+        self.launched = (func, (gx, gy, gz), (bx, by, bz), smem, stream, first)
+        return 0
+
     def _cuTensorMapEncodeTiled(self, tmap, dtype, rank, address, dims, strides, box, elem, il, sw, l2, oob):
         tmap[0].opaque[0] = address
         tmap[0].opaque[1] = dims[0] + dims[1]
@@ -168,6 +173,13 @@ def test_one_module_per_device_and_context_unloaded_in_its_own_context(fake):
     unloads = [ctx for name, ctx in fake.calls if name == "cuModuleUnload"]
     assert sorted(unloads) == [0x1000, 0x2000]  # each unloaded with its own context current
     assert fake.current == 0x2000 and not fake.stack and kernel.loaded_in == []
+
+
+def test_a_kernel_with_a_grid_barrier_launches_cooperatively(fake):
+    kernel = driver.CudaKernel(b"\x7fELF cubin", "k_kernel", 0, cooperative=True)
+    kernel.launch((4, 1, 1), (128, 1, 1), [ctypes.c_void_p(0xBEEF0)], stream=0)
+    assert "cuLaunchCooperativeKernel" in fake.names() and "cuLaunchKernel" not in fake.names()
+    assert fake.launched[1:3] == ((4, 1, 1), (128, 1, 1)) and fake.launched[5] == 0xBEEF0
 
 
 def test_a_dropped_kernel_unloads_its_module(fake):
