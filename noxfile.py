@@ -1,8 +1,10 @@
 """Sessions: `nox` runs lint, tests, one slim-<plugin> per backend, nvrtc, cutedsl, third-party, demo, conformance,
 examples and docs (the CI command).
 
-- tests:        every distribution installed editable in one venv; all tests.
-- slim-<x>:     a fresh venv with tilelang-core and tilelang-<x> only (regular installs); core's and x's tests.
+- tests:        every distribution installed editable in one venv; core's tests (those marked for a backend run
+                against it).
+- slim-<x>:     a fresh venv with tilelang-core and tilelang-<x> only (regular installs, from wheels built once a
+                run); x's tests (slim-cpu: core's too, the default deployment; slim-rocm: then the `lld` extra's).
 - nvrtc:        core + tilelang-cuda[nvrtc] only, no nvcc on PATH, no CUDA_HOME: CUDA from pip wheels (NVRTC) builds
                 the corpus to cubins for sm_80 and sm_90a.
 - cutedsl:      core + tilelang-cuda[cutedsl] (NVIDIA's CuTe DSL, nvidia-cutlass-dsl): every helper of
@@ -52,8 +54,8 @@ TORCH = "torch==2.13.0"  # the CPU wheel this project's machines carry; metadata
 # system packages (Debian) some backends' deepest checks need; installed when we are root with apt-get
 SYSTEM_PACKAGES = {"rocm": ["lld-22"], "webgpu": ["mesa-vulkan-drivers", "libvulkan1"], "metal": ["clang-22"]}
 PYTEST = ("pytest", "-q", "-p", "no:cacheprovider", "-rs")
-# the suites spread over two worker processes (CI's machines have two cores; each worker runs tests of every
-# installed backend, so a test leaking process state into another backend's tests still fails)
+# the suites spread over two worker processes (CI's machines have two cores; in `tests` each worker runs core's
+# tests of every installed backend, so a test leaking process state into another backend's tests still fails)
 PARALLEL = ("-n", "2")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -77,10 +79,39 @@ def _system_packages(session: nox.Session, plugins: tuple[str, ...] | list[str])
                     silent=True, env={"DEBIAN_FRONTEND": "noninteractive"})
 
 
+# pip compiles every module of what it installs to bytecode (torch: ~20 s a venv); the tests import a fraction
+NO_COMPILE = "--no-compile"
+# this repository's distributions, built once a nox run (the sessions' regular installs share the wheels)
+_BUILT: dict[str, str] = {}
+
+
+def _wheel(session: nox.Session, requirement: str) -> str:
+    """A local distribution (``./plugins/tilelang-cuda[nvrtc]``) as its wheel, built the first time a session of
+    this nox run asks for it; anything else is returned as it is."""
+    path, extras = re.fullmatch(r"(.*?)(\[[^\]]*\])?", requirement).groups()
+    source = os.path.abspath(path)
+    if not os.path.isfile(os.path.join(source, "pyproject.toml")):
+        return requirement
+    if source not in _BUILT:
+        wheelhouse = os.path.join(session.cache_dir, "wheelhouse", os.path.relpath(source, HERE).replace(os.sep, "-"))
+        shutil.rmtree(wheelhouse, ignore_errors=True)
+        session.run("python", "-m", "pip", "wheel", "-q", "--no-deps", "--wheel-dir", wheelhouse, source)
+        (built,) = [f for f in os.listdir(wheelhouse) if f.endswith(".whl")]
+        _BUILT[source] = os.path.join(wheelhouse, built)
+    return _BUILT[source] + (extras or "")
+
+
+def _install_local(session: nox.Session, *requirements: str) -> None:
+    """Regular installs of this repository's distributions (from this run's wheels) and anything else."""
+    session.install(NO_COMPILE, *(_wheel(session, r) for r in requirements))
+
+
 def _install(session: nox.Session, *paths: str, editable: bool = False) -> None:
-    session.install(TORCH, "pytest", "pytest-xdist", "hypothesis")
-    args = [a for p in paths for a in (("-e", p) if editable else (p,))]
-    session.install(*args)
+    session.install(NO_COMPILE, TORCH, "pytest", "pytest-xdist", "hypothesis")
+    if editable:
+        session.install(*(a for p in paths for a in ("-e", p)))
+    else:
+        _install_local(session, *paths)
 
 
 def _env(session: nox.Session) -> dict[str, str]:
@@ -98,28 +129,33 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """All distributions, editable, in one venv; every test: core's with every backend installed, then every
-    backend's, in the same worker processes (so a test that leaks process state into another backend's tests
-    fails here)."""
+    """Every distribution installed editable in one venv (a developer's checkout); core's tests, so that each
+    test marked for a backend runs against it. The backends' own tests run in their slim sessions."""
     _system_packages(session, PLUGINS)
-    # rocm with its `lld` extra: the LLD of the ziglang wheel is tested here (slim-rocm shows the plain install)
-    _install(session, "core[tools,ray,dask]", *(f"plugins/tilelang-{p}" + ("[lld]" if p == "rocm" else "")
-                                                 for p in PLUGINS), editable=True)
+    _install(session, "core[tools,ray,dask]", *(f"plugins/tilelang-{p}" for p in PLUGINS), editable=True)
     session.run(*PYTEST, *PARALLEL, "core/tests", *session.posargs, env=_env(session))
-    session.run(*PYTEST, *PARALLEL, *(f"plugins/tilelang-{p}/tests" for p in PLUGINS), *session.posargs,
-                env=_env(session))
 
 
 def _slim(plugin: str):
     def session_func(session: nox.Session) -> None:
         _system_packages(session, [plugin])
         _install(session, "./core", f"./plugins/tilelang-{plugin}")
-        # run from outside the checkout so the installed (not the source) packages are imported
-        tests_dirs = [os.path.abspath("core/tests"), os.path.abspath(f"plugins/tilelang-{plugin}/tests")]
+        # run from outside the checkout so the installed (not the source) packages are imported; core's tests
+        # run with the default backend alone too (the other backends' venvs would repeat the `tests` session)
+        tests_dirs = [os.path.abspath(f"plugins/tilelang-{plugin}/tests")]
+        if plugin == "cpu":
+            tests_dirs.insert(0, os.path.abspath("core/tests"))
         with session.chdir(session.create_tmp()):
             session.run(*PYTEST, *PARALLEL, *tests_dirs, *session.posargs, env=_env(session))
+        if plugin == "rocm" and not session.posargs:
+            # the `lld` extra: ziglang's LLD links code objects where no system ld.lld is found
+            _install_local(session, "./plugins/tilelang-rocm[lld]")
+            linker_tests = os.path.abspath("plugins/tilelang-rocm/tests/test_rocm_linker.py")
+            with session.chdir(session.create_tmp()):
+                session.run(*PYTEST, linker_tests, env=_env(session))
 
-    session_func.__doc__ = f"A fresh venv with tilelang-core and tilelang-{plugin} only."
+    session_func.__doc__ = (f"A fresh venv with tilelang-core and tilelang-{plugin} only (regular installs): "
+                            f"tilelang-{plugin}'s tests" + (" and core's." if plugin == "cpu" else "."))
     return session_func
 
 
@@ -142,8 +178,8 @@ def nvrtc(session: nox.Session) -> None:
     """CUDA from pip alone: only tilelang-core and tilelang-cuda[nvrtc] (NVRTC, the runtime/crt/CCCL header wheels,
     cuda-bindings, cuda-pathfinder), no nvcc on PATH, no CUDA_HOME: the test corpus builds to cubins for sm_80 and
     sm_90a with NVRTC (no GPU or driver needed)."""
-    session.install(TORCH, "pytest", "pytest-xdist")
-    session.install("./core", "./plugins/tilelang-cuda[nvrtc]")
+    session.install(NO_COMPILE, TORCH, "pytest", "pytest-xdist")
+    _install_local(session, "./core", "./plugins/tilelang-cuda[nvrtc]")
     path = os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep)
                            if d and not os.path.exists(os.path.join(d, "nvcc")))
     env = {**_env(session), "PATH": path, "CUDA_HOME": None, "CUDA_PATH": None, "TILELANG_CUDA_COMPILER": "nvrtc"}
@@ -159,8 +195,8 @@ def nvrtc(session: nox.Session) -> None:
 def cutedsl(session: nox.Session) -> None:
     """The CuTe DSL device helpers with NVIDIA's CuTe DSL installed (the `cutedsl` extra, ~95 MB of wheels): each
     compiled in a kernel, its PTX checked (test_cutedsl_helpers.py skips without the DSL, so it runs here)."""
-    session.install(TORCH, "pytest")
-    session.install("./core", "./plugins/tilelang-cuda[cutedsl]")
+    session.install(NO_COMPILE, TORCH, "pytest")
+    _install_local(session, "./core", "./plugins/tilelang-cuda[cutedsl]")
     session.run(*PYTEST, "plugins/tilelang-cuda/tests/test_cutedsl_helpers.py",
                 "plugins/tilelang-cuda/tests/test_contrib_cutedsl.py", *session.posargs, env=_env(session))
 
@@ -200,7 +236,7 @@ def conformance(session: nox.Session) -> None:
         session.skip(f"the conformance kit is not at {CONFORMANCE_DIR} (set TILELANG_CONFORMANCE_DIR to run it)")
     _system_packages(session, PLUGINS)
     _install(session, "./core", *(f"./plugins/tilelang-{p}" for p in PLUGINS))
-    session.install("pytest-timeout", "cloudpickle", "z3-solver")  # the reference suite imports z3 itself
+    session.install(NO_COMPILE, "pytest-timeout", "cloudpickle", "z3-solver")  # the reference suite imports z3 itself
     out = os.path.join(session.create_tmp(), "conformance-out")
     python = os.path.join(session.virtualenv.location, "bin", "python")
     # one file a folder cannot import (several need the reference's examples/ tree, which the kit does not
@@ -232,7 +268,7 @@ def examples(session: nox.Session) -> None:
         session.skip(f"the conformance kit's examples/ is not in {CONFORMANCE_DIR} (set TILELANG_CONFORMANCE_DIR)")
     args = list(session.posargs)
     env = {**_env(session), "TMPDIR": tempfile.gettempdir()}
-    common = ["--kit", CONFORMANCE_DIR, "--out", os.path.join(session.create_tmp(), "examples-out")]
+    common = ["--kit", CONFORMANCE_DIR, "--out", os.path.join(session.create_tmp(), "examples-out"), "--jobs", "2"]
     if "--reference" in args:
         args.remove("--reference")
         venv = os.path.join(session.create_tmp(), "reference-venv")
@@ -244,7 +280,7 @@ def examples(session: nox.Session) -> None:
         return
     _system_packages(session, PLUGINS)
     _install(session, "./core", *(f"./plugins/tilelang-{p}" for p in PLUGINS))
-    session.install(*EXAMPLE_DEPS)
+    session.install(NO_COMPILE, *EXAMPLE_DEPS)
     python = os.path.join(session.virtualenv.location, "bin", "python")
     full = "--full" in args
     subset = [] if full else ["--subset", os.path.join(HERE, "conformance", "examples_ci.txt")]
@@ -265,8 +301,9 @@ def examples(session: nox.Session) -> None:
 def docs(session: nox.Session) -> None:
     """The documentation site (Sphinx, sphinx-autoapi, furo), warnings as errors, with an API page for each public
     package (docs/public_modules.txt) and no other; then the pages' Python examples, run on the CPU."""
-    session.install(TORCH, "pytest", "pytest-xdist", "sphinx>=8", "sphinx-autoapi>=3.4", "furo", "myst-parser>=4")
-    session.install("./core", "./plugins/tilelang-cpu", "./plugins/tilelang-cuda")  # cuda: source-only examples
+    session.install(NO_COMPILE, TORCH, "pytest", "pytest-xdist", "sphinx>=8", "sphinx-autoapi>=3.4", "furo",
+                    "myst-parser>=4")
+    _install_local(session, "./core", "./plugins/tilelang-cpu", "./plugins/tilelang-cuda")  # cuda: source-only examples
     tree = os.path.join(os.path.abspath(session.create_tmp()), "docs-src")  # conf.py resolves it from docs/
     session.run("python", "docs/stage_source_tree.py", tree)
     out = os.path.join("build", "docs", "html")
@@ -305,8 +342,8 @@ def torch_floor(session: nox.Session) -> None:
 def nvcc_from_pip(session: nox.Session) -> None:
     """CUDA from pip's nvcc (the `nvcc` extra, as the reference's): core + tilelang-cuda[nvcc], no nvcc on PATH, no
     CUDA_HOME; the wheel's nvcc builds the test corpus to cubins for sm_80 and sm_90a (no GPU needed)."""
-    session.install(TORCH, "pytest", "pytest-xdist")
-    session.install("./core", "./plugins/tilelang-cuda[nvcc]")
+    session.install(NO_COMPILE, TORCH, "pytest", "pytest-xdist")
+    _install_local(session, "./core", "./plugins/tilelang-cuda[nvcc]")
     path = os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep)
                            if d and not os.path.exists(os.path.join(d, "nvcc")))
     env = {**_env(session), "PATH": path, "CUDA_HOME": None, "CUDA_PATH": None, "TILELANG_CUDA_COMPILER": "nvcc"}

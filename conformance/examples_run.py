@@ -189,42 +189,53 @@ def first_errors(results: dict[str, dict], top: int = 25) -> list[tuple[int, str
     return sorted(((n, e) for e, n in groups.items()), reverse=True)[:top]
 
 
-def run_cpu_tests(python: str, work: str, targets: dict[str, list[str]], timeout: int, env: dict[str, str],
-                  out_dir: str) -> dict[str, tuple[str, str]]:
-    """The examples' own tests on the CPU (`examples_cpu.py`), one pytest process per folder; test id ->
-    (status, first error line)."""
+def run_cpu_folder(python: str, work: str, folder: str, paths: list[str], timeout: int, env: dict[str, str],
+                   out_dir: str) -> dict[str, tuple[str, str]]:
+    """One folder's tests in a pytest process of their own; test id -> (status, first error line)."""
     import xml.etree.ElementTree as ET
 
+    xml_path = os.path.join(out_dir, "junit", f"{folder}.xml")
+    os.makedirs(os.path.dirname(xml_path), exist_ok=True)
+    cmd = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "examples_cpu",
+           "--continue-on-collection-errors", f"--junitxml={xml_path}", f"--timeout={timeout}", *paths]
+    start = time.time()
+    try:
+        proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=timeout * 8,
+                              errors="replace")
+        tail = (proc.stdout.strip().splitlines() or [""])[-1]
+    except subprocess.TimeoutExpired:
+        tail = "folder timed out"
+    print(f"  {folder:26s} {time.time() - start:6.0f}s {tail}", flush=True)
+    found: dict[str, tuple[str, str]] = {}
+    try:
+        root = ET.parse(xml_path).getroot()
+    except (ET.ParseError, FileNotFoundError):
+        return found
+    for tc in root.iter("testcase"):
+        status, message = "pass", ""
+        for child in tc:
+            if child.tag in ("failure", "error", "skipped"):
+                status = "skip" if child.tag == "skipped" else "fail"
+                text = (child.get("message") or child.text or "").strip().splitlines()
+                message = text[0][:200] if text else ""
+                break
+        module = tc.get("classname", "").split(".")[-1]
+        found[f"{folder}/{module}.py::{tc.get('name')}"] = (status, message)
+    return found
+
+
+def run_cpu_tests(python: str, work: str, targets: dict[str, list[str]], timeout: int, env: dict[str, str],
+                  out_dir: str, jobs: int = 1) -> dict[str, tuple[str, str]]:
+    """The examples' own tests on the CPU (`examples_cpu.py`), one pytest process per folder, `jobs` folders at a
+    time; test id -> (status, first error line)."""
     env = dict(env, PYTHONPATH=os.pathsep.join(filter(None, [HERE, env.get("PYTHONPATH")])))
     env.pop("TILELANG_DISABLE_CACHE", None)
     found: dict[str, tuple[str, str]] = {}
-    for folder, paths in targets.items():
-        xml_path = os.path.join(out_dir, "junit", f"{folder}.xml")
-        os.makedirs(os.path.dirname(xml_path), exist_ok=True)
-        cmd = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "examples_cpu",
-               "--continue-on-collection-errors", f"--junitxml={xml_path}", f"--timeout={timeout}", *paths]
-        start = time.time()
-        try:
-            proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=timeout * 8,
-                                  errors="replace")
-            tail = (proc.stdout.strip().splitlines() or [""])[-1]
-        except subprocess.TimeoutExpired:
-            tail = "folder timed out"
-        print(f"  {folder:26s} {time.time() - start:6.0f}s {tail}", flush=True)
-        try:
-            root = ET.parse(xml_path).getroot()
-        except (ET.ParseError, FileNotFoundError):
-            continue
-        for tc in root.iter("testcase"):
-            status, message = "pass", ""
-            for child in tc:
-                if child.tag in ("failure", "error", "skipped"):
-                    status = "skip" if child.tag == "skipped" else "fail"
-                    text = (child.get("message") or child.text or "").strip().splitlines()
-                    message = text[0][:200] if text else ""
-                    break
-            module = tc.get("classname", "").split(".")[-1]
-            found[f"{folder}/{module}.py::{tc.get('name')}"] = (status, message)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = [pool.submit(run_cpu_folder, python, work, folder, paths, timeout, env, out_dir)
+                   for folder, paths in targets.items()]
+        for future in concurrent.futures.as_completed(futures):
+            found.update(future.result())
     return found
 
 
@@ -341,7 +352,7 @@ def cpu_mode(args: argparse.Namespace, python: str, work: str, env: dict[str, st
             if folder_of(nid) in folders and nid not in skip:
                 targets[folder_of(nid)].append(nid)
         folders = sorted(targets)
-    found = run_cpu_tests(python, tree, targets, args.timeout, env, out_dir)
+    found = run_cpu_tests(python, tree, targets, args.timeout, env, out_dir, args.jobs)
     shutil.rmtree(work, ignore_errors=True)
     table: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for nid, (status, _) in found.items():
