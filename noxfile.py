@@ -79,8 +79,6 @@ def _system_packages(session: nox.Session, plugins: tuple[str, ...] | list[str])
                     silent=True, env={"DEBIAN_FRONTEND": "noninteractive"})
 
 
-# pip compiles every module of what it installs to bytecode (torch: ~20 s a venv); the tests import a fraction
-NO_COMPILE = "--no-compile"
 # this repository's distributions, built once a nox run (the sessions' regular installs share the wheels)
 _BUILT: dict[str, str] = {}
 
@@ -103,11 +101,11 @@ def _wheel(session: nox.Session, requirement: str) -> str:
 
 def _install_local(session: nox.Session, *requirements: str) -> None:
     """Regular installs of this repository's distributions (from this run's wheels) and anything else."""
-    session.install(NO_COMPILE, *(_wheel(session, r) for r in requirements))
+    session.install(*(_wheel(session, r) for r in requirements))
 
 
 def _install(session: nox.Session, *paths: str, editable: bool = False) -> None:
-    session.install(NO_COMPILE, TORCH, "pytest", "pytest-xdist", "hypothesis")
+    session.install(TORCH, "pytest", "pytest-xdist", "hypothesis")
     if editable:
         session.install(*(a for p in paths for a in ("-e", p)))
     else:
@@ -178,7 +176,7 @@ def nvrtc(session: nox.Session) -> None:
     """CUDA from pip alone: only tilelang-core and tilelang-cuda[nvrtc] (NVRTC, the runtime/crt/CCCL header wheels,
     cuda-bindings, cuda-pathfinder), no nvcc on PATH, no CUDA_HOME: the test corpus builds to cubins for sm_80 and
     sm_90a with NVRTC (no GPU or driver needed)."""
-    session.install(NO_COMPILE, TORCH, "pytest", "pytest-xdist")
+    session.install(TORCH, "pytest", "pytest-xdist")
     _install_local(session, "./core", "./plugins/tilelang-cuda[nvrtc]")
     path = os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep)
                            if d and not os.path.exists(os.path.join(d, "nvcc")))
@@ -195,7 +193,7 @@ def nvrtc(session: nox.Session) -> None:
 def cutedsl(session: nox.Session) -> None:
     """The CuTe DSL device helpers with NVIDIA's CuTe DSL installed (the `cutedsl` extra, ~95 MB of wheels): each
     compiled in a kernel, its PTX checked (test_cutedsl_helpers.py skips without the DSL, so it runs here)."""
-    session.install(NO_COMPILE, TORCH, "pytest")
+    session.install(TORCH, "pytest")
     _install_local(session, "./core", "./plugins/tilelang-cuda[cutedsl]")
     session.run(*PYTEST, "plugins/tilelang-cuda/tests/test_cutedsl_helpers.py",
                 "plugins/tilelang-cuda/tests/test_contrib_cutedsl.py", *session.posargs, env=_env(session))
@@ -236,7 +234,7 @@ def conformance(session: nox.Session) -> None:
         session.skip(f"the conformance kit is not at {CONFORMANCE_DIR} (set TILELANG_CONFORMANCE_DIR to run it)")
     _system_packages(session, PLUGINS)
     _install(session, "./core", *(f"./plugins/tilelang-{p}" for p in PLUGINS))
-    session.install(NO_COMPILE, "pytest-timeout", "cloudpickle", "z3-solver")  # the reference suite imports z3 itself
+    session.install("pytest-timeout", "cloudpickle", "z3-solver")  # the reference suite imports z3 itself
     out = os.path.join(session.create_tmp(), "conformance-out")
     python = os.path.join(session.virtualenv.location, "bin", "python")
     # one file a folder cannot import (several need the reference's examples/ tree, which the kit does not
@@ -280,7 +278,7 @@ def examples(session: nox.Session) -> None:
         return
     _system_packages(session, PLUGINS)
     _install(session, "./core", *(f"./plugins/tilelang-{p}" for p in PLUGINS))
-    session.install(NO_COMPILE, *EXAMPLE_DEPS)
+    session.install(*EXAMPLE_DEPS)
     python = os.path.join(session.virtualenv.location, "bin", "python")
     full = "--full" in args
     subset = [] if full else ["--subset", os.path.join(HERE, "conformance", "examples_ci.txt")]
@@ -301,7 +299,7 @@ def examples(session: nox.Session) -> None:
 def docs(session: nox.Session) -> None:
     """The documentation site (Sphinx, sphinx-autoapi, furo), warnings as errors, with an API page for each public
     package (docs/public_modules.txt) and no other; then the pages' Python examples, run on the CPU."""
-    session.install(NO_COMPILE, TORCH, "pytest", "pytest-xdist", "sphinx>=8", "sphinx-autoapi>=3.4", "furo",
+    session.install(TORCH, "pytest", "pytest-xdist", "sphinx>=8", "sphinx-autoapi>=3.4", "furo",
                     "myst-parser>=4")
     _install_local(session, "./core", "./plugins/tilelang-cpu", "./plugins/tilelang-cuda")  # cuda: source-only examples
     tree = os.path.join(os.path.abspath(session.create_tmp()), "docs-src")  # conf.py resolves it from docs/
@@ -342,7 +340,7 @@ def torch_floor(session: nox.Session) -> None:
 def nvcc_from_pip(session: nox.Session) -> None:
     """CUDA from pip's nvcc (the `nvcc` extra, as the reference's): core + tilelang-cuda[nvcc], no nvcc on PATH, no
     CUDA_HOME; the wheel's nvcc builds the test corpus to cubins for sm_80 and sm_90a (no GPU needed)."""
-    session.install(NO_COMPILE, TORCH, "pytest", "pytest-xdist")
+    session.install(TORCH, "pytest", "pytest-xdist")
     _install_local(session, "./core", "./plugins/tilelang-cuda[nvcc]")
     path = os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep)
                            if d and not os.path.exists(os.path.join(d, "nvcc")))
