@@ -58,8 +58,13 @@ def serial(start: Any, stop: Any = None, step: Any = None, *, annotations: dict 
 
 def unroll(start: Any, stop: Any = None, step: Any = None, *, explicit: bool = False,
            annotations: dict | None = None) -> Loop:
-    """A loop the compiler unrolls."""
-    return Loop([_range(start, stop, step, "T.unroll")], "unroll", dict(annotations or {}))
+    """A loop the compiler unrolls. ``explicit=True`` (the ``pragma_unroll_explicit`` annotation) copies the body
+    out for every iteration, whatever its size; otherwise a loop whose trip count is not a constant, or that would
+    grow past `tilelang.transform.unroll_budget.UNROLL_BUDGET` statements, is left to the device compiler."""
+    annotations = dict(annotations or {})
+    if explicit:
+        annotations["pragma_unroll_explicit"] = True
+    return Loop([_range(start, stop, step, "T.unroll")], "unroll", annotations)
 
 
 def vectorized(start: Any, stop: Any = None, *, annotations: dict | None = None) -> Loop:

@@ -61,6 +61,7 @@ from tilelang.transform.partition_parallel import PartitionParallel
 from tilelang.transform.plan_shared_memory import MergeSharedMemoryAllocations, PlanSharedMemory
 from tilelang.transform.rasterize_blocks import RasterizeBlocks
 from tilelang.transform.shared_reuse_barriers import BarrierBeforeSharedReuse
+from tilelang.transform.unroll_budget import UnrollBudget
 
 # (core pass factory or None, extension point run after it or None). Software pipelining works on whole tile
 # operators (the copies it multi-buffers are still ``tl.copy`` calls), so it runs before LowerTileOps; the
@@ -111,6 +112,7 @@ def _tvm_legalize(target: Any) -> list[Any]:
         tirx.transform.VectorizeLoop(vectorize),
         BarrierBeforeSharedReuse(target),  # StorageRewrite may reuse a tile's bytes with another dtype
         tirx.transform.StorageRewrite(),
+        UnrollBudget(target),  # what UnrollLoop cannot copy out (or should not: a body too big) stays a loop
         tirx.transform.UnrollLoop(),
         tirx.transform.StmtSimplify(),
         tirx.transform.RemoveNoOp(),

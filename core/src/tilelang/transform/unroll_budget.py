@@ -1,0 +1,76 @@
+"""UnrollBudget: ``T.unroll`` loops that TVM's UnrollLoop cannot or should not copy out stay loops.
+
+TVM's UnrollLoop copies the body of every unrolled loop once per iteration. A persistent kernel's
+``for tile in T.unroll(1024):`` over a warp role's whole body (the reference's CLC-scheduled tcgen05 GEMM)
+became hundreds of thousands of statements, and the simplifier after it never finished; a trip count that is not
+a constant cannot be copied out at all. Such loops run as ordinary loops instead (the device compiler may still
+unroll them), as the reference TileLang leaves a ``T.unroll`` without ``explicit=True`` to the device compiler.
+``T.unroll(..., explicit=True)`` is always copied out (a trip count that is not a constant is then an error
+naming the loop).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilelang.errors import LoweringError
+from tilelang.transform import utils as C
+
+# statements one unrolled loop nest may expand to; a kernel's own unrolled fragments loops stay far below
+UNROLL_BUDGET = 4096
+EXPLICIT_ANN = "pragma_unroll_explicit"
+
+
+def _size(stmt: Any) -> int:
+    """Statements `stmt` expands to once its constant unrolled loops are copied out."""
+    from tvm import tirx
+
+    total = 0
+    if isinstance(stmt, tirx.For):
+        extent = C.as_int(stmt.extent)
+        inner = _size(stmt.body)
+        if stmt.kind == tirx.ForKind.UNROLLED and extent is not None:
+            return 1 + max(extent, 0) * inner
+        return 1 + inner
+    if isinstance(stmt, tirx.SeqStmt):
+        return sum(_size(s) for s in stmt.seq)
+    if isinstance(stmt, tirx.IfThenElse):
+        return 1 + _size(stmt.then_case) + (_size(stmt.else_case) if stmt.else_case is not None else 0)
+    body = getattr(stmt, "body", None)
+    if isinstance(body, tirx.Stmt):
+        total += _size(body)
+    return total + 1
+
+
+def _explicit(loop: Any) -> bool:
+    value = loop.annotations.get(EXPLICIT_ANN) if loop.annotations is not None else None
+    return value is not None and bool(C.as_int(value) if not isinstance(value, bool) else value)
+
+
+def UnrollBudget(target: Any = None) -> Any:
+    """Turn the unrolled loops TVM's UnrollLoop would choke on (trip count not a constant, or more than
+    `UNROLL_BUDGET` statements once copied out) into serial loops; explicit ones it must copy are left alone."""
+    import tvm_ffi
+    from tvm import tirx
+
+    def on_for(loop: Any, mutator: Any) -> Any:
+        mutated = mutator.default_mutate(loop)
+        if mutated.kind != tirx.ForKind.UNROLLED:
+            return mutated
+        extent = C.as_int(mutated.extent)
+        if _explicit(mutated):
+            if extent is None:
+                raise LoweringError(f"T.unroll(..., explicit=True) over `{mutated.loop_var}` needs a constant trip "
+                                    f"count, got {mutated.extent}")
+            return mutated
+        if extent is not None and _size(mutated) <= UNROLL_BUDGET:
+            return mutated
+        return tirx.For(mutated.loop_var, mutated.min, mutated.extent, tirx.ForKind.SERIAL, mutated.body,
+                        annotations=mutated.annotations)
+
+    @C.prim_func_pass("tl.UnrollBudget")
+    def budget(func: Any, mod: Any, ctx: Any) -> Any:
+        body = tvm_ffi.structural_mutate(func.body, [(tirx.For, on_for)])
+        return func if body.same_as(func.body) else C.with_body(func, body)
+
+    return budget
