@@ -72,6 +72,15 @@ def test_barrier_inside_part_of_a_warp_is_refused(options):
         InsertBarriers({"kind": "cuda"})(as_module(_staged_in_branch(0, 16)))
 
 
+def test_a_branch_of_one_thread_needs_no_barrier_inside(options):
+    """``if tx == 64:`` (a scheduler thread writing then reading a shared word): one thread's accesses are in
+    program order; the barriers outside the branch stay."""
+    options({"has_threads": True, "partial_barriers": True, "warp_size": 32})
+    syncs = _syncs(InsertBarriers({"kind": "cuda"})(as_module(_staged_in_branch(64, 65))))
+    assert [[str(a.value) if isinstance(a, tvm.ir.StringImm) else int(a) for a in s.args] for s in syncs] == [
+        ["shared"], ["shared"]]
+
+
 def _fragment_in_branch(outside: bool):
     import tilelang.language as T
 

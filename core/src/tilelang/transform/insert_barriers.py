@@ -12,7 +12,8 @@ same for the whole block -- may hold barriers, and so may ``while`` loops whose 
 index. A barrier inside branches on the thread index synchronises only their threads: when these are a
 contiguous, warp-aligned slice ``[begin, begin + count)`` of the block (`tilelang.transform.thread_range`) it
 becomes ``tvm_storage_sync(scope, id, count)``, a named barrier (ids from 3 on, one per slice; 0 is
-``__syncthreads``, 1 and 2 stay free as in the reference TileLang); otherwise lowering fails naming the branch.
+``__syncthreads``, 1 and 2 stay free as in the reference TileLang); inside a branch of one thread (``if tx == 64``,
+a scheduler thread) none is needed, its accesses are in program order; otherwise lowering fails naming the branch.
 Without the option, or for a branch that reads memory through the thread index, TVM's rule stands: no barrier
 inside a thread-dependent condition. A condition reading a shared tile is evaluated into a variable just before its
 ``if`` (TVM's analysis sees reads only in statements).
@@ -87,6 +88,8 @@ def _partial_syncs(func: Any, tid: Any, made: list[Any], warp: int) -> Any:
         if not (_is_call(call, "tirx.tvm_storage_sync") and len(call.args) == 1
                 and str(call.args[0].value) in _SCOPES) or span == (0, threads):
             return ev
+        if span is not None and span[1] == 1:  # one thread: its accesses are ordered by its program order
+            return tirx.Evaluate(0)
         if span is None or span[0] % warp or span[1] % warp:
             what = "a contiguous slice of the block" if span is None else \
                 f"threads [{span[0]}, {span[0] + span[1]}), not whole warps of {warp}"
