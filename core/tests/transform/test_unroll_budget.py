@@ -36,20 +36,23 @@ def test_small_loops_stay_unrolled_big_and_runtime_ones_become_loops():
 
     @S.prim_func
     def func(A: S.Buffer((4096,), "float32"), n: S.int32):
-        for i in S.unroll(8):
+        for i in S.unroll(8, annotations={"unroll_budget": 1}):
             A[i] = A[i] + S.float32(1)
-        for j in S.unroll(4097):
+        for j in S.unroll(4097, annotations={"unroll_budget": 1}):
             A[j % 4096] = A[j % 4096] * S.float32(2)
-        for k in S.unroll(n):
+        for k in S.unroll(n, annotations={"unroll_budget": 1}):
             A[k] = S.float32(0)
-        for e in S.unroll(8192, annotations={"pragma_unroll_explicit": True}):
+        for e in S.unroll(8192, annotations={"pragma_unroll_explicit": True, "unroll_budget": 1}):
             A[e % 4096] = S.float32(3)
+        for b in S.unroll(8192):  # a backend's own unrolled loop (no T.unroll): copied out whatever its size
+            A[b % 4096] = S.float32(4)
 
     kinds = _kinds(func)
     assert kinds["i"] == tirx.ForKind.UNROLLED
     assert kinds["j"] == tirx.ForKind.SERIAL  # 4097 copies of one store: past the budget
     assert kinds["k"] == tirx.ForKind.SERIAL
     assert kinds["e"] == tirx.ForKind.UNROLLED  # explicit: the user asked for the copies
+    assert kinds["b"] == tirx.ForKind.UNROLLED
 
 
 def test_nested_unrolled_loops_count_their_copies():
@@ -58,8 +61,8 @@ def test_nested_unrolled_loops_count_their_copies():
 
     @S.prim_func
     def func(A: S.Buffer((64, 128), "float32")):
-        for i in S.unroll(64):
-            for j in S.unroll(128):  # 64 * 128 copies
+        for i in S.unroll(64, annotations={"unroll_budget": 1}):
+            for j in S.unroll(128, annotations={"unroll_budget": 1}):  # 64 * 128 copies
                 A[i, j] = S.float32(1)
 
     kinds = _kinds(func)

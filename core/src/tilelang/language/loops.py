@@ -61,9 +61,12 @@ def unroll(start: Any, stop: Any = None, step: Any = None, *, explicit: bool = F
     """A loop the compiler unrolls. ``explicit=True`` (the ``pragma_unroll_explicit`` annotation) copies the body
     out for every iteration, whatever its size; otherwise a loop whose trip count is not a constant, or that would
     grow past `tilelang.transform.unroll_budget.UNROLL_BUDGET` statements, is left to the device compiler."""
+    from tilelang.transform.unroll_budget import EXPLICIT_ANN, USER_ANN
+
     annotations = dict(annotations or {})
     if explicit:
-        annotations["pragma_unroll_explicit"] = True
+        annotations[EXPLICIT_ANN] = True
+    annotations.setdefault(USER_ANN, 1)
     return Loop([_range(start, stop, step, "T.unroll")], "unroll", annotations)
 
 

@@ -19,6 +19,9 @@ from tilelang.transform import utils as C
 # statements one unrolled loop nest may expand to; a kernel's own unrolled fragments loops stay far below
 UNROLL_BUDGET = 4096
 EXPLICIT_ANN = "pragma_unroll_explicit"
+# on the loops a program writes with T.unroll: the budget applies to them only (a backend's own unrolled loops,
+# e.g. over the private arrays of a WebGPU thread, must be copied out whatever their size)
+USER_ANN = "unroll_budget"
 
 
 def _size(stmt: Any) -> int:
@@ -48,8 +51,9 @@ def _explicit(loop: Any) -> bool:
 
 
 def UnrollBudget(target: Any = None) -> Any:
-    """Turn the unrolled loops TVM's UnrollLoop would choke on (trip count not a constant, or more than
-    `UNROLL_BUDGET` statements once copied out) into serial loops; explicit ones it must copy are left alone."""
+    """Turn the unrolled loops TVM's UnrollLoop would choke on (trip count not a constant, or a program's
+    ``T.unroll`` of more than `UNROLL_BUDGET` statements once copied out) into serial loops; explicit ones it must
+    copy are left alone."""
     import tvm_ffi
     from tvm import tirx
 
@@ -63,7 +67,7 @@ def UnrollBudget(target: Any = None) -> Any:
                 raise LoweringError(f"T.unroll(..., explicit=True) over `{mutated.loop_var}` needs a constant trip "
                                     f"count, got {mutated.extent}")
             return mutated
-        if extent is not None and _size(mutated) <= UNROLL_BUDGET:
+        if extent is not None and (USER_ANN not in mutated.annotations or _size(mutated) <= UNROLL_BUDGET):
             return mutated
         return tirx.For(mutated.loop_var, mutated.min, mutated.extent, tirx.ForKind.SERIAL, mutated.body,
                         annotations=mutated.annotations)
