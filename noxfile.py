@@ -4,7 +4,7 @@ examples and docs (the CI command).
 - tests:        every distribution installed editable in one venv; core's tests (those marked for a backend run
                 against it).
 - slim-<x>:     a fresh venv with tilelang-core and tilelang-<x> only (regular installs, from wheels built once a
-                run); x's tests (slim-cpu: core's too, the default deployment; slim-rocm: then the `lld` extra's).
+                run); x's tests (slim-rocm: then the `lld` extra's linker tests).
 - nvrtc:        core + tilelang-cuda[nvrtc] only, no nvcc on PATH, no CUDA_HOME: CUDA from pip wheels (NVRTC) builds
                 the corpus to cubins for sm_80 and sm_90a.
 - cutedsl:      core + tilelang-cuda[cutedsl] (NVIDIA's CuTe DSL, nvidia-cutlass-dsl): every helper of
@@ -138,11 +138,9 @@ def _slim(plugin: str):
     def session_func(session: nox.Session) -> None:
         _system_packages(session, [plugin])
         _install(session, "./core", f"./plugins/tilelang-{plugin}")
-        # run from outside the checkout so the installed (not the source) packages are imported; core's tests
-        # run with the default backend alone too (the other backends' venvs would repeat the `tests` session)
+        # run from outside the checkout so the installed (not the source) packages are imported; core's tests run
+        # in `tests` (with every backend: a slim venv would repeat them), core without any of ours in `third-party`
         tests_dirs = [os.path.abspath(f"plugins/tilelang-{plugin}/tests")]
-        if plugin == "cpu":
-            tests_dirs.insert(0, os.path.abspath("core/tests"))
         with session.chdir(session.create_tmp()):
             session.run(*PYTEST, *PARALLEL, *tests_dirs, *session.posargs, env=_env(session))
         if plugin == "rocm" and not session.posargs:
@@ -153,7 +151,7 @@ def _slim(plugin: str):
                 session.run(*PYTEST, linker_tests, env=_env(session))
 
     session_func.__doc__ = (f"A fresh venv with tilelang-core and tilelang-{plugin} only (regular installs): "
-                            f"tilelang-{plugin}'s tests" + (" and core's." if plugin == "cpu" else "."))
+                            f"tilelang-{plugin}'s tests.")
     return session_func
 
 
