@@ -297,8 +297,7 @@ def examples(session: nox.Session) -> None:
 def docs(session: nox.Session) -> None:
     """The documentation site (Sphinx, sphinx-autoapi, furo), warnings as errors, with an API page for each public
     package (docs/public_modules.txt) and no other; then the pages' Python examples, run on the CPU."""
-    session.install(TORCH, "pytest", "pytest-xdist", "sphinx>=8", "sphinx-autoapi>=3.4", "furo",
-                    "myst-parser>=4")
+    session.install(TORCH, "pytest", "pytest-xdist", "sphinx>=8", "sphinx-autoapi>=3.4", "furo", "myst-parser>=4")
     _install_local(session, "./core", "./plugins/tilelang-cpu", "./plugins/tilelang-cuda")  # cuda: source-only examples
     tree = os.path.join(os.path.abspath(session.create_tmp()), "docs-src")  # conf.py resolves it from docs/
     session.run("python", "docs/stage_source_tree.py", tree)

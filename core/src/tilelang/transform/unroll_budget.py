@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tilelang.errors import LoweringError
 from tilelang.transform import utils as C
 
 # statements one unrolled loop nest may expand to; a kernel's own unrolled fragments loops stay far below
@@ -28,26 +27,17 @@ def _size(stmt: Any) -> int:
     """Statements `stmt` expands to once its constant unrolled loops are copied out."""
     from tvm import tirx
 
-    total = 0
-    if isinstance(stmt, tirx.For):
-        extent = C.as_int(stmt.extent)
-        inner = _size(stmt.body)
-        if stmt.kind == tirx.ForKind.UNROLLED and extent is not None:
-            return 1 + max(extent, 0) * inner
-        return 1 + inner
     if isinstance(stmt, tirx.SeqStmt):
         return sum(_size(s) for s in stmt.seq)
     if isinstance(stmt, tirx.IfThenElse):
         return 1 + _size(stmt.then_case) + (_size(stmt.else_case) if stmt.else_case is not None else 0)
     body = getattr(stmt, "body", None)
-    if isinstance(body, tirx.Stmt):
-        total += _size(body)
-    return total + 1
-
-
-def _explicit(loop: Any) -> bool:
-    value = loop.annotations.get(EXPLICIT_ANN) if loop.annotations is not None else None
-    return value is not None and bool(C.as_int(value) if not isinstance(value, bool) else value)
+    inner = _size(body) if isinstance(body, tirx.Stmt) else 0
+    if isinstance(stmt, tirx.For) and stmt.kind == tirx.ForKind.UNROLLED:
+        extent = C.as_int(stmt.extent)
+        if extent is not None:
+            return 1 + max(extent, 0) * inner
+    return 1 + inner
 
 
 def UnrollBudget(target: Any = None) -> Any:
@@ -57,23 +47,24 @@ def UnrollBudget(target: Any = None) -> Any:
     import tvm_ffi
     from tvm import tirx
 
-    def on_for(loop: Any, mutator: Any) -> Any:
-        mutated = mutator.default_mutate(loop)
-        if mutated.kind != tirx.ForKind.UNROLLED:
-            return mutated
-        extent = C.as_int(mutated.extent)
-        if _explicit(mutated):
-            if extent is None:
-                raise LoweringError(f"T.unroll(..., explicit=True) over `{mutated.loop_var}` needs a constant trip "
-                                    f"count, got {mutated.extent}")
-            return mutated
-        if extent is not None and (USER_ANN not in mutated.annotations or _size(mutated) <= UNROLL_BUDGET):
-            return mutated
-        return tirx.For(mutated.loop_var, mutated.min, mutated.extent, tirx.ForKind.SERIAL, mutated.body,
-                        annotations=mutated.annotations)
-
     @C.prim_func_pass("tl.UnrollBudget")
     def budget(func: Any, mod: Any, ctx: Any) -> Any:
+        def on_for(loop: Any, mutator: Any) -> Any:
+            mutated = mutator.default_mutate(loop)
+            if mutated.kind != tirx.ForKind.UNROLLED:
+                return mutated
+            extent = C.as_int(mutated.extent)
+            if bool(mutated.annotations.get(EXPLICIT_ANN, False)):
+                if extent is None:
+                    raise C.lowering_error_at(func, getattr(loop, "span", None),
+                                              f"T.unroll(..., explicit=True) over `{mutated.loop_var}` needs a "
+                                              f"constant trip count, got {mutated.extent}")
+                return mutated
+            if extent is not None and (USER_ANN not in mutated.annotations or _size(mutated) <= UNROLL_BUDGET):
+                return mutated
+            return tirx.For(mutated.loop_var, mutated.min, mutated.extent, tirx.ForKind.SERIAL, mutated.body,
+                            annotations=mutated.annotations)
+
         body = tvm_ffi.structural_mutate(func.body, [(tirx.For, on_for)])
         return func if body.same_as(func.body) else C.with_body(func, body)
 
