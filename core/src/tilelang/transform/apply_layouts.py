@@ -112,13 +112,23 @@ def AttachLayouts(target: Any = None) -> tvm.transform.Pass:
     return attach_layouts
 
 
-def pointer_uses(body: Any, buffers: set[Any]) -> set[Any]:
+def pointer_uses(body: Any, buffers: set[Any], element_calls: frozenset[str] = frozenset()) -> set[Any]:
     """Those of `buffers` whose address is taken, or that appear anywhere but as the buffer of a load, a store
-    or an allocation."""
+    or an allocation. ``address_of(A[i])`` handed straight to an extern call of `element_calls` (the target's
+    element atomics: they update the one element the pointer addresses) is an access of that element, not a
+    pointer use."""
     found: set[Any] = set()
     direct: dict[Any, int] = {}
+    elementwise: set[Any] = set()
+
+    def on_extern(call: Any) -> None:
+        if (isinstance(call.op, tvm.ir.Op) and str(call.op.name) == "tirx.call_extern" and call.args
+                and isinstance(call.args[0], tvm.ir.StringImm) and str(call.args[0].value) in element_calls):
+            elementwise.update(a for a in call.args[1:] if _element_address(a))
 
     def on_call(call: Any) -> None:
+        if call in elementwise:
+            return
         if isinstance(call.op, tvm.ir.Op) and str(call.op.name) in _POINTER_OPS:
             for arg in call.args:
                 C.walk(arg, [(tvm.ir.Var, lambda v: found.add(v) if v in buffers else None)])
@@ -127,6 +137,8 @@ def pointer_uses(body: Any, buffers: set[Any]) -> set[Any]:
         if buf in buffers:
             direct[buf] = direct.get(buf, 0) + 1
 
+    if element_calls:
+        C.walk(body, [(tvm.ir.Call, on_extern)])
     C.walk(body, [(tvm.ir.Call, on_call), (tvm.ir.TensorLoad, lambda ld: count(ld.source)),
                   (tirx.BufferStore, lambda st: count(st.buffer)), (tirx.AllocBuffer, lambda a: count(a.buffer))])
     total: dict[Any, int] = {}
@@ -134,17 +146,36 @@ def pointer_uses(body: Any, buffers: set[Any]) -> set[Any]:
     return found | {b for b in buffers if total.get(b, 0) != direct.get(b, 0)}
 
 
+def _element_address(arg: Any) -> bool:
+    """Whether `arg` is ``address_of`` one element (scalar indices) of a buffer."""
+    if not (isinstance(arg, tvm.ir.Call) and isinstance(arg.op, tvm.ir.Op)
+            and str(arg.op.name) in ("tirx.address_of", "tir.address_of") and len(arg.args) == 1):
+        return False
+    load = arg.args[0]
+    return isinstance(load, tvm.ir.TensorLoad) and all(int(i.ty.dtype.lanes) == 1 for i in load.indices)
+
+
+def _atomic_functions(target: Any) -> frozenset[str]:
+    """The extern names the target's element atomics are lowered to (`tilelang.tileop`'s defaults and the
+    target's ``pipeline_options["atomic_functions"]``)."""
+    from tilelang.tileop.intrinsics import DEFAULT_ATOMIC_FUNCTIONS
+
+    options = C.pipeline_options(target) if target is not None else {}
+    return frozenset(str(n) for n in {**DEFAULT_ATOMIC_FUNCTIONS, **dict(options.get("atomic_functions", {}))}
+                     .values())
+
+
 def ApplyLayouts(target: Any = None) -> tvm.transform.Pass:
     """Rewrite annotated shared tiles to their storage layout (see the module docstring)."""
 
     @C.prim_func_pass("tl.ApplyLayouts")
     def apply_layouts(func: tirx.PrimFunc, mod: Any, ctx: Any) -> tirx.PrimFunc:
-        func = _apply_global_layouts(func)
+        tgt = target if target is not None else (func.attrs.get("target") if func.attrs else None)
+        func = _apply_global_layouts(func, _atomic_functions(tgt))
         annotated = {a.buffer: a.annotations[LAYOUT_ANN] for a in C.allocations(func.body)
                      if a.annotations and LAYOUT_ANN in a.annotations}
         if not annotated:
             return func
-        tgt = target if target is not None else (func.attrs.get("target") if func.attrs else None)
         enabled = (tgt is None or bool(C.pipeline_options(tgt).get("shared_layouts", True))) and not bool(
             current_tl_config("tl.disable_shared_layouts", False))
         opaque = pointer_uses(func.body, set(annotated)) if enabled else set(annotated)
@@ -221,16 +252,18 @@ def _trailing_layout(func: Any, buf: Any, value: Any, shape: list[Any]) -> Any:
         raise C.lowering_error(func, f"T.annotate_layout: bad layout for buffer {buf.name}: {exc}") from None
 
 
-def _apply_global_layouts(func: Any) -> Any:
+def _apply_global_layouts(func: Any, element_calls: frozenset[str] = frozenset()) -> Any:
     """Global tensors with a layout (``T.annotate_layout`` on a kernel argument): their elements are stored where
     the layout sends them, whatever the target (the layout is the tensor's memory format, which other kernels and
     the host read too, not a performance hint). Each access goes to a view of the tensor's memory in the
-    layout's storage shape, declared at the top of every launch."""
+    layout's storage shape, declared at the top of every launch; so does an element atomic's ``address_of``
+    (one element; `element_calls` names those calls). Any other address of the tensor is refused: a pointer
+    op reads rows as contiguous runs, which the layout does not keep."""
     layouts = dict(func.attrs[GLOBAL_LAYOUTS_ATTR]) if func.attrs and GLOBAL_LAYOUTS_ATTR in func.attrs else {}
     if not layouts:
         return func
     func = func.without_attr(GLOBAL_LAYOUTS_ATTR)
-    opaque = pointer_uses(func.body, set(layouts))
+    opaque = pointer_uses(func.body, set(layouts), element_calls)
     if opaque:
         raise C.lowering_error(func, f"T.annotate_layout: tensor {sorted(str(b.name) for b in opaque)[0]} has a "
                                      "layout but an operation here reads it through its address (row-major)")
