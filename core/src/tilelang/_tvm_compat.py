@@ -10,6 +10,7 @@ therefore writes ``tvm.arith.Analyzer()``, ``tvm.ir.structural_equal(a, b)``, ``
   ``tvm.tirx.Call`` is ``tvm.ir.Call`` (also callable in the fork's order ``Call(dtype, op, args)``), scalar
   expressions have ``.dtype`` (buffer vars keep TVM's own) and ``PrimFunc.buffer_map`` maps each buffer
   parameter to itself (parameters are buffers in 0.27);
+- ``tvm.testing`` loads on first use as an attribute of ``tvm`` and has the fork's ``requires_package``;
 - ``tvm.tirx.stmt_functor`` provides ``post_order_visit``, ``pre_order_visit``, ``ir_transform`` and
   ``substitute`` on top of ``tvm_ffi.structural_walk`` / ``structural_mutate`` / ``structural_map``.
 
@@ -115,6 +116,21 @@ def _patch_tvm(tvm: Any) -> None:
         sym = importlib.import_module("tvm.sym")
         tvm.arith = sym
         sys.modules.setdefault("tvm.arith", sym)
+    if "__getattr__" not in vars(tvm):  # the fork's `tvm.testing` is reachable without importing it
+
+        def lazy_submodule(name: str) -> Any:
+            if name == "testing":
+                return importlib.import_module("tvm.testing")
+            raise AttributeError(f"module 'tvm' has no attribute {name!r}")
+
+        tvm.__getattr__ = lazy_submodule
+
+
+def _patch_testing(testing: Any) -> None:
+    if not hasattr(testing, "requires_package"):  # the fork's decorator (the reference's examples use it)
+        from tilelang.testing import requires_package
+
+        testing.requires_package = requires_package
 
 
 def _patch_ir(ir: Any) -> None:
@@ -293,7 +309,8 @@ def _patch_tirx_transform(transform: Any) -> None:
 
 
 _PATCHES: dict[str, Callable[[Any], None]] = {"tvm": _patch_tvm, "tvm.ir": _patch_ir, "tvm.tirx": _patch_tirx,
-                                              "tvm.tirx.transform": _patch_tirx_transform}
+                                              "tvm.tirx.transform": _patch_tirx_transform,
+                                              "tvm.testing": _patch_testing}
 
 
 def _apply(name: str) -> None:

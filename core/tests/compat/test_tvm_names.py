@@ -37,6 +37,27 @@ def test_tvm_imported_before_tilelang_is_patched_too():
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
 
 
+def test_tvm_testing_requires_package_as_the_fork_has_it():
+    """The reference's dequantising GEMM example decorates a helper with ``@tvm.testing.requires_package("bitblas")``
+    after ``from tilelang import tvm``, without importing ``tvm.testing``: the helper stays callable, and a test
+    so marked is skipped without the package."""
+    code = """
+import tilelang.testing
+from tilelang import tvm
+
+@tvm.testing.requires_package("surely_not_a_package_here")
+def helper(x):
+    return x + 1
+
+assert helper(1) == 2
+marks = [m.name for m in getattr(helper, "pytestmark", [])]
+assert "skipif" in marks or "skip" in marks, marks
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
 def test_registering_the_ops_before_tvm_is_imported_does_not_deadlock():
     """A fresh worker process (Ray, Dask, spawn) whose first TileLang call registers the ``tl.*`` ops: TVM's first
     import calls back into the registration, which must not wait for the lock its caller holds."""
