@@ -635,16 +635,7 @@ class DialectHelpers:
         kind = "f16" if fmt == 0 else "bf16"
         A = self._umma_operand(a_d, not (idesc >> 15) & 1, m, kind, "A")
         B = self._umma_operand(b_d, not (idesc >> 16) & 1, n, kind, "B")
-        lane, col = d_addr >> 16, d_addr & 0xFFFF
-        if lane + m > 128 or col + n > 512:
-            raise EmulationError(f"tcgen05.mma accumulator {m}x{n} at lane {lane} column {col} exceeds TMEM")
-        if not any(s <= col and col + n <= s + c for s, c in self.tmem_alloc.items()):
-            raise EmulationError(f"tcgen05.mma writes TMEM columns {col}..{col + n - 1} outside every allocation")
-        D = A @ B.T
-        if acc:
-            D = D + self.tmem[lane:lane + m, col:col + n].view(np.float32)
-        self.tmem[lane:lane + m, col:col + n] = D.astype(np.float32).view(np.uint32)
-        self.stats["tcgen05_mma"] = self.stats.get("tcgen05_mma", 0) + 1
+        self._tmem_accumulate(d_addr, A @ B.T, m, n, bool(acc))
 
     def _x_tl_tcgen05_commit(self, a: list, dt: Any, e: Any) -> None:
         """``tcgen05.commit ... arrive::one``: the barrier gets one arrival per issuing thread once its MMAs are
@@ -653,21 +644,75 @@ class DialectHelpers:
         self._arrive(bar, int(self.mask.sum()), "tcgen05.commit")
 
     def _x_tl_tcgen05_ld_32x32b_n(self, a: list, dt: Any, e: Any) -> None:
+        n = int(np.asarray(a[0]).reshape(-1)[0])
+        dp, cols = self._tmem_rows("tcgen05.ld", a[1], n)
+        vals = self.tmem[dp[:, None], cols]
+        self.ptr_write(a[2], np.ascontiguousarray(vals).view(np.uint8).reshape(self.T, 4 * n), "tcgen05.ld registers")
+
+    def _tmem_rows(self, what: str, taddr: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(datapath, columns)`` each thread of a warpgroup addresses with a ``.32x32b`` access of `n` columns."""
         from cuda_emulator import EmulationError
 
-        self._full_warps("tcgen05.ld")
-        n = int(np.asarray(a[0]).reshape(-1)[0])
-        taddr = np.broadcast_to(np.asarray(a[1]).astype(np.int64), (self.T,))
+        self._full_warps(what)
+        taddr = np.broadcast_to(np.asarray(taddr).astype(np.int64), (self.T,))
         lane, col = taddr >> 16, taddr & 0xFFFF
         warp = self.tid // 32
         if ((lane != 32 * (warp % 4)) & self.mask).any():
-            raise EmulationError("tcgen05.ld: warp w of a warpgroup reads datapaths 32*(w%4).. only")
-        dp = lane + self.tid % 32
+            raise EmulationError(f"{what}: warp w of a warpgroup addresses datapaths 32*(w%4).. only")
         cols = col[:, None] + np.arange(n)
-        if (cols >= 512).any():
-            raise EmulationError("tcgen05.ld beyond the 512 TMEM columns")
-        vals = self.tmem[dp[:, None], cols]
-        self.ptr_write(a[2], np.ascontiguousarray(vals).view(np.uint8).reshape(self.T, 4 * n), "tcgen05.ld registers")
+        if (cols[self.mask] >= 512).any():
+            raise EmulationError(f"{what} beyond the 512 TMEM columns")
+        active = self.mask[:, None]  # inactive threads address datapath 0, column 0 (nothing is written for them)
+        return np.where(self.mask, lane + self.tid % 32, 0), np.where(active, cols, 0)
+
+    def _x_tl_tcgen05_st_32x32b_n(self, a: list, dt: Any, e: Any) -> None:
+        """Each active thread writes `n` 32-bit registers to consecutive columns of its datapath."""
+        n = int(np.asarray(a[0]).reshape(-1)[0])
+        dp, cols = self._tmem_rows("tcgen05.st", a[1], n)
+        words = np.ascontiguousarray(self.ptr_read(a[2], 4 * n, "tcgen05.st registers")).view(np.uint32)
+        act = self.mask
+        self.tmem[dp[act][:, None], cols[act]] = words.reshape(self.T, n)[act]
+
+    def _x_tl_tcgen05_mma_ts(self, a: list, dt: Any, e: Any) -> None:
+        """``tcgen05.mma.cta_group::1.kind::f16 [d], [a], b_desc``: A (M x 16, 16-bit) from TMEM, row i on datapath
+        ``lane + i``, two elements a column (the even one in the low half)."""
+        from cuda_emulator import EmulationError
+
+        if int(self.mask.sum()) != 1:
+            raise EmulationError(f"tcgen05.mma issued by {int(self.mask.sum())} threads; one thread issues it")
+        t = int(np.nonzero(self.mask)[0][0])
+        d_addr, a_addr, b_d, idesc, acc = (int(np.broadcast_to(np.asarray(x).astype(np.uint64), (self.T,))[t])
+                                           for x in a)
+        m, n = ((idesc >> 24) & 31) << 4, ((idesc >> 17) & 63) << 3
+        fmt = (idesc >> 7) & 7
+        if (idesc >> 4) & 3 != 1 or fmt not in (0, 1) or (idesc >> 10) & 7 != fmt:
+            raise EmulationError(f"tcgen05.mma instruction descriptor {idesc:#x}: f16 / bf16 into f32 is modelled")
+        if (idesc >> 15) & 1:
+            raise EmulationError("tcgen05.mma with A in TMEM: the descriptor's transpose-A bit must be 0 (K-major)")
+        a_lane, a_col = a_addr >> 16, a_addr & 0xFFFF
+        if a_lane + m > 128 or a_col + 8 > 512:
+            raise EmulationError(f"tcgen05.mma A {m}x16 at lane {a_lane} column {a_col} exceeds TMEM")
+        if not any(s <= a_col and a_col + 8 <= s + c for s, c in self.tmem_alloc.items()):
+            raise EmulationError(f"tcgen05.mma reads A from TMEM columns {a_col}..{a_col + 7} outside every allocation")
+        raw = np.ascontiguousarray(self.tmem[a_lane:a_lane + m, a_col:a_col + 8]).view(np.uint16)
+        from cuda_emulator import _half_values
+
+        A = _half_values(raw, "f16" if fmt == 0 else "bf16")
+        B = self._umma_operand(b_d, not (idesc >> 16) & 1, n, "f16" if fmt == 0 else "bf16", "B")
+        self._tmem_accumulate(d_addr, A @ B.T, m, n, bool(acc))
+
+    def _tmem_accumulate(self, d_addr: int, D: np.ndarray, m: int, n: int, acc: bool) -> None:
+        from cuda_emulator import EmulationError
+
+        lane, col = d_addr >> 16, d_addr & 0xFFFF
+        if lane + m > 128 or col + n > 512:
+            raise EmulationError(f"tcgen05.mma accumulator {m}x{n} at lane {lane} column {col} exceeds TMEM")
+        if not any(s <= col and col + n <= s + c for s, c in self.tmem_alloc.items()):
+            raise EmulationError(f"tcgen05.mma writes TMEM columns {col}..{col + n - 1} outside every allocation")
+        if acc:
+            D = D + self.tmem[lane:lane + m, col:col + n].view(np.float32)
+        self.tmem[lane:lane + m, col:col + n] = D.astype(np.float32).view(np.uint32)
+        self.stats["tcgen05_mma"] = self.stats.get("tcgen05_mma", 0) + 1
 
     def _x_tl_tcgen05_before_thread_sync(self, a: list, dt: Any, e: Any) -> None:
         return None

@@ -1,7 +1,9 @@
 """TensorMemory: Blackwell tensor-memory tiles (``T.alloc_tmem``) become columns of TMEM owned by the kernel.
 
 A TMEM tile ``[.., M, N]`` of 32-bit values (M = 128 datapaths, one column per element, leading modes one
-after another along the columns) gets ``ncols`` columns (the next power of two >= 32 of its column count):
+after another along the columns) or of 16-bit values (``float16`` / ``bfloat16``: two elements a 32-bit column,
+the even one in the low half -- the A operand of a TS ``tcgen05.mma``, read K-major along the columns) gets
+``ncols`` columns (the next power of two >= 32 of its column count):
 
 - right after its allocation, warp 0 runs ``tcgen05.alloc`` (the base address lands in a one-word shared slot,
   annotated on the tile's AllocBuffer as ``tl.cuda.tmem_slot``) and a block barrier publishes it; after the
@@ -14,7 +16,7 @@ after another along the columns) gets ``ncols`` columns (the next power of two >
   ``T.make_blockscaled_gemm_layout`` gives for M = 128) and dropped;
 - ``T.copy(tmem, fragment)`` becomes ``T.copy(tmem, shared scratch)`` + ``T.copy(scratch, fragment)``: each thread
   of a warpgroup reads its own datapath (``tcgen05.ld``), and core distributes the scratch tile over the
-  fragment's threads.
+  fragment's threads; ``T.copy(fragment, tmem)`` goes the other way (``tcgen05.st``).
 
 `TensorMemory` runs at ``pre_layout``; `DropTensorMemoryTiles` (``post_tile_lowering``) removes the tiles'
 allocations once every use is an address computed from the slot (`tilelang_cuda.tileops.tmem_copy`,
@@ -46,13 +48,21 @@ def _sync() -> Any:
     return tirx.Evaluate(tirx.call_intrin("int32", "tirx.tvm_storage_sync", "shared"))
 
 
+TMEM_DTYPES = {"float32": 1, "int32": 1, "uint32": 1, "float16": 2, "bfloat16": 2}  # elements a 32-bit column
+
+
+def per_column(buf: Any) -> int:
+    """How many of TMEM tile `buf`'s elements share one 32-bit column (1, or 2 for 16-bit values)."""
+    return TMEM_DTYPES.get(str(buf.ty.dtype), 1)
+
+
 def tmem_columns(buf: Any) -> int:
-    """The columns a TMEM tile occupies (32-bit values, M rows on the datapaths)."""
+    """The columns a TMEM tile occupies (M rows on the datapaths, 16-bit values packed two a column)."""
     shape = [C.as_int(s) for s in buf.ty.shape]
     cols = shape[-1]
     for d in shape[:-2]:
         cols *= d
-    return cols
+    return cols // per_column(buf)
 
 
 def _allocated_columns(cols: int) -> int:
@@ -71,8 +81,12 @@ def _check(func: Any, buf: Any) -> int:
     if shape[-2] != DATAPATHS:
         raise C.lowering_error(func, f"TMEM tile {buf.name}: the tilelang-cuda backend places M = {DATAPATHS} rows "
                                      f"on the datapaths (tcgen05.mma M=128); got M = {shape[-2]}")
-    if dtype not in ("float32", "int32", "uint32"):
-        raise C.lowering_error(func, f"TMEM tile {buf.name}: 32-bit values are supported here, got {dtype}")
+    if dtype not in TMEM_DTYPES:
+        raise C.lowering_error(func, f"TMEM tile {buf.name}: 32-bit values (float32, int32, uint32) or 16-bit ones "
+                                     f"packed two a column (float16, bfloat16) are supported here, got {dtype}")
+    if shape[-1] % TMEM_DTYPES[dtype]:
+        raise C.lowering_error(func, f"TMEM tile {buf.name}: {dtype} values are packed two a 32-bit column; the last "
+                                     f"mode ({shape[-1]}) must be even")
     cols = _allocated_columns(tmem_columns(buf))
     if cols > TMEM_COLUMNS:
         raise C.lowering_error(func, f"TMEM tile {buf.name} of shape {shape} needs {tmem_columns(buf)} columns; "
@@ -170,19 +184,23 @@ def TensorMemory(target: Any = None) -> tvm.transform.Pass:
                 return ev
             call = found[1]
             src, dst = call.args[0], call.args[1]
-            if _is_tmem(dst) and not _is_tmem(src):
-                raise C.lowering_error(func, "copies into tensor memory (tcgen05.st) are not lowered by the "
-                                             "tilelang-cuda backend; tcgen05_gemm writes TMEM accumulators")
-            if not (_is_tmem(src) and C.scope_of(dst.source) == "local.fragment"):
+            into = _is_tmem(dst) and not _is_tmem(src)
+            if into and C.scope_of(src.source) not in ("local.fragment", "shared", "shared.dyn"):
+                raise C.lowering_error(func, f"T.copy into TMEM tile {dst.source.name}: the source must be a "
+                                             f"fragment or a shared tile (tcgen05.st from registers), got "
+                                             f"{C.scope_of(src.source)} {src.source.name}")
+            tmem, other = (dst, src) if into else (src, dst)
+            if not (_is_tmem(tmem) and C.scope_of(other.source) == "local.fragment"):
                 return ev
-            extents = [r.extent for r in src.region]
+            # through a shared tile of the TMEM tile's dtype, which core distributes over the fragment's threads
+            extents = [r.extent for r in tmem.region]
             shape = [e for e in extents if not C.is_const(e, 1)]
-            scratch = tirx.decl_buffer(shape, str(src.source.ty.dtype), name=f"{src.source.name}_stage",
+            scratch = tirx.decl_buffer(shape, str(tmem.source.ty.dtype), name=f"{tmem.source.name}_stage",
                                        scope="shared.dyn")
             full = tirx.BufferRegion(scratch, [tvm.ir.Range.from_min_extent(0, e) for e in shape])
-            first = tirx.Evaluate(tvm.ir.Call(call.op, [src, full, *call.args[2:]], ret_ty=call.ty))
-            second = tirx.Evaluate(tvm.ir.Call(call.op, [full, dst, *call.args[2:]], ret_ty=call.ty))
-            return C.seq([tirx.AllocBuffer(scratch), first, second])
+            steps = [(src, full), (full, dst)]
+            copies = [tirx.Evaluate(tvm.ir.Call(call.op, [s, d, *call.args[2:]], ret_ty=call.ty)) for s, d in steps]
+            return C.seq([tirx.AllocBuffer(scratch), *copies])
 
         body = tvm_ffi.structural_mutate(func.body, [(tirx.SeqStmt, on_seq), (tirx.Evaluate, on_eval)])
         return C.with_body(func, body)
@@ -202,7 +220,7 @@ def DropTensorMemoryTiles(target: Any = None) -> tvm.transform.Pass:
             uses = len(C.collect(func.body, tvm.ir.Var, lambda v, b=buf: v.same_as(b)))
             if uses > 1:  # the allocation itself
                 raise C.lowering_error(func, f"TMEM tile {buf.name} is used in a way the tilelang-cuda backend does "
-                                             "not lower (tcgen05_gemm accumulators and T.copy out of TMEM are)")
+                                             "not lower (tcgen05_gemm operands and T.copy into and out of TMEM are)")
 
         def on_alloc(a: Any, m: Any) -> Any:
             if C.scope_of(a.buffer) == TMEM_SCOPE:

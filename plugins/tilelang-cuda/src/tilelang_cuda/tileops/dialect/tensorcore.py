@@ -9,6 +9,9 @@ accumulator at the TMEM tile's columns (`tilelang_cuda.passes.tensor_memory`); t
 `mbar`. The first k step of a ``clear_accum`` GEMM overwrites the accumulator. No wait: the consumer waits on
 `mbar` and reads the accumulator with ``T.copy``.
 
+A 16-bit TMEM tile as A (``P_tmem`` of the reference's Blackwell flash attention) gives the TS form,
+``tcgen05.mma ... [d], [a], b_desc``: row i of A on datapath i, each k16 step 8 columns further.
+
 ``use_2cta=True`` (a cluster of (2, 1, 1) or (1, 2, 1)): the even CTA's thread issues one M = 256
 ``tcgen05.mma.cta_group::2`` over C's N columns (each CTA holds its 128 rows of A and C and N / 2 columns of B
 at the same shared addresses) and commits with the multicast ``tcgen05.commit.cta_group::2`` to both CTAs; the
@@ -32,7 +35,7 @@ from tvm import tirx
 from tilelang.backend.sdk import Lowered, dtype_bytes
 from tilelang.layout import linearize
 from tilelang.transform import utils as C
-from tilelang_cuda.passes.tensor_memory import slot_of
+from tilelang_cuda.passes.tensor_memory import TMEM_SCOPE, per_column, slot_of
 from tilelang_cuda.tileops.dialect.emit import LOWER, ext, lowering, seq, stmt
 from tilelang_cuda.tileops.dialect.pointers import access_ptr, addr_of, is_call, ptr_add, unsynced
 from tilelang_cuda.tileops.dialect.requirements import BASE, TCGEN05
@@ -126,7 +129,8 @@ def is_rank0() -> Any:
 
 def _issue(ctx: Any, a: Any, b: Any, c: Any, ta: bool, tb: bool, clear: Any, pair: bool, kind: str,
            block_scale: tuple[Any, ...] | None = None) -> list[Any]:
-    """The tcgen05.mma statements of ``C (+)= op(A) @ op(B)`` (SS form): one per N atom and K step."""
+    """The tcgen05.mma statements of ``C (+)= op(A) @ op(B)`` (SS form, or TS with A a 16-bit TMEM tile): one per
+    N atom and K step."""
     what = "T.tcgen05_gemm_blockscaled" if block_scale is not None else "T.tcgen05_gemm"
     dtype = str(a.source.ty.dtype)
     elem = dtype_bytes(dtype)
@@ -146,7 +150,14 @@ def _issue(ctx: Any, a: Any, b: Any, c: Any, ta: bool, tb: bool, clear: Any, pai
             raise ctx.error(f"a CTA pair issues one M=256 instruction over C's N (at most 256), each CTA holding "
                             f"N/2 columns of B; got C's N={n} and B's N={b_n}")
     tiles = {}
+    ts = C.scope_of(a.source) == TMEM_SCOPE  # the TS form: A from tensor memory
+    if ts and (kind != "f16" or pair or ta or per_column(a.source) != 2):
+        raise ctx.error("reads A from tensor memory (the TS form) for a one-CTA kind::f16 MMA with a K-major "
+                        f"float16 / bfloat16 A (transpose_A=False); got {a.source.ty.dtype} A"
+                        + (", use_2cta=True" if pair else "") + (", transpose_A=True" if ta else ""))
     for name, op in (("A", a), ("B", b)):
+        if name == "A" and ts:
+            continue
         if C.scope_of(op.source) not in ("shared", "shared.dyn"):
             raise ctx.error(f"operand {name} must be a shared tile (the SS form), got {C.scope_of(op.source)}")
         tile = tile_layout(list(op.source.ty.shape), elem, elem_sizes=(1, 2))
@@ -162,6 +173,9 @@ def _issue(ctx: Any, a: Any, b: Any, c: Any, ta: bool, tb: bool, clear: Any, pai
     else:
         base_desc = blockscaled_descriptor(atom_m, atom_n, dtype, str(b.source.ty.dtype), a_k_major, b_k_major)
     base, col0 = _tmem_base(ctx, c)
+    if ts:  # A's row i on datapath i, K packed two elements a column
+        a_base, a_col0 = _tmem_base(ctx, a)
+        a_col0 = tirx.floordiv(a_col0, 2)
     a_mins, b_mins = [r.min for r in a.region], [r.min for r in b.region]
     steps = atom_k // 16  # the tile's descriptor steps are 16 elements
 
@@ -182,8 +196,12 @@ def _issue(ctx: Any, a: Any, b: Any, c: Any, ta: bool, tb: bool, clear: Any, pai
             if ks == 0:
                 accumulate = tirx.IntImm("int32", 1) - tirx.Cast("int32", clear)
             d_addr = base + tirx.Cast("uint32", col0 + nb * atom_n)
-            a_desc = desc(a_mins, a.source, tiles["A"], a_k_major, 0, ks)
             b_desc = desc(b_mins, b.source, tiles["B"], b_k_major, nb * atom_n, ks)
+            if ts:
+                a_addr = a_base + tirx.Cast("uint32", a_col0 + ks * atom_k // 2)
+                issue.append(stmt("tl_tcgen05_mma_ts", d_addr, a_addr, b_desc, idesc, accumulate))
+                continue
+            a_desc = desc(a_mins, a.source, tiles["A"], a_k_major, 0, ks)
             if block_scale is None:
                 helper = "tl_tcgen05_mma_ss" if (kind, group) == ("f16", 1) else f"tl_tcgen05_mma_ss_{kind}_cg{group}"
                 issue.append(stmt(helper, d_addr, a_desc, b_desc, idesc, accumulate))
