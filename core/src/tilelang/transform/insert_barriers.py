@@ -14,9 +14,13 @@ contiguous, warp-aligned slice ``[begin, begin + count)`` of the block (`tilelan
 becomes ``tvm_storage_sync(scope, id, count)``, a named barrier (ids from 3 on, one per slice; 0 is
 ``__syncthreads``, 1 and 2 stay free as in the reference TileLang); inside a branch of one thread (``if tx == 64``,
 a scheduler thread) none is needed, its accesses are in program order; otherwise lowering fails naming the branch.
-Without the option, or for a branch that reads memory through the thread index, TVM's rule stands: no barrier
-inside a thread-dependent condition. A condition reading a shared tile is evaluated into a variable just before its
-``if`` (TVM's analysis sees reads only in statements).
+Without the option (one barrier for the whole block, e.g. AMD's ``s_barrier``) only conditions every thread
+evaluates alike may hold barriers: an ``if`` or a ``while`` on neither the thread index nor memory but the
+threads' own variables that no thread writes from its index or from memory (the persistent loop ``while bx <
+num_blocks`` of the reference's AMD flash attention). Otherwise, or for a branch that reads memory through
+the thread index, TVM's rule stands: no barrier inside a thread-dependent condition. A condition reading a shared
+tile is evaluated into a variable just before its ``if`` (TVM's analysis sees reads only in statements). A
+``while`` body that holds a barrier ends with one (`_close_while_loops`: the analysis orders one trip only).
 
 ``tl.disable_thread_storage_sync`` (the program orders its shared-memory accesses with its own syncs): a barrier
 the analysis would need inside a branch on data or on the thread index, which fails lowering otherwise, is left
@@ -41,6 +45,7 @@ DISABLE_SYNC = "tl.disable_thread_storage_sync"
 FIRST_NAMED_BARRIER = 3
 NAMED_BARRIERS = 16
 _SCOPES = ("shared", "shared.dyn")
+_LOCAL = ("local", "local.var")  # a thread's own variables (T.alloc_local, T.alloc_var)
 
 
 def _is_call(expr: Any, name: str) -> bool:
@@ -70,6 +75,89 @@ def _mark_conditions(body: Any, tid: Any) -> tuple[Any, list[Any]]:
         return tirx.While(wrap(s.condition), s.body)
 
     return tvm_ffi.structural_mutate(body, [(tirx.IfThenElse, on_if), (tirx.While, on_while)]), made
+
+
+def _thread_dependent_locals(body: Any, tid: Any) -> set[Any]:
+    """The ``local`` buffers some store writes from the thread index, directly or through another such buffer
+    (or from any other memory: a load may differ between threads)."""
+    stores = C.collect(body, tirx.BufferStore, lambda st: C.scope_of(st.buffer) in _LOCAL)
+    dependent: set[Any] = set()
+    changed = True
+    while changed:
+        changed = False
+        for st in stores:
+            if st.buffer in dependent:
+                continue
+            loads = C.collect(st.value, tvm.ir.TensorLoad) + [ld for i in st.indices
+                                                               for ld in C.collect(i, tvm.ir.TensorLoad)]
+            if C.uses_var(st.value, [tid]) or any(C.uses_var(i, [tid]) for i in st.indices) or any(
+                    C.scope_of(ld.source) not in _LOCAL or ld.source in dependent for ld in loads):
+                dependent.add(st.buffer)
+                changed = True
+    return dependent
+
+
+def _mark_uniform_conditions(body: Any, tid: Any) -> tuple[Any, list[Any]]:
+    """Without partial barriers: `body` with the conditions every thread of the block evaluates alike wrapped in
+    ``tvm_thread_invariant`` (a barrier inside them is a whole-block barrier every thread reaches): an ``if`` or a
+    ``while`` on neither the thread index nor memory but the threads' own variables that every thread writes alike
+    (``bx = b_split; while bx < n: ...; bx += step``)."""
+    dependent = _thread_dependent_locals(body, tid)
+    made: list[Any] = []
+
+    def uniform(cond: Any) -> bool:
+        if _is_call(cond, "tirx.tvm_thread_invariant") or C.uses_var(cond, [tid]):
+            return False
+        loads = C.collect(cond, tvm.ir.TensorLoad)
+        return all(C.scope_of(ld.source) in _LOCAL and ld.source not in dependent for ld in loads)
+
+    def wrap(cond: Any) -> Any:
+        out = tirx.call_intrin("bool", "tirx.tvm_thread_invariant", cond)
+        made.append(out)
+        return out
+
+    def on_if(s: Any, m: Any) -> Any:
+        s = m.default_mutate(s)
+        return tirx.IfThenElse(wrap(s.condition), s.then_case, s.else_case) if uniform(s.condition) else s
+
+    def on_while(s: Any, m: Any) -> Any:
+        s = m.default_mutate(s)
+        return tirx.While(wrap(s.condition), s.body) if uniform(s.condition) else s
+
+    return tvm_ffi.structural_mutate(body, [(tirx.IfThenElse, on_if), (tirx.While, on_while)]), made
+
+
+def _is_barrier(stmt: Any) -> bool:
+    return (isinstance(stmt, tirx.Evaluate) and _is_call(stmt.value, "tirx.tvm_storage_sync")
+            and len(stmt.value.args) == 1 and str(stmt.value.args[0].value) in _SCOPES)
+
+
+def _close_while_loops(body: Any) -> Any:
+    """A ``while`` body holding a barrier ends with one. TVM's analysis orders the accesses of one trip through a
+    ``while`` loop but not an access late in one trip against an early one in the next (it does for ``for``
+    loops): a thread refilling a tile at the top of its next trip raced others still reading it. A body without
+    barriers has no accesses of different threads that conflict, in one trip or across two."""
+
+    def ends_with_barrier(stmt: Any) -> bool:
+        while isinstance(stmt, tirx.SeqStmt) and len(stmt.seq):
+            stmt = stmt.seq[-1]
+        return _is_barrier(stmt)
+
+    def on_while(s: Any, m: Any) -> Any:
+        s = m.default_mutate(s)
+        if not C.collect(s.body, tirx.Evaluate, _is_barrier) or ends_with_barrier(s.body):
+            return s
+        sync = tirx.Evaluate(tirx.call_intrin("int32", "tirx.tvm_storage_sync", "shared"))
+        return tirx.While(s.condition, C.seq([s.body, sync]))
+
+    return tvm_ffi.structural_mutate(body, [(tirx.While, on_while)])
+
+
+def _unwrap(func: Any, made: list[Any]) -> Any:
+    def unwrap(call: Any) -> Any:
+        return call.args[0] if any(call.same_as(w) for w in made) else call
+
+    return C.with_body(func, tvm_ffi.structural_map(func.body, (tvm.ir.Call, unwrap))) if made else func
 
 
 def _partial_syncs(func: Any, tid: Any, made: list[Any], warp: int) -> Any:
@@ -206,13 +294,13 @@ def InsertBarriers(target: Any = None) -> tvm.transform.Pass:
             return mod
         options = C.pipeline_options(target) if target is not None else {}
         marked: dict[str, tuple[Any, list[Any]]] = {}
-        if options.get(PARTIAL_BARRIERS_OPTION):
-            for gv, func in list(mod.functions.items()):
-                tid = single_thread_var(func) if isinstance(func, tirx.PrimFunc) else None
-                if tid is not None:
-                    body, made = _mark_conditions(func.body, tid)
-                    mod[gv] = C.with_body(func, body)
-                    marked[gv.name_hint] = (tid, made)
+        partial = bool(options.get(PARTIAL_BARRIERS_OPTION))
+        for gv, func in list(mod.functions.items()):
+            tid = single_thread_var(func) if isinstance(func, tirx.PrimFunc) else None
+            if tid is not None:
+                body, made = (_mark_conditions if partial else _mark_uniform_conditions)(func.body, tid)
+                mod[gv] = C.with_body(func, body)
+                marked[gv.name_hint] = (tid, made)
         for gv, func in list(mod.functions.items()):  # after the marks: a hoisted condition still reads memory
             if isinstance(func, tirx.PrimFunc):
                 mod[gv] = C.with_body(func, _hoist_shared_conditions(func.body))
@@ -225,11 +313,12 @@ def InsertBarriers(target: Any = None) -> tvm.transform.Pass:
         mod = synced
         for gv, func in list(mod.functions.items()):
             if isinstance(func, tirx.PrimFunc):
-                mod[gv] = C.with_body(func, _drop_syncs_between_launches(func.body))
+                mod[gv] = C.with_body(func, _close_while_loops(_drop_syncs_between_launches(func.body)))
         for gv, func in list(mod.functions.items()):
             if gv.name_hint in marked:
                 tid, made = marked[gv.name_hint]
-                mod[gv] = _partial_syncs(func, tid, made, int(options.get("warp_size", 32)))
+                mod[gv] = _partial_syncs(func, tid, made, int(options.get("warp_size", 32))) if partial else \
+                    _unwrap(func, made)
         return mod
 
     return insert_barriers
