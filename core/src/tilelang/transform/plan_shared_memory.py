@@ -17,7 +17,8 @@ from tvm import tirx
 
 from tilelang.transform import utils as C
 
-_BITS = {"bool": 8}
+# T.float4_e2m1_unpacked: one FP4 value per byte of shared memory (a buffer's dtype prints without the bits)
+_BITS = {"bool": 8, "custom[float4_e2m1_unpacked]": 8, "custom[float4_e2m1_unpacked]8": 8}
 _TINY_BYTES = 4
 
 

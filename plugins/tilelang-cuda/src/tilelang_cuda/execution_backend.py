@@ -131,7 +131,7 @@ def _tensor_map(spec: dict[str, Any], by_name: dict[str, Any]) -> Any:
         raise TileLangError(f"the TMA tensor map needs the tensor {spec['buffer']!r}, which is not an argument")
     dtype = str(tensor.dtype).removeprefix("torch.")
     args = encode_arguments(tuple(tensor.shape), tuple(tensor.stride()), dtype, tensor.element_size(), spec["box"],
-                            spec.get("swizzle", 0))
+                            spec.get("swizzle", 0), spec.get("data_type"))
     return encode_tensor_map(args, tensor.data_ptr())
 
 

@@ -37,6 +37,12 @@ def _swizzle(target: Any) -> Any:
     return SwizzleSharedOperands(target)
 
 
+def _unpacked_fp4(target: Any) -> Any:
+    from tilelang_cuda.passes.unpacked_fp4 import UnpackedFP4Storage
+
+    return UnpackedFP4Storage(target)
+
+
 def _share_scratch(target: Any) -> Any:
     from tilelang_cuda.passes.share_scratch_tiles import ShareScratchTiles
 
@@ -110,6 +116,7 @@ PASSES = (
     PipelinePass("cuda.drop_tensor_memory_tiles", "post_tile_lowering", _drop_tensor_memory),
     PipelinePass("cuda.async_copy_pipeline", "post_tile_lowering", _async_pipeline),
     PipelinePass("cuda.swizzle_shared_operands", "post_tile_lowering", _swizzle),
+    PipelinePass("cuda.unpacked_fp4_storage", "post_tile_lowering", _unpacked_fp4),
     PipelinePass("cuda.share_scratch_tiles", "post_tile_lowering", _share_scratch),
     PipelinePass("cuda.legalize_vector_width", "post_parallel", _legalize_vectors),
     PipelinePass("cuda.named_barriers", "post_barriers", _named_barriers),

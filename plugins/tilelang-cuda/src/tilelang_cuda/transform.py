@@ -8,7 +8,7 @@ from typing import Any
 __all__ = ["AsyncCopyPipeline", "DialectScopes", "DropTensorMemoryTiles", "Float8E4M3AsFn",  # noqa: F822
            "LegalizeVectorWidth",
            "MMAAccumulators", "MarkPipelineStages", "ShareScratchTiles", "SwizzleSharedOperands", "TensorMemory",
-           "WgmmaGemmAsGemm", "WgmmaGemmNoWait"]  # (resolved lazily by __getattr__)
+           "UnpackedFP4Storage", "WgmmaGemmAsGemm", "WgmmaGemmNoWait"]  # (resolved lazily by __getattr__)
 
 _PASSES = {
     "AsyncCopyPipeline": "tilelang_cuda.passes.async_pipeline",
@@ -21,6 +21,7 @@ _PASSES = {
     "SwizzleSharedOperands": "tilelang_cuda.passes.swizzle_shared_operands",
     "TensorMemory": "tilelang_cuda.passes.tensor_memory",
     "DropTensorMemoryTiles": "tilelang_cuda.passes.tensor_memory",
+    "UnpackedFP4Storage": "tilelang_cuda.passes.unpacked_fp4",
     "WgmmaGemmAsGemm": "tilelang_cuda.passes.wgmma_gemm",
     "WgmmaGemmNoWait": "tilelang_cuda.passes.wgmma_gemm",
 }

@@ -35,7 +35,7 @@ from tvm import tirx
 
 from tilelang.backend.sdk import dtype_bytes
 from tilelang.transform import utils as C
-from tilelang_cuda.tileops.dialect.tma import COLUMN_BLOCKS, MAX_BOX
+from tilelang_cuda.tileops.dialect.tma import COLUMN_BLOCKS, MAX_BOX, map_token, parse_token
 from tilelang_cuda.wgmma_layout import SwizzledTile, tile_layout
 
 _SHARED = ("shared", "shared.dyn")
@@ -137,7 +137,7 @@ def _tma_pointers(body: Any, buf: Any) -> list[Any]:
     out = []
     tile = C.as_int(buf.ty.shape[-1]) * C.as_int(buf.ty.shape[-2]) if len(buf.ty.shape) >= 2 else None
     for call in C.collect(body, tvm.ir.Call, _is_tma_copy):
-        swizzle = int(str(call.args[1].value).rsplit(":", 1)[1])
+        swizzle = parse_token(str(call.args[1].value))[2]
         ptr = call.args[2]
         if _ptr_buffer(ptr) is None or not _ptr_buffer(ptr).same_as(buf):
             continue
@@ -256,14 +256,13 @@ def _rewrite(body: Any, bufs: dict[Any, tuple[int, int, int]], hw: dict[Any, Swi
             return m.default_mutate(ev)
         buf = _ptr_buffer(call.args[2])
         tile = hw[buf]
-        _, tensor, box, _ = str(call.args[1].value).split(":")
-        dims = [int(b) for b in box.split("x")]
+        tensor, dims, _, data_type = parse_token(str(call.args[1].value))
         ptr = call.args[2]
         load = name.startswith("tl_tma_copy_load")
         coord_at = 4 if load else 3
         coords = list(call.args[coord_at:])
         new_dims = [*dims[:-1], tile.block]
-        token = tvm.ir.StringImm(f"tl_tmap:{tensor}:{'x'.join(str(d) for d in new_dims)}:{TMA_SWIZZLE[tile.width]}")
+        token = map_token(tensor, new_dims, TMA_SWIZZLE[tile.width], data_type)
         data = tirx.call_intrin("handle", "tirx.buffer_data", new_buf[buf]) if new_buf[buf] is not buf \
             else ptr.args[1]
         out = []
@@ -286,9 +285,8 @@ def check_boxes(func: Any) -> None:
     of a tile: this tile was not swizzled."""
 
     for call in C.collect(func.body, tvm.ir.Call, _is_tma_copy):
-        _, tensor, box, swizzle = str(call.args[1].value).split(":")
-        dims = [int(b) for b in box.split("x")]
-        if int(swizzle) == COLUMN_BLOCKS:
+        tensor, dims, swizzle, _ = parse_token(str(call.args[1].value))
+        if swizzle == COLUMN_BLOCKS:
             buf = _ptr_buffer(call.args[2])
             raise C.lowering_error(func, f"a T.tma_copy of {tensor} fills a column slice of shared tile "
                                    f"{getattr(buf, 'name', '?')}, whose rows are strided in its row-major layout: "

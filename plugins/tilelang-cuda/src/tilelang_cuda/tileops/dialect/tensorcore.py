@@ -43,7 +43,12 @@ from tilelang_cuda.wgmma_layout import tile_layout
 
 UMMA_SWIZZLE = {128: 2, 64: 4, 32: 6}  # SM100 descriptor layout field of a swizzle width in bytes
 FORMATS = {"float16": 0, "bfloat16": 1}
-MX_FORMATS = {"float8_e4m3fn": 0, "float8_e4m3": 0, "float8_e5m2": 1}  # kind::mxf8f6f4 A / B formats
+# kind::mxf8f6f4 A / B formats (instruction descriptor bits 7-9 / 10-12): E4M3 0, E5M2 1, E2M1 5. An FP4 operand
+# of this kind is read from shared memory unpacked (each 16 values: 8 packed bytes, then 8 bytes of padding, as
+# the 16U4_ALIGN16B TMA load writes them), so its tile is ``T.float4_e2m1_unpacked``: one byte per value to the
+# descriptors, like FP8.
+MX_FORMATS = {"float8_e4m3fn": 0, "float8_e4m3": 0, "float8_e5m2": 1, "custom[float4_e2m1_unpacked]": 5,
+              "custom[float4_e2m1_unpacked]8": 5}
 # the kinds of the raw ``T.ptx_tcgen05_mma_*`` instructions and the ``kind_dtype`` names that select them
 RAW_KINDS = {"f16": ("float16", "bfloat16"), "tf32": ("tf32", "float32"), "i8": ("int8", "uint8"),
              "f8f6f4": ("float8_e4m3", "float8_e4m3fn", "float8_e5m2", "float6_e2m3fn", "float6_e3m2fn",
@@ -246,9 +251,13 @@ def lower_tcgen05_gemm_blockscaled(ctx: Any) -> Any:
     a, b, c, sfa, sfb, ta, tb, clear, bar, k_start, ga, gb, pair, *extra = ctx.args
     ta, tb, pair = bool(C.as_int(ta)), bool(C.as_int(tb)), bool(C.as_int(pair))
     ab = (str(a.source.ty.dtype), str(b.source.ty.dtype))
+    if "float4_e2m1fn" in ab:
+        raise ctx.error(f"kind::mxf8f6f4 reads an FP4 operand from shared memory unpacked (16 values per 16 bytes); "
+                        f"allocate its tile as T.float4_e2m1_unpacked and load it with T.tma_copy from the packed "
+                        f"float4_e2m1fn tensor; got {ab[0]} x {ab[1]}")
     if any(t not in MX_FORMATS for t in ab) or str(c.source.ty.dtype) != "float32":
-        raise ctx.error(f"lowers FP8 (e4m3 / e5m2) operands into a float32 TMEM accumulator (kind::mxf8f6f4); got "
-                        f"{ab[0]} x {ab[1]} -> {c.source.ty.dtype}")
+        raise ctx.error(f"lowers FP8 (e4m3 / e5m2) operands (or unpacked FP4, T.float4_e2m1_unpacked) into a float32 "
+                        f"TMEM accumulator (kind::mxf8f6f4); got {ab[0]} x {ab[1]} -> {c.source.ty.dtype}")
     sf_addr = [_slot_base(ctx, load.source)[0] for load in (sfa, sfb)]
     block_scale = (*sf_addr, tirx.Cast("int32", k_start), ga, gb)
     issue = [stmt("tl_fence_proxy_async_all"), stmt("tl_tcgen05_after_thread_sync"),

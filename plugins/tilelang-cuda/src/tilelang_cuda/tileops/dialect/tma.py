@@ -4,7 +4,9 @@ map, the sm_100a row gather / scatter, and ``T.copy_cluster``.
 
 The tensor map of a copy is named in the device code by a string literal ``"tl_tmap:<tensor>:<box>:<swizzle>"``
 (`map_token`); `tilelang_cuda.tma.rewrite_source` turns each into a ``__grid_constant__`` kernel parameter and
-the launch encodes it from the tensor argument (`tilelang_cuda.tma.tensor_maps_of`).
+the launch encodes it from the tensor argument (`tilelang_cuda.tma.tensor_maps_of`). A map whose
+``CUtensorMapDataType`` does not follow from the tensor's dtype carries it in a fifth field ``:t<type>``: the
+packed-FP4 -> ``T.float4_e2m1_unpacked`` load (`UNPACKED_FP4`) is ``:t14``, ``CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B``.
 
 Issuing threads: one per leader scope. `tilelang_cuda.passes.dialect_scopes` appends to each call the first
 thread and the size of the thread range the call runs in (from the enclosing ``T.ws`` / ``if tx < ...``); a
@@ -33,9 +35,49 @@ MAX_RANK = 5
 COLUMN_BLOCKS = 9
 
 
-def map_token(tensor: str, box: list[int], swizzle: int = 0) -> Any:
-    """The string literal a helper call takes in place of the tensor map of `tensor` with `box` (outermost first)."""
-    return tvm.ir.StringImm(f"tl_tmap:{tensor}:{'x'.join(str(b) for b in box)}:{swizzle}")
+# CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B (cuda.h): 16 packed 4-bit values of global memory land as 8 bytes followed
+# by an 8-byte gap in shared memory -- the "unpacked" FP4 operand layout of tcgen05.mma kind::f8f6f4 / mxf8f6f4.
+# The map's dims count 4-bit values, its innermost box is exactly 128 of them, and the transaction bytes an
+# mbarrier expects are the packed payload read from global memory (half a byte per value).
+TMAP_16U4_ALIGN16B = 14
+UNPACKED_FP4 = ("float4_e2m1fn", "custom[float4_e2m1_unpacked]")  # (global, shared) dtypes of that load
+UNPACKED_FP4_BOX = 128
+
+
+def map_token(tensor: str, box: list[int], swizzle: int = 0, data_type: int | None = None) -> Any:
+    """The string literal a helper call takes in place of the tensor map of `tensor` with `box` (outermost first);
+    `data_type`: a ``CUtensorMapDataType`` the launch must use instead of the one of the tensor's dtype."""
+    tail = "" if data_type is None else f":t{data_type}"
+    return tvm.ir.StringImm(f"tl_tmap:{tensor}:{'x'.join(str(b) for b in box)}:{swizzle}{tail}")
+
+
+def parse_token(token: str) -> tuple[str, list[int], int, int | None]:
+    """``(tensor, box, swizzle, data type or None)`` of a `map_token` literal."""
+    fields = str(token).split(":")
+    if len(fields) not in (4, 5) or fields[0] != "tl_tmap" or (len(fields) == 5 and not fields[4].startswith("t")):
+        raise ValueError(f"not a tensor-map token: {token!r}")
+    data_type = int(fields[4][1:]) if len(fields) == 5 else None
+    return fields[1], [int(b) for b in fields[2].split("x")], int(fields[3]), data_type
+
+
+def is_unpacked_fp4(gdtype: str, sdtype: str) -> bool:
+    """Whether a copy between a global tensor of `gdtype` and a shared tile of `sdtype` is the packed-FP4 ->
+    unpacked-FP4 TMA load (`TMAP_16U4_ALIGN16B`)."""
+    return str(gdtype) == UNPACKED_FP4[0] and str(sdtype).removesuffix("8") == UNPACKED_FP4[1]
+
+
+def tma_data_type(g: Any, s: Any) -> int | None:
+    """The ``CUtensorMapDataType`` a copy between global region `g` and shared region `s` needs beyond the one of
+    the global tensor's dtype (None: that one)."""
+    return TMAP_16U4_ALIGN16B if is_unpacked_fp4(str(g.source.ty.dtype), str(s.source.ty.dtype)) else None
+
+
+def payload_bytes(g: Any, s: Any, count: int) -> int:
+    """The bytes a TMA load of `count` elements from global region `g` into shared region `s` completes on its
+    mbarrier: the global payload (half a byte per value for packed FP4 into an unpacked tile)."""
+    if is_unpacked_fp4(str(g.source.ty.dtype), str(s.source.ty.dtype)):
+        return count // 2
+    return count * dtype_bytes(str(g.source.ty.dtype))
 
 
 def _leader(ctx: Any, leader_threads: int, extra: list[Any]) -> Any:
@@ -91,8 +133,14 @@ def _plan(ctx: Any, g: Any, s: Any, _is_store: bool = False) -> list[tuple[list[
     pointer, coordinates innermost first)]`` -- one box, or one per column block of a bank-swizzled tile (TMA
     swizzles rows of at most the swizzle's width)."""
     gbuf, sbuf = g.source, s.source
-    if str(gbuf.ty.dtype) != str(sbuf.ty.dtype):
-        raise ctx.error(f"copies between {gbuf.ty.dtype} and {sbuf.ty.dtype}; TMA does not convert")
+    unpack = is_unpacked_fp4(str(gbuf.ty.dtype), str(sbuf.ty.dtype))
+    if unpack and _is_store:
+        raise ctx.error(f"TMA unpacks packed FP4 ({gbuf.ty.dtype}) into a {sbuf.ty.dtype} tile only on loads; the "
+                        f"store {sbuf.name} -> {gbuf.name} has no TMA form (copy a packed float4_e2m1fn tile)")
+    if str(gbuf.ty.dtype) != str(sbuf.ty.dtype) and not unpack:
+        hint = (f"; the one converting copy is a load of packed {UNPACKED_FP4[0]} into a T.float4_e2m1_unpacked tile"
+                if "float4_e2m1" in str(gbuf.ty.dtype) + str(sbuf.ty.dtype) else "")
+        raise ctx.error(f"copies between {gbuf.ty.dtype} and {sbuf.ty.dtype}; TMA does not convert{hint}")
     rank = len(gbuf.ty.shape)
     if not 1 <= rank <= MAX_RANK:
         raise ctx.error(f"TMA tensors have 1 to {MAX_RANK} dims, {gbuf.name} has {rank}")
@@ -101,9 +149,20 @@ def _plan(ctx: Any, g: Any, s: Any, _is_store: bool = False) -> list[tuple[list[
     # blocks by `passes.swizzle_shared_operands`, which refuses a box still too wide after it (`check_boxes`)
     if not all(1 <= b <= MAX_BOX for b in box[:-1]) or box[-1] < 1:
         raise ctx.error(f"TMA box {box} has a dim outside 1..{MAX_BOX}")
-    elem = dtype_bytes(str(gbuf.ty.dtype))
+    elem = dtype_bytes(str(sbuf.ty.dtype))  # bytes per element in shared memory (an unpacked FP4 value: one)
     if (box[-1] * elem) % 16:
         raise ctx.error(f"the TMA box's rows are {box[-1] * elem} bytes; TMA needs a multiple of 16")
+    if unpack:
+        if missing(ctx.target, TCGEN05) is not None:
+            raise ctx.error("the unpacking FP4 TMA load (CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B, for tcgen05 "
+                            "block-scaled MMAs) needs an sm_100a-family target")
+        gshape = [C.as_int(d) for d in gbuf.ty.shape]
+        if box[-1] != UNPACKED_FP4_BOX:
+            raise ctx.error(f"an unpacking FP4 TMA load (CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B) copies boxes "
+                            f"exactly {UNPACKED_FP4_BOX} values wide; the box {box} is {box[-1]}")
+        if gshape[-1] is not None and gshape[-1] % UNPACKED_FP4_BOX:
+            raise ctx.error(f"an unpacking FP4 TMA load needs the innermost dim of {gbuf.name} a multiple of "
+                            f"{UNPACKED_FP4_BOX} values, got {gshape[-1]}")
     inner = [b for b in box if b != 1]
     sshape = _static(list(sbuf.ty.shape), "the shared tile's shape", ctx)
     sext = _static([r.extent for r in s.region], "the shared region", ctx)
@@ -182,13 +241,18 @@ def _load_issue(ctx: Any, src: Any, dst: Any, bar: Any, cluster_mask: int | None
     """The issuing thread's statements of a TMA load: ``expect_tx`` of the bytes on `bar`, then the box copies
     (multicast to `cluster_mask` from its lowest rank, the CTAs outside the mask loading their own box)."""
     boxes = _plan(ctx, src, dst)
-    nbytes = sum(_count(box) for box, *_ in boxes) * dtype_bytes(str(src.source.ty.dtype))
+    nbytes = payload_bytes(src, dst, sum(_count(box) for box, *_ in boxes))
+    data_type = tma_data_type(src, dst)
+    if data_type is not None and any(box[-1] != UNPACKED_FP4_BOX or swizzle not in (0, 3, COLUMN_BLOCKS)
+                                     for box, swizzle, *_ in boxes):
+        raise ctx.error(f"an unpacking FP4 TMA load fills {dst.source.name} in boxes of 128 values (128-byte rows) "
+                        "unswizzled or in the 128-byte swizzle; its layout splits the rows otherwise")
     issue = [stmt("tl_mbarrier_expect_tx", addr_of(bar), nbytes)]
     if paired:  # every CTA of the cluster loads its box; CTA 0's copy of the barrier expects all of them
         size = _count(list(cluster_dims(ctx.func) or (1,)))
         issue = [tirx.IfThenElse(is_rank0(), stmt("tl_mbarrier_expect_tx", addr_of(bar), nbytes * size), None)]
     for box, swizzle, sptr, coords in boxes:
-        tmap = map_token(str(src.source.name), box, swizzle)
+        tmap = map_token(str(src.source.name), box, swizzle, data_type)
         rank = len(box)
         form = "tl_tma_copy_load_2sm" if paired else "tl_tma_copy_load"
         unicast = stmt(f"{form}_{rank}d", tmap, sptr, addr_of(bar), *coords)
@@ -272,7 +336,7 @@ def lower_tma_load(ctx: Any, form: str = "tl_tma_copy_load") -> Any:
     if not isinstance(desc, tvm.ir.StringImm):
         raise ctx.error("the descriptor must be a T.create_tma_descriptor(...) of a kernel tensor")
     if coords and C.as_int(coords[-1]) is not None and len(coords) > 1 and \
-            len(coords) - 1 == len(str(desc.value).split(":")[2].split("x")):
+            len(coords) - 1 == len(parse_token(str(desc.value))[1]):
         coords = coords[:-1]  # a trailing eviction policy
     return ext(f"{form}_{len(coords)}d", desc, smem, addr_of(bar),
                *[tirx.Cast("int32", c) for c in coords])
