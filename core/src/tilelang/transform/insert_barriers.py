@@ -52,9 +52,9 @@ def _is_call(expr: Any, name: str) -> bool:
     return isinstance(expr, tvm.ir.Call) and isinstance(expr.op, tvm.ir.Op) and expr.op.name == name
 
 
-def _mark_conditions(body: Any, tid: Any) -> tuple[Any, list[Any]]:
-    """`body` with the branch / loop conditions that may hold barriers wrapped in ``tvm_thread_invariant`` (how
-    TVM's ThreadSync lets a barrier inside), and the wrappers made."""
+def _wrap_conditions(body: Any, if_ok: Any, while_ok: Any) -> tuple[Any, list[Any]]:
+    """`body` with each ``if`` condition that `if_ok` accepts and each ``while`` condition that `while_ok` accepts
+    wrapped in ``tvm_thread_invariant`` (how TVM's ThreadSync lets a barrier inside), and the wrappers made."""
     made: list[Any] = []
 
     def wrap(cond: Any) -> Any:
@@ -62,19 +62,27 @@ def _mark_conditions(body: Any, tid: Any) -> tuple[Any, list[Any]]:
         made.append(out)
         return out
 
+    def marked(cond: Any) -> bool:
+        return _is_call(cond, "tirx.tvm_thread_invariant")
+
     def on_if(s: Any, m: Any) -> Any:
         s = m.default_mutate(s)
-        if _is_call(s.condition, "tirx.tvm_thread_invariant") or C.collect(s.condition, tvm.ir.TensorLoad):
+        if marked(s.condition) or not if_ok(s.condition):
             return s
         return tirx.IfThenElse(wrap(s.condition), s.then_case, s.else_case)
 
     def on_while(s: Any, m: Any) -> Any:
         s = m.default_mutate(s)
-        if _is_call(s.condition, "tirx.tvm_thread_invariant") or C.uses_var(s.condition, [tid]):
-            return s
-        return tirx.While(wrap(s.condition), s.body)
+        return s if marked(s.condition) or not while_ok(s.condition) else tirx.While(wrap(s.condition), s.body)
 
     return tvm_ffi.structural_mutate(body, [(tirx.IfThenElse, on_if), (tirx.While, on_while)]), made
+
+
+def _mark_conditions(body: Any, tid: Any) -> tuple[Any, list[Any]]:
+    """With partial barriers: the branches that read no memory (on the thread index or not) and the ``while``
+    loops not on the thread index may hold barriers (`_wrap_conditions`)."""
+    return _wrap_conditions(body, lambda c: not C.collect(c, tvm.ir.TensorLoad),
+                            lambda c: not C.uses_var(c, [tid]))
 
 
 def _thread_dependent_locals(body: Any, tid: Any) -> set[Any]:
@@ -103,28 +111,13 @@ def _mark_uniform_conditions(body: Any, tid: Any) -> tuple[Any, list[Any]]:
     ``while`` on neither the thread index nor memory but the threads' own variables that every thread writes alike
     (``bx = b_split; while bx < n: ...; bx += step``)."""
     dependent = _thread_dependent_locals(body, tid)
-    made: list[Any] = []
 
     def uniform(cond: Any) -> bool:
-        if _is_call(cond, "tirx.tvm_thread_invariant") or C.uses_var(cond, [tid]):
-            return False
         loads = C.collect(cond, tvm.ir.TensorLoad)
-        return all(C.scope_of(ld.source) in _LOCAL and ld.source not in dependent for ld in loads)
+        return not C.uses_var(cond, [tid]) and all(C.scope_of(ld.source) in _LOCAL and ld.source not in dependent
+                                                   for ld in loads)
 
-    def wrap(cond: Any) -> Any:
-        out = tirx.call_intrin("bool", "tirx.tvm_thread_invariant", cond)
-        made.append(out)
-        return out
-
-    def on_if(s: Any, m: Any) -> Any:
-        s = m.default_mutate(s)
-        return tirx.IfThenElse(wrap(s.condition), s.then_case, s.else_case) if uniform(s.condition) else s
-
-    def on_while(s: Any, m: Any) -> Any:
-        s = m.default_mutate(s)
-        return tirx.While(wrap(s.condition), s.body) if uniform(s.condition) else s
-
-    return tvm_ffi.structural_mutate(body, [(tirx.IfThenElse, on_if), (tirx.While, on_while)]), made
+    return _wrap_conditions(body, uniform, uniform)
 
 
 def _is_barrier(stmt: Any) -> bool:
@@ -154,6 +147,8 @@ def _close_while_loops(body: Any) -> Any:
 
 
 def _unwrap(func: Any, made: list[Any]) -> Any:
+    """`func` with the condition wrappers `made` removed again."""
+
     def unwrap(call: Any) -> Any:
         return call.args[0] if any(call.same_as(w) for w in made) else call
 
@@ -164,11 +159,7 @@ def _partial_syncs(func: Any, tid: Any, made: list[Any], warp: int) -> Any:
     """`func` with our condition wrappers removed and the barriers inside thread-index branches made named
     barriers of their threads (module docstring)."""
     threads = C.block_threads(func)
-
-    def unwrap(call: Any) -> Any:
-        return call.args[0] if any(call.same_as(w) for w in made) else call
-
-    body = tvm_ffi.structural_map(func.body, (tvm.ir.Call, unwrap)) if made else func.body
+    body = _unwrap(func, made).body
     ids: dict[tuple[int, int], int] = {}
 
     def visit(ev: Any, m: Any, span: tuple[int, int] | None) -> Any:
@@ -243,20 +234,13 @@ def _syncs_outside_branches(syncs: list[Any], mod: tvm.IRModule) -> tvm.IRModule
     every remaining condition is marked for the analysis, and the barriers it places inside them are dropped
     (``tl.disable_thread_storage_sync``: the program's own syncs order those accesses)."""
     forced: list[Any] = []
-
-    def on_if(s: Any, m: Any) -> Any:
-        s = m.default_mutate(s)
-        if _is_call(s.condition, "tirx.tvm_thread_invariant"):
-            return s
-        wrapped = tirx.call_intrin("bool", "tirx.tvm_thread_invariant", s.condition)
-        forced.append(wrapped)
-        return tirx.IfThenElse(wrapped, s.then_case, s.else_case)
-
     own: list[Any] = []  # the program's own barriers, kept wherever they are
     for gv, func in list(mod.functions.items()):
         if isinstance(func, tirx.PrimFunc):
             own += C.collect(func.body, tvm.ir.Call, lambda c: _is_call(c, "tirx.tvm_storage_sync"))
-            mod[gv] = C.with_body(func, tvm_ffi.structural_mutate(func.body, [(tirx.IfThenElse, on_if)]))
+            body, made = _wrap_conditions(func.body, lambda c: True, lambda c: False)
+            forced += made
+            mod[gv] = C.with_body(func, body)
     mod = _run_syncs(syncs, mod)
 
     def is_sync(ev: Any) -> bool:
