@@ -620,19 +620,28 @@ class DialectHelpers:
         raw = np.ascontiguousarray(mem.data[idx]).view(np.uint16)[..., 0]
         return _half_values(raw, kind)
 
-    def _x_tl_tcgen05_mma_ss(self, a: list, dt: Any, e: Any) -> None:
+    def _f16_mma_issue(self, a: list) -> tuple[list[int], int, int, str]:
+        """``(the issuing thread's arguments, M, N, f16 | bf16)`` of a one-thread ``kind::f16`` MMA whose
+        instruction descriptor is the fourth argument."""
         from cuda_emulator import EmulationError
 
         if int(self.mask.sum()) != 1:
             raise EmulationError(f"tcgen05.mma issued by {int(self.mask.sum())} threads; one thread issues it")
         t = int(np.nonzero(self.mask)[0][0])
-        d_addr, a_d, b_d, idesc, acc = (int(np.broadcast_to(np.asarray(x).astype(np.uint64), (self.T,))[t])
-                                        for x in a)
+        args = [int(np.broadcast_to(np.asarray(x).astype(np.uint64), (self.T,))[t]) for x in a]
+        idesc = args[3]
         m, n = ((idesc >> 24) & 31) << 4, ((idesc >> 17) & 63) << 3
         fmt = (idesc >> 7) & 7
         if (idesc >> 4) & 3 != 1 or fmt not in (0, 1) or (idesc >> 10) & 7 != fmt:
             raise EmulationError(f"tcgen05.mma instruction descriptor {idesc:#x}: f16 / bf16 into f32 is modelled")
-        kind = "f16" if fmt == 0 else "bf16"
+        return args, m, n, "f16" if fmt == 0 else "bf16"
+
+    def _tmem_allocated(self, col: int, n: int) -> bool:
+        """Whether TMEM columns ``col .. col + n - 1`` lie in one allocation."""
+        return any(s <= col and col + n <= s + c for s, c in self.tmem_alloc.items())
+
+    def _x_tl_tcgen05_mma_ss(self, a: list, dt: Any, e: Any) -> None:
+        (d_addr, a_d, b_d, idesc, acc), m, n, kind = self._f16_mma_issue(a)
         A = self._umma_operand(a_d, not (idesc >> 15) & 1, m, kind, "A")
         B = self._umma_operand(b_d, not (idesc >> 16) & 1, n, kind, "B")
         self._tmem_accumulate(d_addr, A @ B.T, m, n, bool(acc))
@@ -676,29 +685,19 @@ class DialectHelpers:
     def _x_tl_tcgen05_mma_ts(self, a: list, dt: Any, e: Any) -> None:
         """``tcgen05.mma.cta_group::1.kind::f16 [d], [a], b_desc``: A (M x 16, 16-bit) from TMEM, row i on datapath
         ``lane + i``, two elements a column (the even one in the low half)."""
-        from cuda_emulator import EmulationError
+        from cuda_emulator import EmulationError, _half_values
 
-        if int(self.mask.sum()) != 1:
-            raise EmulationError(f"tcgen05.mma issued by {int(self.mask.sum())} threads; one thread issues it")
-        t = int(np.nonzero(self.mask)[0][0])
-        d_addr, a_addr, b_d, idesc, acc = (int(np.broadcast_to(np.asarray(x).astype(np.uint64), (self.T,))[t])
-                                           for x in a)
-        m, n = ((idesc >> 24) & 31) << 4, ((idesc >> 17) & 63) << 3
-        fmt = (idesc >> 7) & 7
-        if (idesc >> 4) & 3 != 1 or fmt not in (0, 1) or (idesc >> 10) & 7 != fmt:
-            raise EmulationError(f"tcgen05.mma instruction descriptor {idesc:#x}: f16 / bf16 into f32 is modelled")
+        (d_addr, a_addr, b_d, idesc, acc), m, n, kind = self._f16_mma_issue(a)
         if (idesc >> 15) & 1:
             raise EmulationError("tcgen05.mma with A in TMEM: the descriptor's transpose-A bit must be 0 (K-major)")
         a_lane, a_col = a_addr >> 16, a_addr & 0xFFFF
         if a_lane + m > 128 or a_col + 8 > 512:
             raise EmulationError(f"tcgen05.mma A {m}x16 at lane {a_lane} column {a_col} exceeds TMEM")
-        if not any(s <= a_col and a_col + 8 <= s + c for s, c in self.tmem_alloc.items()):
+        if not self._tmem_allocated(a_col, 8):
             raise EmulationError(f"tcgen05.mma reads A from TMEM columns {a_col}..{a_col + 7} outside every allocation")
         raw = np.ascontiguousarray(self.tmem[a_lane:a_lane + m, a_col:a_col + 8]).view(np.uint16)
-        from cuda_emulator import _half_values
-
-        A = _half_values(raw, "f16" if fmt == 0 else "bf16")
-        B = self._umma_operand(b_d, not (idesc >> 16) & 1, n, "f16" if fmt == 0 else "bf16", "B")
+        A = _half_values(raw, kind)
+        B = self._umma_operand(b_d, not (idesc >> 16) & 1, n, kind, "B")
         self._tmem_accumulate(d_addr, A @ B.T, m, n, bool(acc))
 
     def _tmem_accumulate(self, d_addr: int, D: np.ndarray, m: int, n: int, acc: bool) -> None:
@@ -707,7 +706,7 @@ class DialectHelpers:
         lane, col = d_addr >> 16, d_addr & 0xFFFF
         if lane + m > 128 or col + n > 512:
             raise EmulationError(f"tcgen05.mma accumulator {m}x{n} at lane {lane} column {col} exceeds TMEM")
-        if not any(s <= col and col + n <= s + c for s, c in self.tmem_alloc.items()):
+        if not self._tmem_allocated(col, n):
             raise EmulationError(f"tcgen05.mma writes TMEM columns {col}..{col + n - 1} outside every allocation")
         if acc:
             D = D + self.tmem[lane:lane + m, col:col + n].view(np.float32)
