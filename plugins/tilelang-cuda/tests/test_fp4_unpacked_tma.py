@@ -17,6 +17,7 @@ import re
 
 import pytest
 from cuda_helpers import needs_nvcc
+from test_tcgen05_pair_blockscaled import blockscaled_gemm
 
 import tilelang
 import tilelang.language as T
@@ -25,71 +26,10 @@ from tilelang.errors import LoweringError, TileLangError
 SM100 = {"kind": "cuda", "arch": "sm_100a"}
 
 
-def fp4_fp8_gemm(M=256, N=512, K=512, block_M=128, block_N=256, block_K=128, stages=2, gran=128):
+def fp4_fp8_gemm():
     """A CTA pair's MXFP4 x MXFP8 GEMM in the shape of the reference's DeepSeek-V4 example: A packed FP4 (M, K)
     loaded unpacked, B FP8 (N, K), UE8M0 scale factors four per word, transposed by warp 2."""
-    half = block_N // 2
-    period = gran * 4 // block_K
-    groups = (K // gran + 3) // 4
-
-    @T.prim_func
-    def k(A: T.Tensor((M, K), T.float4_e2m1fn), B: T.Tensor((N, K), "float8_e4m3fn"),
-          SFA: T.Tensor((groups * M,), "uint32"), SFB: T.Tensor((groups * N,), "uint32"),
-          C: T.Tensor((M, N), "bfloat16")):
-        with T.ClusterKernel(M // block_M, N // block_N, threads=128, cluster_dims=2) as (bx, by):
-            rank = T.block_rank_in_cluster()
-            A_s = T.alloc_shared((stages, block_M, block_K), T.float4_e2m1_unpacked)
-            B_s = T.alloc_shared((stages, half, block_K), "float8_e4m3fn")
-            SFA_s = T.alloc_shared((stages, block_M), "uint32")
-            SFB_s = T.alloc_shared((stages, block_N), "uint32")
-            C_tmem = T.alloc_tmem([block_M, block_N], "float32")
-            SFA_tmem = T.alloc_tmem([block_M, 4], "uint32")
-            SFB_tmem = T.alloc_tmem([block_M, block_N // 128 * 4], "uint32")
-            C_l = T.alloc_fragment((block_M, block_N), "float32")
-            loaded = T.alloc_barrier([32] * stages)
-            sf_full = T.alloc_cluster_barrier([64] * stages)
-            consumed = T.alloc_cluster_barrier([1] * stages)
-            full = T.alloc_barrier([1])
-            tx = T.get_thread_binding()
-            if tx < 32:
-                for i in T.serial(K // block_K):
-                    T.mbarrier_wait_parity(consumed[i % stages], ((i // stages) & 1) ^ 1)
-                    T.tma_copy(A[bx * block_M:(bx + 1) * block_M, i * block_K:(i + 1) * block_K],
-                               A_s[i % stages, :, :], barrier=loaded[i % stages])
-                    n0 = by * block_N + rank * half
-                    T.tma_copy(B[n0:n0 + half, i * block_K:(i + 1) * block_K], B_s[i % stages, :, :],
-                               barrier=loaded[i % stages])
-                    if i % period == 0:
-                        g = i // period
-                        T.tma_copy(SFA[g * M + bx * block_M:g * M + (bx + 1) * block_M], SFA_s[i % stages, :],
-                                   barrier=loaded[i % stages])
-                        T.tma_copy(SFB[g * N + by * block_N:g * N + (by + 1) * block_N], SFB_s[i % stages, :],
-                                   barrier=loaded[i % stages])
-                    T.mbarrier_arrive(loaded[i % stages])
-            elif tx < 64:
-                if rank == 0:
-                    for i in T.serial(K // block_K):
-                        T.mbarrier_wait_parity(sf_full[i % stages], (i // stages) & 1)
-                        if i % period == 0:
-                            T.tcgen05_cp_warpx4(SFA_s[i % stages, :], SFA_tmem, use_2cta=True)
-                            T.tcgen05_cp_warpx4(SFB_s[i % stages, :], SFB_tmem, use_2cta=True)
-                        T.tcgen05_gemm_blockscaled(A_s[i % stages, :, :], B_s[i % stages, :, :], C_tmem, SFA_tmem,
-                                                   SFB_tmem, transpose_B=True, mbar=consumed[i % stages],
-                                                   clear_accum=i == 0, k_start=i * block_K, sf_a_granularity_k=gran,
-                                                   sf_b_granularity_k=gran, use_2cta=True)
-                    T.tcgen05_mma_arrive(full, arrive_2cta=True)
-            elif tx < 96:
-                for i in T.serial(K // block_K):
-                    T.mbarrier_wait_parity(loaded[i % stages], (i // stages) & 1)
-                    if i % period == 0:
-                        T.tcgen05_sf_warp_transpose(SFA_s[i % stages, :])
-                        T.tcgen05_sf_warp_transpose(SFB_s[i % stages, :])
-                        T.fence_proxy_async()
-                    T.mbarrier_arrive(sf_full[i % stages], 0)
-            T.mbarrier_wait_parity(full, 0)
-            T.copy(C_tmem, C_l)
-            T.copy(C_l, C[bx * block_M, by * block_N])
-    return k
+    return blockscaled_gemm(True, a_dtype=T.float4_e2m1fn, b_k_major=True)
 
 
 def fp4_load(box_k=128, K=256, shared="unpacked", store=False, read=False):

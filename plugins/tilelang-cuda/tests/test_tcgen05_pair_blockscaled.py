@@ -78,21 +78,26 @@ def pair_gemm(M=512, N=512, K=256, block_M=128, block_N=256, block_K=64, stages=
     return k
 
 
-def blockscaled_gemm(pair: bool, M=256, N=512, K=512, block_M=128, block_N=256, block_K=128, stages=2, gran=128):
+def blockscaled_gemm(pair: bool, M=256, N=512, K=512, block_M=128, block_N=256, block_K=128, stages=2, gran=128,
+                     a_dtype="float8_e4m3fn", b_k_major=False):
     """The reference example's MXFP8 GEMM (1-CTA, or a CTA pair): scale factors packed four per word, transposed
-    in shared memory by warp 2, copied to TMEM by the MMA warp every 4 * gran / block_K K tiles."""
+    in shared memory by warp 2, copied to TMEM by the MMA warp every 4 * gran / block_K K tiles. With ``a_dtype``
+    packed FP4 and ``b_k_major`` (B as (N, K), ``transpose_B``): the DeepSeek-V4 example's MXFP4 x MXFP8 GEMM, A
+    loaded into a ``T.float4_e2m1_unpacked`` tile."""
     half = block_N // 2 if pair else block_N
+    a_tile = T.float4_e2m1_unpacked if str(a_dtype) == "float4_e2m1fn" else a_dtype
+    b_shape, b_tile = ((N, K), (stages, half, block_K)) if b_k_major else ((K, N), (stages, block_K, half))
     period = gran * 4 // block_K
     groups = (K // gran + 3) // 4
 
     @T.prim_func
-    def k(A: T.Tensor((M, K), "float8_e4m3fn"), B: T.Tensor((K, N), "float8_e4m3fn"),
+    def k(A: T.Tensor((M, K), a_dtype), B: T.Tensor(b_shape, "float8_e4m3fn"),
           SFA: T.Tensor((groups * M,), "uint32"), SFB: T.Tensor((groups * N,), "uint32"),
           C: T.Tensor((M, N), "bfloat16")):
         with T.ClusterKernel(M // block_M, N // block_N, threads=128, cluster_dims=2 if pair else 1) as (bx, by):
             rank = T.block_rank_in_cluster() if pair else 0
-            A_s = T.alloc_shared((stages, block_M, block_K), "float8_e4m3fn")
-            B_s = T.alloc_shared((stages, block_K, half), "float8_e4m3fn")
+            A_s = T.alloc_shared((stages, block_M, block_K), a_tile)
+            B_s = T.alloc_shared(b_tile, "float8_e4m3fn")
             SFA_s = T.alloc_shared((stages, block_M), "uint32")
             SFB_s = T.alloc_shared((stages, block_N), "uint32")
             C_tmem = T.alloc_tmem([block_M, block_N], "float32")
@@ -110,8 +115,12 @@ def blockscaled_gemm(pair: bool, M=256, N=512, K=512, block_M=128, block_N=256, 
                     T.tma_copy(A[bx * block_M:(bx + 1) * block_M, i * block_K:(i + 1) * block_K], A_s[i % stages, :, :],
                                barrier=loaded[i % stages])
                     n0 = by * block_N + rank * half
-                    T.tma_copy(B[i * block_K:(i + 1) * block_K, n0:n0 + half], B_s[i % stages, :, :],
-                               barrier=loaded[i % stages])
+                    if b_k_major:
+                        T.tma_copy(B[n0:n0 + half, i * block_K:(i + 1) * block_K], B_s[i % stages, :, :],
+                                   barrier=loaded[i % stages])
+                    else:
+                        T.tma_copy(B[i * block_K:(i + 1) * block_K, n0:n0 + half], B_s[i % stages, :, :],
+                                   barrier=loaded[i % stages])
                     if i % period == 0:
                         g = i // period
                         T.tma_copy(SFA[g * M + bx * block_M:g * M + (bx + 1) * block_M], SFA_s[i % stages, :],
@@ -127,7 +136,8 @@ def blockscaled_gemm(pair: bool, M=256, N=512, K=512, block_M=128, block_N=256, 
                             T.tcgen05_cp_warpx4(SFA_s[i % stages, :], SFA_tmem, use_2cta=pair)
                             T.tcgen05_cp_warpx4(SFB_s[i % stages, :], SFB_tmem, use_2cta=pair)
                         T.tcgen05_gemm_blockscaled(A_s[i % stages, :, :], B_s[i % stages, :, :], C_tmem, SFA_tmem,
-                                                   SFB_tmem, mbar=consumed[i % stages], clear_accum=i == 0,
+                                                   SFB_tmem, transpose_B=b_k_major, mbar=consumed[i % stages],
+                                                   clear_accum=i == 0,
                                                    k_start=i * block_K, sf_a_granularity_k=gran,
                                                    sf_b_granularity_k=gran, use_2cta=pair)
                     T.tcgen05_mma_arrive(full, arrive_2cta=pair)
