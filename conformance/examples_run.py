@@ -10,6 +10,9 @@ architecture and count the kernel builds that reach a binary; compare with the r
   pytest.ini leaves out, runs in its own process under `examples_shim.py` (a simulated GPU of the folder's
   architecture, device tensors as meta tensors, stop at the first launch; its docstring says what counts as a
   build and as reaching a binary) from a temporary copy of the tree.
+- Counts are of distinct kernels: a build whose name and device-source digest (the shim's ``source``) repeat an
+  earlier build of the same script is the same kernel built again (the reference's JIT compiles a kernel anew
+  for a call after `get_kernel_source`) and is not counted again; a build without a digest always counts.
 - ARCHS maps scripts to architectures: sm_90a unless a folder or file name says otherwise.
 - --save FILE writes every script's builds (the reference side is stored this way: `nox -s examples -- --reference`).
 - --compare FILE prints the per-folder table of this run next to FILE's; --floor FILE: build ids
@@ -120,7 +123,10 @@ def run_script(python: str, work: str, rel: str, timeout: int, env: dict[str, st
                 open_build = record["name"]
             elif record["event"] == "build":
                 open_build = None
-                builds.append({k: record.get(k) for k in ("id", "kind", "binary", "ok", "error")})
+                build = {k: record.get(k) for k in ("id", "kind", "binary", "ok", "error")}
+                if record.get("source"):
+                    build["source"] = record["source"]
+                builds.append(build)
             elif record["event"] == "end":
                 end = record
     os.unlink(events)
@@ -138,19 +144,43 @@ def folder_of(rel: str) -> str:
     return rel.split("/", 1)[0] if "/" in rel else "(top)"
 
 
+_NTH = re.compile(r"#\d+$")
+
+
+def kernels(builds: list[dict]) -> list[dict]:
+    """One build a distinct kernel of a script's `builds`: a later build with the name and ``source`` digest of
+    an earlier one is that kernel again (it reaches a binary when any of its builds does); builds without a
+    digest are each a kernel of their own."""
+    seen: dict[tuple[str, str], int] = {}  # (name, digest) -> its index in `found`
+    found: list[dict] = []
+    for b in builds:
+        key = (_NTH.sub("", b["id"]), b["source"]) if b.get("source") else None
+        if key is None or key not in seen:
+            if key is not None:
+                seen[key] = len(found)
+            found.append(b)
+        elif b["binary"] and not found[seen[key]]["binary"]:
+            found[seen[key]] = b
+    return found
+
+
 def tally(results: dict[str, dict]) -> dict[str, list[int]]:
-    """Per folder: [scripts, builds, builds reaching a binary, scripts whose every build reached one (>= 1)]."""
+    """Per folder: [scripts, kernels built, kernels reaching a binary, scripts whose every kernel reached one
+    (>= 1)]; kernels as `kernels` tells them apart."""
     table: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     for rel, r in results.items():
         row = table[folder_of(rel)]
+        distinct = kernels(r["builds"])
         row[0] += 1
-        row[1] += len(r["builds"])
-        row[2] += sum(1 for b in r["builds"] if b["binary"])
-        row[3] += bool(r["builds"]) and all(b["binary"] for b in r["builds"])
+        row[1] += len(distinct)
+        row[2] += sum(1 for b in distinct if b["binary"])
+        row[3] += bool(distinct) and all(b["binary"] for b in distinct)
     return table
 
 
 def build_ids(results: dict[str, dict], reached: bool = True) -> list[str]:
+    """``script::id`` of every build that reached a binary (of every one that did not: `reached` false), rebuilds
+    of a kernel included, so that the floor's ids stay those of the builds."""
     return sorted(f"{rel}::{b['id']}" for rel, r in results.items() for b in r["builds"] if b["binary"] == reached)
 
 
@@ -181,7 +211,7 @@ def first_errors(results: dict[str, dict], top: int = 25) -> list[tuple[int, str
     """Failed builds and failed scripts grouped by their first error line, biggest groups first."""
     groups: dict[str, int] = defaultdict(int)
     for r in results.values():
-        for b in r["builds"]:
+        for b in kernels(r["builds"]):
             if not b["binary"]:
                 groups[re.sub(r"\d+", "N", b.get("error") or "(no error: built no binary)")] += 1
         if r["status"] in ("error", "crashed") and not any(not b["binary"] for b in r["builds"]):
@@ -300,8 +330,9 @@ def main() -> int:
             results[r["script"]] = r
             with open(progress, "a") as f:
                 f.write(json.dumps(r) + "\n")
-            n_bin = sum(b["binary"] for b in r["builds"])
-            print(f"  {r['script']:64s} {r['arch']:7s} {n_bin}/{len(r['builds'])} {r['status']:9s} "
+            distinct = kernels(r["builds"])
+            n_bin = sum(b["binary"] for b in distinct)
+            print(f"  {r['script']:64s} {r['arch']:7s} {n_bin}/{len(distinct)} {r['status']:9s} "
                   f"{r['seconds']:6.1f}s {r['detail'][:90]}", flush=True)
     shutil.rmtree(work, ignore_errors=True)
     results = dict(sorted(results.items()))

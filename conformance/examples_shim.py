@@ -14,6 +14,10 @@ library and torch, and finds each TileLang's functions by name), so both are mea
   lazily compiled call / ``tilelang.lower``), outermost only; an autotuning run counts as one build, which reaches a
   binary when one of its configurations does. A build *reaches a binary* when the device compiler returned one
   (a cubin from nvcc / NVRTC, an hsaco from the linker) during it, whatever happens after (loading it needs a GPU).
+- A plain (non-autotune) build's record holds ``source``: the first 16 hex digits of the sha256 of the device
+  source handed to the device compiler during it (of those sources' digests in order when it compiled several
+  different ones), so that a rebuild of the same kernel can be told from a new one. It is left out when the
+  sources are not known exactly: none was seen, or a binary came without one (a binary cache, the ROCm linker).
 - The script stops at the first kernel launch, device timing, or read of a device tensor's data (an exception
   derived from BaseException, so `except Exception` in a script or an autotuner does not swallow it).
 
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import hashlib
 import importlib
 import inspect
 import json
@@ -285,22 +290,46 @@ class Builds:
                 self.finish(record)
         return wrapper
 
-    def wrap_binary(self, fn, *, none_is_miss: bool = False):
+    def wrap_binary(self, fn, *, none_is_miss: bool = False, takes_source: bool = False):
+        """`fn` returns a binary (None for a miss when `none_is_miss`); `takes_source`: its first argument is the
+        device source, whose digest a plain build's record collects (`finish` turns them into ``source``)."""
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
+            source = _source_of(args, kwargs) if takes_source else None
+            digest = _digest(source) if isinstance(source, (str, bytes, bytearray)) else None
+            plain = getattr(self.local, "current", None) if self.group is None else None
+            if plain is not None and digest is not None and digest not in plain.setdefault("_sources", []):
+                plain["_sources"].append(digest)  # handed to the compiler, whether it then succeeds or not
             result = fn(*args, **kwargs)
             if not (none_is_miss and result is None):
                 record = self.group or getattr(self.local, "current", None)
                 if record is not None:
                     record["binary"] = True
+                    if digest is None:
+                        record["_unknown"] = True  # a binary whose source was not seen
             return result
         return wrapper
 
     def finish(self, record: dict) -> None:
+        sources, unknown = record.pop("_sources", None), record.pop("_unknown", False)
+        if sources and not unknown and record["kind"] != "autotune":
+            record["source"] = (sources[0] if len(sources) == 1 else _digest("\n".join(sources)))[:16]
         n = self.count.get(record["name"], 0)
         self.count[record["name"]] = n + 1
         record["id"] = record["name"] + (f"#{n + 1}" if n else "")
         emit(event="build", **record)
+
+
+def _digest(data: str | bytes) -> str:
+    return hashlib.sha256(data.encode() if isinstance(data, str) else bytes(data)).hexdigest()
+
+
+def _source_of(args: tuple, kwargs: dict) -> object:
+    """The device source a device compiler was handed: its first argument (``source`` here, ``code`` in the
+    reference's nvcc / NVRTC / hipcc)."""
+    if args:
+        return args[0]
+    return kwargs.get("source", kwargs.get("code"))
 
 
 def _launch(*args: object, **kwargs: object) -> None:
@@ -318,11 +347,11 @@ HOOKS = (
     ("tilelang.jit.kernel", "JITKernel.__init__", "build-init"),  # the reference's JITKernel compiles itself
     ("tilelang.engine.lower", "lower", "build"),
     ("tilelang.autotuner.tuner", "AutoTuner.run", "group"),
-    ("tilelang_cuda.compiler", "compile_source", "binary"),  # this project: nvcc / NVRTC (memoised)
-    ("tilelang_rocm.codegen", "link", "binary"),  # this project: ld.lld -> hsaco
-    ("tilelang.contrib.nvcc", "compile_cuda", "binary"),
-    ("tilelang.contrib.nvrtc", "compile_cuda", "binary"),
-    ("tilelang.contrib.hipcc", "compile_hip", "binary"),
+    ("tilelang_cuda.compiler", "compile_source", "binary-source"),  # this project: nvcc / NVRTC (memoised)
+    ("tilelang_rocm.codegen", "link", "binary"),  # this project: ld.lld -> hsaco (from an object: no source)
+    ("tilelang.contrib.nvcc", "compile_cuda", "binary-source"),
+    ("tilelang.contrib.nvrtc", "compile_cuda", "binary-source"),
+    ("tilelang.contrib.hipcc", "compile_hip", "binary-source"),
     ("tilelang.cache.cuda_binary_cache", "CUDABinaryCache.load", "binary-cached"),
     ("tilelang.jit.kernel", "JITKernel.__call__", "launch"),
     ("tilelang.jit.kernel", "JITKernel._raise_unavailable", "launch"),  # this project, with no device
@@ -354,7 +383,7 @@ def install_hooks(builds: Builds) -> list[str]:
             wrapped = builds.wrap_group(original)
         elif role.startswith("binary"):
             wrapped = builds.wrap_binary(original.__func__ if isinstance(original, classmethod) else original,
-                                         none_is_miss=role == "binary-cached")
+                                         none_is_miss=role == "binary-cached", takes_source=role == "binary-source")
             if isinstance(original, classmethod):
                 wrapped = classmethod(wrapped)
         else:
