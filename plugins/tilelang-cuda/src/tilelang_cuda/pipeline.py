@@ -49,6 +49,12 @@ def _share_scratch(target: Any) -> Any:
     return ShareScratchTiles(target)
 
 
+def _tmem_fragments(target: Any) -> Any:
+    from tilelang_cuda.passes.tmem_fragments import TmemFragments
+
+    return TmemFragments(target)
+
+
 def _tensor_memory(target: Any) -> Any:
     from tilelang_cuda.passes.tensor_memory import TensorMemory
 
@@ -108,6 +114,7 @@ PASSES = (
     PipelinePass("cuda.float8_e4m3_as_fn", "pre_layout", _float8_e4m3_as_fn),
     PipelinePass("cuda.barrier_allocations", "pre_layout", _barrier_allocations),
     PipelinePass("cuda.wgmma_gemm_as_gemm", "pre_layout", _wgmma_gemm_as_gemm),
+    PipelinePass("cuda.tmem_fragments", "pre_layout", _tmem_fragments),
     PipelinePass("cuda.tensor_memory", "pre_layout", _tensor_memory),
     PipelinePass("cuda.mma_accumulators", "pre_layout", _mma_accumulators),
     PipelinePass("cuda.mark_pipeline_stages", "post_layout", _mark_pipeline),

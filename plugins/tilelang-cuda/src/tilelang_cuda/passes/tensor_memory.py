@@ -14,9 +14,11 @@ the even one in the low half -- the A operand of a TS ``tcgen05.mma``, read K-ma
   synchronises and warp 0 runs ``tcgen05.dealloc``;
 - a ``T.annotate_layout`` on the tile is checked to be the layout stored here (row ``i`` on datapath ``i``, as
   ``T.make_blockscaled_gemm_layout`` gives for M = 128) and dropped;
-- ``T.copy(tmem, fragment)`` becomes ``T.copy(tmem, shared scratch)`` + ``T.copy(scratch, fragment)``: each thread
-  of a warpgroup reads its own datapath (``tcgen05.ld``), and core distributes the scratch tile over the
-  fragment's threads; ``T.copy(fragment, tmem)`` goes the other way (``tcgen05.st``).
+- a fragment that `tilelang_cuda.passes.tmem_fragments` (before this pass) kept one row per thread is copied
+  straight between TMEM and its registers; for any other fragment ``T.copy(tmem, fragment)`` becomes
+  ``T.copy(tmem, shared scratch)`` + ``T.copy(scratch, fragment)``: each thread of a warpgroup reads its own
+  datapath (``tcgen05.ld``), and core distributes the scratch tile over the fragment's threads;
+  ``T.copy(fragment, tmem)`` goes the other way (``tcgen05.st``).
 
 `TensorMemory` runs at ``pre_layout``; `DropTensorMemoryTiles` (``post_tile_lowering``) removes the tiles'
 allocations once every use is an address computed from the slot (`tilelang_cuda.tileops.tmem_copy`,
@@ -185,7 +187,7 @@ def TensorMemory(target: Any = None) -> tvm.transform.Pass:
             call = found[1]
             src, dst = call.args[0], call.args[1]
             into = _is_tmem(dst) and not _is_tmem(src)
-            if into and C.scope_of(src.source) not in ("local.fragment", "shared", "shared.dyn"):
+            if into and C.scope_of(src.source) not in ("local.fragment", "local", "shared", "shared.dyn"):
                 raise C.lowering_error(func, f"T.copy into TMEM tile {dst.source.name}: the source must be a "
                                              f"fragment or a shared tile (tcgen05.st from registers), got "
                                              f"{C.scope_of(src.source)} {src.source.name}")

@@ -4,7 +4,9 @@
 Thread ``t`` of the first warpgroup (of the block, or of the warp-role branch the copy sits in: ``if 128 <= tx <
 256``) owns datapath (row) ``t``: it moves its row's 32-bit columns in chunks of 32 (``.32x32b``, warp ``w``
 addressing datapaths ``32w..``) between registers and a shared or global tile, converting to the other side's dtype
-(`tilelang_cuda.passes.tensor_memory` routes fragments through a shared tile). A 16-bit TMEM tile holds two
+(`tilelang_cuda.passes.tensor_memory` routes fragments through a shared tile), or the thread's own registers of
+its row (``local``, `tilelang_cuda.passes.tmem_fragments`: every warpgroup of the branch moves its share of the
+columns, no barrier follows). A 16-bit TMEM tile holds two
 elements a column, the even one in the low half, so the registers are a 16-bit array of twice the columns.
 
 Out of TMEM the copy starts with ``tcgen05.fence::after_thread_sync`` (the MMAs it reads were awaited through an
@@ -26,7 +28,7 @@ from tilelang_cuda.passes.tensor_memory import TMEM_SCOPE, per_column, slot_of
 from tilelang_cuda.tileops.common import extern, is_cuda
 
 CHUNK = 32
-_OTHER = ("shared", "shared.dyn", "global")
+_OTHER = ("shared", "shared.dyn", "global", "local")  # local: a thread's registers of its row (TmemFragments)
 
 
 def _applies(ctx: Any) -> bool:
@@ -74,6 +76,9 @@ def lower_tmem_copy(ctx: Any) -> Any:
     row = tirx.floormod(tid, 128)
     warp = tirx.floordiv(row, 32)
     onon = [d for d, r in enumerate(other.region) if not C.is_const(r.extent, 1)]
+    registers = C.scope_of(other.source) == "local"  # the thread's own row: indexed by column only
+    if registers:
+        onon = [None, *onon]
     if len(onon) != 2:
         raise ctx.error(f"copies a TMEM tile {'from' if into else 'into'} a 2-D region; got {other}")
     chunk = min(CHUNK, ncols)
@@ -86,7 +91,8 @@ def lower_tmem_copy(ctx: Any) -> Any:
 
     def other_index(j: Any) -> list[Any]:
         idx = [r.min for r in other.region]
-        idx[onon[0]] = idx[onon[0]] + row
+        if not registers:
+            idx[onon[0]] = idx[onon[0]] + row
         idx[onon[1]] = idx[onon[1]] + j
         return idx
 
@@ -114,10 +120,10 @@ def lower_tmem_copy(ctx: Any) -> Any:
     if into:
         out.append(extern("tl_tcgen05_before_thread_sync"))
     body = C.seq([tirx.AllocBuffer(regs), *out])
-    if count > 128:
+    if count > 128 and not registers:  # registers: each warpgroup moves its own columns of its rows
         body = tirx.IfThenElse(tirx.floordiv(tid, 128) == 0, body, None)
     sync = tirx.Evaluate(tirx.call_intrin("int32", "tirx.tvm_storage_sync", "shared"))
-    return C.seq([body, sync]) if C.scope_of(dst.source) != "global" else body
+    return C.seq([body, sync]) if C.scope_of(dst.source) not in ("global", "local") else body
 
 
 TMEM_COPY = TileOpImpl("tl.copy", "cuda_tmem_copy", lower_tmem_copy, supports_target=is_cuda, applies=_applies,
