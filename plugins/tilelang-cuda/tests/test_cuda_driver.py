@@ -99,8 +99,16 @@ class PrototypedDriver:
         out[0] = module * 16
         return 0
 
-    def _cuFuncSetAttribute(self, func, attr, value):
+    shared_optin = 227 * 1024  # sm_90's opt-in dynamic shared memory per block
+
+    def _cuDeviceGetAttribute(self, out, attr, device):
+        assert attr == driver.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+        out[0] = self.shared_optin
         return 0
+
+    def _cuFuncSetAttribute(self, func, attr, value):
+        # the real driver refuses more dynamic shared memory than the device's opt-in limit
+        return 1 if value > self.shared_optin else 0  # CUDA_ERROR_INVALID_VALUE
 
     def _cuLaunchKernel(self, func, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
         first = ctypes.cast(params[0], ctypes.POINTER(ctypes.c_void_p))[0] if params[0] else None
@@ -224,3 +232,13 @@ def test_tensor_map_encoding_through_the_prototype(fake):
     assert tmap.opaque[0] == 0x10000 and tmap.opaque[1] == 556
     with pytest.raises(driver.CudaDriverError, match="16-byte aligned"):
         driver.encode_tensor_map(args, 0x10008)
+
+
+def test_more_shared_memory_than_the_gpu_gives_a_block_is_a_clear_error(fake):
+    """The driver refuses the attribute with "invalid argument"; the error says how much the kernel asks for and
+    how much the device allows, and unloads the module."""
+    kernel_smem = 289 * 1024
+    with pytest.raises(driver.CudaDriverError, match=rf"kernel 'k_kernel' needs {kernel_smem} bytes of dynamic "
+                       rf"shared memory; this GPU \(.*\) allows {227 * 1024} bytes per block .*num_stages"):
+        driver.CudaKernel(b"\x7fELF cubin", "k_kernel", kernel_smem)
+    assert fake.names()[-1] == "cuModuleUnload"

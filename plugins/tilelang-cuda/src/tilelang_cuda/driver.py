@@ -18,6 +18,7 @@ from typing import Any
 from tilelang.errors import TileLangError
 
 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
 CUDA_ERROR_NO_BINARY_FOR_GPU = 209
 _c_int, _c_uint, _c_void_p, _c_uint32, _c_uint64 = (ctypes.c_int, ctypes.c_uint, ctypes.c_void_p, ctypes.c_uint32,
                                                     ctypes.c_uint64)
@@ -46,6 +47,7 @@ PROTOTYPES: dict[str, tuple[Any, list[Any]]] = {
     "cuCtxSetCurrent": (_c_int, [_c_void_p]),
     "cuCtxGetCurrent": (_c_int, [ctypes.POINTER(_c_void_p)]),
     "cuCtxGetDevice": (_c_int, [ctypes.POINTER(_c_int)]),
+    "cuDeviceGetAttribute": (_c_int, [ctypes.POINTER(_c_int), _c_int, _c_int]),
     "cuCtxPushCurrent": (_c_int, [_c_void_p]),
     "cuCtxPopCurrent": (_c_int, [ctypes.POINTER(_c_void_p)]),
     "cuModuleLoadData": (_c_int, [ctypes.POINTER(_c_void_p), _c_void_p]),
@@ -185,12 +187,25 @@ class CudaKernel:
             check(lib.cuModuleGetFunction(ctypes.byref(func), module, self.name.encode()),
                   f"cuModuleGetFunction({self.name})")
             if self.dynamic_smem > 48 * 1024:
-                check(lib.cuFuncSetAttribute(func, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                             self.dynamic_smem), "cuFuncSetAttribute(max dynamic shared memory)")
+                result = lib.cuFuncSetAttribute(func, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                self.dynamic_smem)
+                if result != 0:
+                    raise CudaDriverError(self._shared_memory_refused(result))
         except CudaDriverError:
             lib.cuModuleUnload(module)
             raise
         return module, func
+
+    def _shared_memory_refused(self, result: int) -> str:
+        """Why the driver refused the kernel's dynamic shared memory: more than this GPU gives a block."""
+        lib = libcuda()
+        device, limit = _c_int(), _c_int()
+        known = (lib.cuCtxGetDevice(ctypes.byref(device)) == 0 and lib.cuDeviceGetAttribute(
+            ctypes.byref(limit), CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device.value) == 0)
+        allows = f"allows {limit.value} bytes per block" if known else "allows less per block"
+        return (f"kernel {self.name!r} needs {self.dynamic_smem} bytes of dynamic shared memory; this GPU "
+                f"({_local_arch()}) {allows} (cuFuncSetAttribute: CUDA error {result}). Use smaller tiles or fewer "
+                f"pipeline stages (num_stages)")
 
     def launch(self, grid: tuple[int, int, int], block: tuple[int, int, int], args: list[Any], stream: int) -> None:
         """Launch with `args` (ctypes values, in kernel parameter order) on `stream` (a CUstream handle of the
