@@ -331,9 +331,15 @@ class JITKernel:
         self._backend.export_library(self.artifact, path)
 
     def _export(self, what: str) -> str:
-        method = getattr(self._backend, f"export_{what}", None)
-        if method is not None:
-            return method(self.artifact)
+        backends = [self._backend]
+        if self._backend is None and self.artifact is not None:  # none can run here: exporting needs no device
+            from tilelang.backend.execution import execution_backends_for
+
+            backends = list(execution_backends_for(self.artifact.target))
+        for backend in backends:
+            method = getattr(backend, f"export_{what}", None)
+            if method is not None:
+                return method(self.artifact)
         for name, blob in self.artifact.files.items():
             if name.endswith(f".{what}"):
                 return blob.decode() if isinstance(blob, bytes) else str(blob)
