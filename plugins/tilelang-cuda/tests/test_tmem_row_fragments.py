@@ -6,6 +6,9 @@ block whose softmax warpgroup is one role of three; the PTX is checked too."""
 
 from __future__ import annotations
 
+import re
+import shutil
+
 import pytest
 import torch
 from cuda_emulator import emulate
@@ -253,9 +256,13 @@ def test_a_fragment_read_across_rows_keeps_core_layout_and_shared_staging():
 def test_nvcc_reads_scores_from_tensor_memory_into_registers():
     kernel = tilelang.compile(_attention(256, 64, True, True), target=TARGET)
     body = kernel.export_ptx().split(".entry", 1)[1]
-    assert "tcgen05.ld.sync.aligned.32x32b" in body and "tcgen05.st.sync.aligned.32x32b" in body
+    # 32 columns a load instruction, 4 a store
+    assert "tcgen05.ld.sync.aligned.32x32b.x32.b32" in body and "tcgen05.st.sync.aligned.32x32b.x4.b32" in body
     # the rows live in registers: no local-memory frame for them, no shared-memory round trip of the scores
     assert ".local" not in body and "ld.local" not in body
+    if shutil.which("cuobjdump") or shutil.which("nvdisasm"):  # the SASS, without a GPU: 2 x 64 columns a load
+        loads = re.findall(r"\bLDTM\.", kernel.export_sass())
+        assert 0 < len(loads) <= 8, len(loads)
 
 
 @pytest.mark.parametrize("threads", [128, 256, 384])

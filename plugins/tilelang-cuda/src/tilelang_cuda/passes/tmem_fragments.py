@@ -34,7 +34,7 @@ from tvm import tirx
 
 from tilelang.transform import utils as C
 from tilelang_cuda.passes.accumulator_rows import cast_to, full_region
-from tilelang_cuda.passes.tensor_memory import DATAPATHS, TMEM_SCOPE
+from tilelang_cuda.passes.tensor_memory import DATAPATHS, TMEM_SCOPE, per_column
 
 FRAGMENT = "local.fragment"
 MEMORY = ("shared", "shared.dyn", "global")
@@ -177,8 +177,9 @@ class _Plan:
             span = next(iter(spans))
             if span is None or span[1] % DATAPATHS or span[0] % DATAPATHS:
                 continue
-            parts = span[1] // DATAPATHS  # warpgroups splitting the columns: whole TMEM chunks each
-            if parts > 1 and any(self.is_matrix(m) and self.shapes[m][1] % (64 * parts) for m in members):
+            parts = span[1] // DATAPATHS  # warpgroups splitting the columns: whole 32-column TMEM chunks each
+            if parts > 1 and any(self.is_matrix(m) and self.shapes[m][1] % (32 * per_column(m) * parts)
+                                 for m in members):
                 continue
             chosen.update({m: (span[0], parts) for m in members})
         return chosen, bad

@@ -101,8 +101,14 @@ def lower_tmem_copy(ctx: Any) -> Any:
         return tirx.reinterpret("uint32", value) if pack == 1 and vdtype != "uint32" else value
 
     out = [] if into else [extern("tl_tcgen05_after_thread_sync")]
+    direct = registers and vdtype == odtype  # the thread's own registers, TMEM's dtype: no copy between them
     for c in range(ncols // chunk):
         taddr = base + tirx.Cast("uint32", tirx.shift_left(warp * 32, 16) + col0 + c * chunk)
+        if direct:
+            at = tirx.address_of(tirx.BufferLoad(other.source, other_index(c * chunk * pack)))
+            name = "tl_tcgen05_st_32x32b_n" if into else "tl_tcgen05_ld_32x32b_n"
+            out.append(extern(name, chunk, taddr, at))
+            continue
         moves = []
         for j in range(chunk * pack):
             reg = tirx.BufferLoad(regs, [tirx.IntImm("int32", j)])
@@ -119,7 +125,7 @@ def lower_tmem_copy(ctx: Any) -> Any:
             out += [extern("tl_tcgen05_ld_32x32b_n", chunk, taddr, regs_ptr), *moves]
     if into:
         out.append(extern("tl_tcgen05_before_thread_sync"))
-    body = C.seq([tirx.AllocBuffer(regs), *out])
+    body = C.seq(out if direct else [tirx.AllocBuffer(regs), *out])
     if count > 128 and not registers:  # registers: each warpgroup moves its own columns of its rows
         body = tirx.IfThenElse(tirx.floordiv(tid, 128) == 0, body, None)
     sync = tirx.Evaluate(tirx.call_intrin("int32", "tirx.tvm_storage_sync", "shared"))

@@ -294,11 +294,24 @@ __device__ __forceinline__ void tl_tcgen05_cp_warpx4_2cta(const void* smem, unsi
   desc |= 1ull << 46;
   asm volatile("tcgen05.cp.cta_group::2.32x128b.warpx4 [%0], %1;\n" :: "r"(tmem), "l"(desc) : "memory");
 }
-// each thread of a warp reads `N` consecutive 32-bit columns of its datapath (warp w of the warpgroup: rows 32w..)
+// 32 consecutive 32-bit columns of the thread's datapath in one instruction (.x32); stores 4 (.x4)
+__device__ __forceinline__ void tl_tcgen05_ld_32x32b_x32(unsigned taddr, unsigned* r) {
+  asm volatile("tcgen05.ld.sync.aligned.32x32b.x32.b32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, [%32];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15]), "=r"(r[16]), "=r"(r[17]), "=r"(r[18]), "=r"(r[19]), "=r"(r[20]), "=r"(r[21]), "=r"(r[22]), "=r"(r[23]), "=r"(r[24]), "=r"(r[25]), "=r"(r[26]), "=r"(r[27]), "=r"(r[28]), "=r"(r[29]), "=r"(r[30]), "=r"(r[31])
+               : "r"(taddr) : "memory");
+}
+__device__ __forceinline__ void tl_tcgen05_st_32x32b_x4(unsigned taddr, const unsigned* r) {
+  asm volatile("tcgen05.st.sync.aligned.32x32b.x4.b32 [%0], {%1, %2, %3, %4};\n" :: "r"(taddr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory");
+}
+// each thread of a warp reads `N` consecutive 32-bit columns of its datapath (warp w of the warpgroup: rows 32w..):
+// whole groups of 32 columns one instruction each, the rest one column an instruction. Stores go 4 columns an
+// instruction: wider ones keep more registers live at once and ptxas spills more (Blackwell flash attention, d128)
 template <int N> __device__ __forceinline__ void tl_tcgen05_ld_32x32b(unsigned taddr, void* regs) {
   unsigned* r = reinterpret_cast<unsigned*>(regs);
 #pragma unroll
-  for (int i = 0; i < N; ++i)
+  for (int i = 0; i + 32 <= N; i += 32) tl_tcgen05_ld_32x32b_x32(taddr + i, r + i);
+#pragma unroll
+  for (int i = N / 32 * 32; i < N; ++i)
     asm volatile("tcgen05.ld.sync.aligned.32x32b.x1.b32 {%0}, [%1];\n" : "=r"(r[i]) : "r"(taddr + i) : "memory");
   asm volatile("tcgen05.wait::ld.sync.aligned;\n" ::: "memory");
 }
@@ -306,7 +319,9 @@ template <int N> __device__ __forceinline__ void tl_tcgen05_ld_32x32b(unsigned t
 template <int N> __device__ __forceinline__ void tl_tcgen05_st_32x32b(unsigned taddr, const void* regs) {
   const unsigned* r = reinterpret_cast<const unsigned*>(regs);
 #pragma unroll
-  for (int i = 0; i < N; ++i)
+  for (int i = 0; i + 4 <= N; i += 4) tl_tcgen05_st_32x32b_x4(taddr + i, r + i);
+#pragma unroll
+  for (int i = N / 4 * 4; i < N; ++i)
     asm volatile("tcgen05.st.sync.aligned.32x32b.x1.b32 [%0], {%1};\n" :: "r"(taddr + i), "r"(r[i]) : "memory");
   asm volatile("tcgen05.wait::st.sync.aligned;\n" ::: "memory");
 }
