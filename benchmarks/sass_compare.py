@@ -48,6 +48,8 @@ REFERENCE_ENV = "TILELANG_REFERENCE_PYTHON"
 # instruction classes of the main-loop mix: (column, predicate on the opcode's base name, e.g. "HGMMA")
 CLASSES = (
     ("GMMA", lambda op: op.endswith("GMMA")),  # wgmma: HGMMA (fp16/bf16/tf32), QGMMA (fp8), IGMMA, BGMMA
+    ("UTCMMA", lambda op: op.startswith("UTC") and op.endswith("MMA")),  # tcgen05.mma: UTCHMMA, UTCQMMA, ...
+    ("LDTM", lambda op: op in ("LDTM", "STTM")),  # tcgen05.ld / .st
     ("HMMA", lambda op: op in ("HMMA", "IMMA", "QMMA", "BMMA", "DMMA")),  # mma.sync
     ("LDSM", lambda op: op in ("LDSM", "STSM")),
     ("LDS", lambda op: op == "LDS"),
@@ -60,10 +62,10 @@ CLASSES = (
     ("BAR", lambda op: op == "BAR"),
     ("SETMAXNREG", lambda op: op == "USETMAXREG"),
 )
-TENSOR_CORE = ("GMMA", "HMMA")
+TENSOR_CORE = ("GMMA", "HMMA", "UTCMMA")
 # a block's shared memory (cuobjdump's static SHARED, which on sm_90 holds the 1 KiB system reservation, plus the
 # dynamic bytes) must not pass the device's opt-in maximum: A100 163 KiB, H100 227 KiB + that reservation
-SHARED_LIMIT = {"sm_80": 163 * 1024, "sm_90a": 228 * 1024}
+SHARED_LIMIT = {"sm_80": 163 * 1024, "sm_90a": 228 * 1024, "sm_100a": 228 * 1024}
 LOADS = ("LDG", "LDGSTS", "UTMALDG")
 
 
@@ -280,7 +282,7 @@ def analyze(sass: str, res_usage: str) -> dict:
     whole = classify(instrs)
     usage = parse_res_usage(res_usage).get(name, {})
     loop = main_loop(instrs)
-    tc = "GMMA" if whole["GMMA"] else "HMMA" if whole["HMMA"] else "-"
+    tc = next((c for c in TENSOR_CORE if whole[c]), "-")
     tc_ops = sorted({i.base for i in instrs if i.base.endswith("GMMA") or i.base.endswith("MMA")})
     return {
         "function": name, "registers": usage.get("REG"), "stack": usage.get("STACK"), "local": usage.get("LOCAL"),

@@ -8,14 +8,15 @@ tile configurations are those of the reference's examples: the GEMM heuristics o
 stages, 128 threads), ``gemm_fp8`` (128x128x64, 3 stages; fp16 output here), the tuned flash attention forward
 configuration (128x128, 2 stages, 256 threads, fast math), ``deepseek_mla``'s decode defaults (128 heads, 8192
 keys, dim 512 + 64, 64x64 blocks, no split), ``online_softmax`` (one 8192-wide fp16 row a block) and
-``norm/rms_norm`` (one fp32 row a block).
+``norm/rms_norm`` (one fp32 row a block); on sm_100a (``--archs sm_100a``) ``flash_attention_sm100``'s
+forward (128x128 tiles, tcgen05 MMAs into tensor memory, one warpgroup or three warp roles).
 """
 
 # no `from __future__ import annotations`: the reference's parser evaluates a parameter's annotation with the
 # closure variables its body uses, so a shape named only in an annotation would be unknown to it
 import tilelang.language as T
 
-HOPPER, AMPERE = "sm_90a", "sm_80"
+HOPPER, AMPERE, BLACKWELL = "sm_90a", "sm_80", "sm_100a"
 BOTH = (HOPPER, AMPERE)
 FAST_MATH = {"tl.enable_fast_math": True}
 
@@ -125,6 +126,144 @@ def flash_attention(arch: str, dim: int, causal: bool, batch: int = 8, heads: in
             T.copy(O_s, Out[bz, by, bx * block_M:(bx + 1) * block_M, :])
 
     return main, dict(FAST_MATH)
+
+
+def flash_attention_tmem(arch: str, dim: int, warp_roles: bool, batch: int = 8, heads: int = 32, seq: int = 4096):
+    """Blackwell flash attention forward (sm_100a), as the reference's ``flash_attention_sm100`` examples write it:
+    S = Q K^T and P V by ``T.tcgen05_gemm`` into tensor memory, awaited through mbarriers; the online softmax on
+    fragments copied out of TMEM; P back into TMEM for the second MMA (A from TMEM). `warp_roles`: 256 threads,
+    [128, 160) load K and V, one warp of [160, 192) issues the MMAs, the softmax warpgroup [0, 128) keeps the
+    running output in TMEM; else one warpgroup (128 threads) does everything in program order."""
+    shape = (batch, seq, heads, dim)
+    dtype, accum = "bfloat16", "float32"
+    scale = (1.0 / dim) ** 0.5 * 1.44269504
+    blocks = seq // 128
+
+    @T.prim_func
+    def single(Q: T.Tensor(shape, dtype), K: T.Tensor(shape, dtype), V: T.Tensor(shape, dtype),
+               Out: T.Tensor(shape, dtype)):
+        with T.Kernel(seq // 128, heads, batch, threads=128) as (bx, by, bz):
+            Q_s = T.alloc_shared((128, dim), dtype)
+            K_s = T.alloc_shared((128, dim), dtype)
+            V_s = T.alloc_shared((128, dim), dtype)
+            O_s = T.alloc_shared((128, dim), dtype)
+            S_t = T.alloc_tmem([128, 128], accum)
+            P_t = T.alloc_tmem([128, 128], dtype)
+            D_t = T.alloc_tmem([128, dim], accum)
+            done = T.alloc_barrier(1)
+            s = T.alloc_fragment((128, 128), accum)
+            p = T.alloc_fragment((128, 128), dtype)
+            d = T.alloc_fragment((128, dim), accum)
+            acc = T.alloc_fragment((128, dim), accum)
+            m = T.alloc_fragment((128,), accum)
+            m_prev = T.alloc_fragment((128,), accum)
+            alpha = T.alloc_fragment((128,), accum)
+            row_sum = T.alloc_fragment((128,), accum)
+            denom = T.alloc_fragment((128,), accum)
+            T.copy(Q[bz, bx * 128:(bx + 1) * 128, by, :], Q_s)
+            T.fill(acc, 0)
+            T.fill(denom, 0)
+            T.fill(m, -T.infinity(accum))
+            for k in T.serial(blocks):
+                T.copy(K[bz, k * 128:(k + 1) * 128, by, :], K_s)
+                T.tcgen05_gemm(Q_s, K_s, S_t, transpose_B=True, mbar=done, clear_accum=True)
+                T.mbarrier_wait_parity(done, 0)
+                T.copy(S_t, s)
+                T.copy(m, m_prev)
+                T.reduce_max(s, m, dim=1, clear=False)
+                for i in T.Parallel(128):
+                    alpha[i] = T.exp2(m_prev[i] * scale - m[i] * scale)
+                for i, j in T.Parallel(128, 128):
+                    s[i, j] = T.exp2(s[i, j] * scale - m[i] * scale)
+                T.reduce_sum(s, row_sum, dim=1)
+                for i in T.Parallel(128):
+                    denom[i] = denom[i] * alpha[i] + row_sum[i]
+                T.copy(s, p)
+                T.copy(p, P_t)
+                T.copy(V[bz, k * 128:(k + 1) * 128, by, :], V_s)
+                T.tcgen05_gemm(P_t, V_s, D_t, mbar=done, clear_accum=True)
+                T.mbarrier_wait_parity(done, 1)
+                T.copy(D_t, d)
+                for i, j in T.Parallel(128, dim):
+                    acc[i, j] = acc[i, j] * alpha[i] + d[i, j]
+            for i, j in T.Parallel(128, dim):
+                acc[i, j] /= denom[i]
+            T.copy(acc, O_s)
+            T.copy(O_s, Out[bz, bx * 128:(bx + 1) * 128, by, :])
+
+    @T.prim_func
+    def roles(Q: T.Tensor(shape, dtype), K: T.Tensor(shape, dtype), V: T.Tensor(shape, dtype),
+              Out: T.Tensor(shape, dtype)):
+        with T.Kernel(seq // 128, heads, batch, threads=256) as (bx, by, bz):
+            Q_s = T.alloc_shared((128, dim), dtype)
+            K_s = T.alloc_shared((128, dim), dtype)
+            V_s = T.alloc_shared((128, dim), dtype)
+            O_s = T.alloc_shared((128, dim), dtype)
+            S_t = T.alloc_tmem([128, 128], accum)
+            P_t = T.alloc_tmem([128, 128], dtype)
+            O_t = T.alloc_tmem([128, dim], accum)
+            loaded = T.alloc_barrier(32)
+            scored = T.alloc_barrier(1)
+            softmaxed = T.alloc_barrier(128)
+            accumulated = T.alloc_barrier(1)
+            s = T.alloc_fragment((128, 128), accum)
+            p = T.alloc_fragment((128, 128), dtype)
+            o = T.alloc_fragment((128, dim), accum)
+            m = T.alloc_fragment((128,), accum)
+            m_prev = T.alloc_fragment((128,), accum)
+            alpha = T.alloc_fragment((128,), accum)
+            row_sum = T.alloc_fragment((128,), accum)
+            denom = T.alloc_fragment((128,), accum)
+            tx = T.get_thread_binding()
+            if tx < 128:
+                T.fill(o, 0)
+                T.fill(denom, 0)
+                T.fill(m, -T.infinity(accum))
+                T.copy(o, O_t)
+            for k in T.serial(blocks):
+                if 128 <= tx and tx < 160:
+                    if k > 0:
+                        T.mbarrier_wait_parity(accumulated, (k - 1) % 2)
+                    if k == 0:
+                        T.copy(Q[bz, bx * 128:(bx + 1) * 128, by, :], Q_s)
+                    T.copy(K[bz, k * 128:(k + 1) * 128, by, :], K_s)
+                    T.copy(V[bz, k * 128:(k + 1) * 128, by, :], V_s)
+                    T.mbarrier_arrive(loaded)
+                elif 160 <= tx and tx < 192:
+                    T.mbarrier_wait_parity(loaded, k % 2)
+                    T.tcgen05_gemm(Q_s, K_s, S_t, transpose_B=True, mbar=scored, clear_accum=True)
+                    T.mbarrier_wait_parity(softmaxed, k % 2)
+                    T.tcgen05_gemm(P_t, V_s, O_t, mbar=accumulated, clear_accum=False)
+                elif tx < 128:
+                    T.mbarrier_wait_parity(scored, k % 2)
+                    if k > 0:
+                        T.mbarrier_wait_parity(accumulated, (k - 1) % 2)
+                    T.copy(S_t, s)
+                    T.copy(O_t, o)
+                    T.copy(m, m_prev)
+                    T.reduce_max(s, m, dim=1, clear=False)
+                    for i in T.Parallel(128):
+                        alpha[i] = T.exp2(m_prev[i] * scale - m[i] * scale)
+                    for i, j in T.Parallel(128, 128):
+                        s[i, j] = T.exp2(s[i, j] * scale - m[i] * scale)
+                    T.reduce_sum(s, row_sum, dim=1)
+                    for i in T.Parallel(128):
+                        denom[i] = denom[i] * alpha[i] + row_sum[i]
+                    for i, j in T.Parallel(128, dim):
+                        o[i, j] *= alpha[i]
+                    T.copy(s, p)
+                    T.copy(p, P_t)
+                    T.copy(o, O_t)
+                    T.mbarrier_arrive(softmaxed)
+            if tx < 128:
+                T.mbarrier_wait_parity(accumulated, (blocks - 1) % 2)
+                T.copy(O_t, o)
+                for i, j in T.Parallel(128, dim):
+                    o[i, j] /= denom[i]
+                T.copy(o, O_s)
+                T.copy(O_s, Out[bz, bx * 128:(bx + 1) * 128, by, :])
+
+    return (roles if warp_roles else single), dict(FAST_MATH)
 
 
 def mla_decode(arch: str, batch: int = 1, heads: int = 128, seq_kv: int = 8192, dim: int = 512, pe_dim: int = 64,
@@ -253,4 +392,7 @@ KERNELS = {
     "mla_decode": (mla_decode, BOTH),
     "softmax": (softmax, BOTH),
     "rms_norm": (rms_norm, BOTH),
+    "fa_fwd_tmem_d64": (lambda arch: flash_attention_tmem(arch, 64, False), (BLACKWELL,)),
+    "fa_fwd_tmem_ws_d64": (lambda arch: flash_attention_tmem(arch, 64, True), (BLACKWELL,)),
+    "fa_fwd_tmem_ws_d128": (lambda arch: flash_attention_tmem(arch, 128, True), (BLACKWELL,)),
 }
