@@ -3,8 +3,9 @@
 The front end stamps every statement it builds with the span of the Python statement that produced it
 (``TILELANG_ENABLE_IR_SPAN=0`` turns this off); a statement built inside a macro carries the macro call's span
 and its own (a ``SequentialSpan``, innermost last). Spans never take part in structural equality or hashing,
-and passes that rebuild a node may drop them. IR nodes are immutable in apache-tvm 0.27: a span is given when a
-node is built.
+and passes that rebuild a node may drop them. apache-tvm 0.27 gives a node its span when the node is built;
+`set_stmt_span` / `set_buffer_span` set it afterwards in place, as the reference's do (every holder of the node
+sees the new span), through the field setter tvm-ffi reflects for the ``span`` field.
 """
 
 from __future__ import annotations
@@ -56,20 +57,32 @@ def get_buffer_span(buf: Any) -> Any:
     return getattr(buf, "span", None)
 
 
-def set_stmt_span(stmt: Any, span: Any) -> Any:
-    """Not available: apache-tvm 0.27 statements are immutable and take their span only when built.
+def _span_field_setter(node: Any) -> Any:
+    """tvm-ffi's setter of `node`'s ``span`` field (declared on a base class: ``tirx.Stmt``, ``ir.Var``), or None."""
+    info = getattr(type(node), "__tvm_ffi_type_info__", None)
+    while info is not None:
+        for field in info.fields:
+            if field.name == "span":
+                return field.setter
+        info = info.parent_type_info
+    return None
 
-    Build the statement under ``IRBuilder.with_source_span(span)`` (what the front end does) instead.
-    """
-    raise NotImplementedError("apache-tvm 0.27 statements are immutable: a span is given when the statement is built "
-                              "(tvm.script.ir_builder.IRBuilder.with_source_span), it cannot be set afterwards")
+
+def _set_span(node: Any, span: Any, what: str) -> None:
+    setter = _span_field_setter(node)
+    if setter is None:
+        raise TypeError(f"{what}: {type(node).__name__} has no span field")
+    setter(node, span)
 
 
-def set_buffer_span(buf: Any, span: Any) -> Any:
-    """A buffer like `buf` with `span` (a new Var: substitute it where `buf` is used)."""
-    t = buf.ty
-    return tirx.decl_buffer(list(t.shape), str(t.dtype), name=str(buf.name), scope=str(t.storage_scope),
-                            strides=list(t.strides) or None, span=span)
+def set_stmt_span(stmt: Any, span: Any) -> None:
+    """Give statement `stmt` the span `span`, in place (the same statement object everywhere it is used)."""
+    _set_span(stmt, span, "set_stmt_span")
+
+
+def set_buffer_span(buf: Any, span: Any) -> None:
+    """Give buffer `buf` (its declaration, as `get_buffer_span` reads it) the span `span`, in place."""
+    _set_span(buf, span, "set_buffer_span")
 
 
 def span_coverage(func: Any) -> dict[str, list[int]]:
