@@ -1,5 +1,5 @@
-"""dtypes WGSL cannot store (bfloat16, float64, 8/16-bit integers) are a clear error at the kernel's line, not a
-WGSL validation message about an unknown identifier."""
+"""dtypes WGSL cannot store (bfloat16, float64, 8/16-bit integers, fp8 and narrower floats) are a clear error at
+the kernel's line, not a WGSL validation message about an unknown identifier."""
 
 from __future__ import annotations
 
@@ -23,7 +23,9 @@ def _double(dtype: str, tile_dtype: str | None = None):
 
 
 @pytest.mark.parametrize(("dtype", "advice"), [("bfloat16", "use float16"), ("float64", "use float32"),
-                                               ("int8", "8-bit"), ("uint16", "16-bit")])
+                                               ("int8", "8-bit"), ("uint16", "16-bit"),
+                                               ("float8_e4m3fn", "8-bit or narrower float"),
+                                               ("float8_e5m2", "fp8 / fp6 / fp4")])
 def test_unstorable_tensor_dtype_is_a_clear_error(dtype: str, advice: str) -> None:
     with pytest.raises(LoweringError, match=rf"test_dtypes_check\.py:\d+: double: target 'webgpu' cannot store "
                                             rf"A \({dtype}\), B \({dtype}\), tile \({dtype}\): .*{advice}"):
