@@ -14,6 +14,9 @@
 - ``tilelang.testing.requires_cuda`` and the ``requires_cuda_compute_version*`` decorators let the test run (it now
   targets the CPU); every other requirement (``requires_package`` ...) keeps its meaning.
 - The tests' own checks (``torch.testing.assert_close`` against their torch references) decide pass or fail.
+- ``TILELANG_EXAMPLES_TARGET=webgpu`` (examples_run.py ``--cpu --webgpu``): the kernels compile for and run on
+  WebGPU instead (wgpu; Mesa's lavapipe on a machine without a GPU); the tensors stay torch CPU tensors, which the
+  WebGPU backend copies in and out. ``target="auto"`` follows through ``TILELANG_DEFAULT_TARGET``.
 """
 
 from __future__ import annotations
@@ -155,10 +158,14 @@ def run_anyway(*args: Any, **kwargs: Any) -> Any:
 run_anyway.marks = lambda *a, **k: []  # the reference's ``requires_cuda.marks()`` form
 
 
+TARGET_ENV = "TILELANG_EXAMPLES_TARGET"
+
+
 def _cpu_target(target: Any) -> Any:
-    """A target string of kind ``cuda`` (``"cuda"``, ``"cuda -arch=sm_90"``) as ``"cpu"``; others unchanged."""
+    """A target string of kind ``cuda`` (``"cuda"``, ``"cuda -arch=sm_90"``) as ``"cpu"`` (or the kind
+    ``TILELANG_EXAMPLES_TARGET`` names); others unchanged."""
     if isinstance(target, str) and target.split(" ")[0].split(":")[0] == "cuda":
-        return "cpu"
+        return os.environ.get(TARGET_ENV) or "cpu"
     return target
 
 

@@ -17,6 +17,8 @@ architecture and count the kernel builds that reach a binary; compare with the r
 - --save FILE writes every script's builds (the reference side is stored this way: `nox -s examples -- --reference`).
 - --compare FILE prints the per-folder table of this run next to FILE's; --floor FILE: build ids
   (``folder/script.py::kernel``) that must reach a binary, exit status 1 when one does not (a ratchet for CI).
+- --cpu runs the examples' own tests instead, moved to the CPU (`examples_cpu.py`); with --webgpu their kernels run
+  on WebGPU (wgpu, Mesa's lavapipe without a GPU).
 - --subset FILE runs only the scripts listed there (one path a line, relative to the tree), e.g. CI's fast subset.
 """
 
@@ -283,6 +285,7 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--resume", action="store_true", help="skip the scripts OUT/progress.jsonl has results for")
     ap.add_argument("--cpu", action="store_true", help="run the examples' own tests on the CPU instead")
+    ap.add_argument("--webgpu", action="store_true", help="with --cpu: run the kernels on WebGPU (lavapipe) instead")
     ap.add_argument("--only-floor", action="store_true", help="with --cpu: only the tests of the floor")
     ap.add_argument("--skip", default=None, help="with --cpu --only-floor: a file of floor tests not to run (slow)")
     ap.add_argument("--update-floor", action="store_true", help="add what reaches a binary / passes to the floor")
@@ -371,6 +374,8 @@ def main() -> int:
 
 def cpu_mode(args: argparse.Namespace, python: str, work: str, env: dict[str, str], out_dir: str) -> int:
     tree = os.path.join(work, "examples")
+    if args.webgpu:  # the same tests, their kernels on WebGPU (examples_cpu.py)
+        env = dict(env, TILELANG_EXAMPLES_TARGET="webgpu", TILELANG_DEFAULT_TARGET="webgpu")
     folders = sorted({folder_of(os.path.relpath(os.path.join(d, f), tree))
                       for d, _, files in os.walk(tree) for f in files if f.startswith("test_") and f.endswith(".py")})
     if args.only:
