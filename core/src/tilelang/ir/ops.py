@@ -188,15 +188,16 @@ def register_tile_op(name: str, description: str = "", *, printer_name: str | No
     ``printer_name`` is how ``func.script()`` prints the call (``T.<printer_name>(...)``); default: ``name``.
     ``effect``: ``"opaque"`` (default), ``"pure"`` or ``"update_state"``.
     """
-    if not _op_registered(name):
-        tvm.get_global_func("ir.RegisterOp")(name, description)
-    op = tvm.ir.Op.get(name)
-    # Both attributes must be plain Python values; get_attr() is the reliable per-op presence test.
-    if op.get_attr("TCallEffectKind") is None:
-        kind = getattr(tirx.CallEffectKind, _EFFECTS[effect])
-        tvm.ir.register_op_attr(name, "TCallEffectKind", int(kind.value))
-    if op.get_attr("TScriptPrinterName") is None:
-        tvm.ir.register_op_attr(name, "TScriptPrinterName", printer_name or name)
+    with _register_lock:  # TVM refuses a second registration: threads compiling at once must not both register
+        if not _op_registered(name):
+            tvm.get_global_func("ir.RegisterOp")(name, description)
+        op = tvm.ir.Op.get(name)
+        # Both attributes must be plain Python values; get_attr() is the reliable per-op presence test.
+        if op.get_attr("TCallEffectKind") is None:
+            kind = getattr(tirx.CallEffectKind, _EFFECTS[effect])
+            tvm.ir.register_op_attr(name, "TCallEffectKind", int(kind.value))
+        if op.get_attr("TScriptPrinterName") is None:
+            tvm.ir.register_op_attr(name, "TScriptPrinterName", printer_name or name)
     return op
 
 
