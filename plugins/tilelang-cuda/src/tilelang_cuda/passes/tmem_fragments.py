@@ -33,15 +33,12 @@ import tvm_ffi
 from tvm import tirx
 
 from tilelang.transform import utils as C
-from tilelang_cuda.passes.accumulator_rows import cast_to, full_region
+from tilelang_cuda.passes.accumulator_rows import _nonunit, cast_to, full_region
+from tilelang_cuda.passes.mma_accumulators import _bounds
 from tilelang_cuda.passes.tensor_memory import DATAPATHS, TMEM_SCOPE, per_column
 
 FRAGMENT = "local.fragment"
 MEMORY = ("shared", "shared.dyn", "global")
-
-
-def _nonunit(region: Any) -> list[int]:
-    return [d for d, r in enumerate(region.region) if not C.is_const(r.extent, 1)]
 
 
 def _accesses(node: Any, bufs: Any) -> dict[Any, int]:
@@ -312,15 +309,6 @@ class _Rewriter:
                 cur = combine_f32(plain, cur, tirx.BufferLoad(scratch, [g * DATAPATHS + row]))
         total = cur if clear else combine_f32(plain, self.load(dst), cur)
         return C.seq([*fold, tirx.BufferStore(self.regs[dst], total, [0])])
-
-
-def _bounds(buf: Any, idx: list[Any]) -> Any:
-    ana = tvm.sym.Analyzer()
-    conds = [i < s for i, s in zip(idx, buf.ty.shape) if not ana.can_prove(i < s)]
-    cond = None
-    for c in conds:
-        cond = c if cond is None else tirx.And(cond, c)
-    return cond
 
 
 def plan(func: Any) -> dict[Any, int]:
